@@ -1,0 +1,36 @@
+# Thin wrapper around CMake. Every target first makes sure the dependencies
+# are present (scripts/deps.sh is quiet and quick when they are).
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+PREFIX ?= /usr/local
+
+.PHONY: all deps configure build run test bench install clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+configure: deps
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# The main demo. Until Pixel-LLM lands: what pxl found, and a dot product.
+run: build
+	$(BUILD)/pxl info
+	$(BUILD)/pxl bench dot --min 10 --max 22 --reps 3
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	$(BUILD)/pxl bench dot
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD) build-asan

@@ -1,0 +1,136 @@
+/*
+ * pxl/core.h: status codes, the context, allocation hooks, the thread pool and
+ * the progress bar.
+ *
+ * Conventions for every pxl function:
+ *  - Functions that can fail at run time return a pxl_status. On failure the
+ *    context keeps a one-line message (pxl_ctx_error()) that says what failed
+ *    and where; output parameters are left untouched unless stated otherwise.
+ *  - Passing NULL where a valid object is required is a programmer error and
+ *    asserts; bad *data* (sizes, shapes, file contents) is a runtime error.
+ *  - Every create has a free; free(NULL) is a no-op.
+ *  - There is no global mutable state: everything lives in a pxl_ctx. One
+ *    context must not be used by two threads at once.
+ */
+#ifndef PXL_CORE_H
+#define PXL_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PXL_VERSION_MAJOR 0
+#define PXL_VERSION_MINOR 1
+#define PXL_VERSION_PATCH 0
+#define PXL_VERSION_STRING "0.1.0"
+
+typedef enum pxl_status {
+    PXL_OK = 0,
+    PXL_ERR_INVALID_ARG,   /* a size, shape or option value is not acceptable */
+    PXL_ERR_OUT_OF_MEMORY, /* host allocation failed */
+    PXL_ERR_IO,            /* a file could not be read or written */
+    PXL_ERR_FORMAT,        /* outside input is malformed */
+    PXL_ERR_UNSUPPORTED,   /* valid request this build or device cannot do */
+    PXL_ERR_NO_LIBRARY,    /* the WebGPU library could not be loaded */
+    PXL_ERR_NO_ADAPTER,    /* the library loaded but offered no usable adapter */
+    PXL_ERR_GPU,           /* a WebGPU call failed (validation, device OOM, internal) */
+    PXL_ERR_SHADER,        /* WGSL failed to compile; message carries line:col */
+    PXL_ERR_DEVICE_LOST,   /* the device is gone; the context's GPU is unusable */
+    PXL_ERR_TIMEOUT        /* waiting for the GPU took longer than the context allows */
+} pxl_status;
+
+/* Static name of a status ("PXL_ERR_SHADER"); never NULL. */
+const char *pxl_status_str(pxl_status s);
+
+/* Which compute path a context uses. */
+typedef enum pxl_backend {
+    PXL_BACKEND_AUTO = 0, /* GPU if an adapter exists, else CPU */
+    PXL_BACKEND_GPU,      /* GPU or fail */
+    PXL_BACKEND_CPU       /* never load the WebGPU library */
+} pxl_backend;
+
+/* Parses "auto", "gpu" or "cpu" (exactly, lower case). */
+pxl_status pxl_backend_parse(const char *text, pxl_backend *out);
+const char *pxl_backend_name(pxl_backend b);
+
+/*
+ * Allocation hooks. All host memory pxl allocates for a context goes through
+ * these (so tests can inject out-of-memory). alloc may return NULL; pxl then
+ * fails with PXL_ERR_OUT_OF_MEMORY and frees what it had taken.
+ */
+typedef struct pxl_allocator {
+    void *(*alloc)(void *user, size_t size);
+    void *(*realloc)(void *user, void *ptr, size_t size);
+    void (*free)(void *user, void *ptr);
+    void *user;
+} pxl_allocator;
+
+typedef struct pxl_ctx pxl_ctx;
+
+typedef struct pxl_ctx_options {
+    pxl_backend backend;             /* default AUTO; PXL_BACKEND env overrides AUTO only */
+    const pxl_allocator *allocator;  /* NULL: malloc/realloc/free. Copied. */
+    int n_threads;                   /* CPU worker threads; <= 0: online cores */
+    const char *webgpu_library;      /* if set, the only library path tried (no search) */
+    uint32_t gpu_timeout_ms;         /* longest wait for the GPU; 0: 120000 */
+    int quiet;                       /* 1: pxl itself prints nothing to stderr */
+} pxl_ctx_options;
+
+/* Zero-initialised options with the defaults filled in. */
+pxl_ctx_options pxl_ctx_options_default(void);
+
+/*
+ * Creates a context and opens the backend it asks for.
+ * - CPU: never touches the WebGPU library.
+ * - AUTO: tries the GPU; if that fails the context runs on the CPU and
+ *   pxl_ctx_gpu_unavailable_reason() says why. Returns PXL_OK.
+ * - GPU: returns the loader/adapter error if no GPU can be opened.
+ * Like sqlite3_open, *out is set to a context even when the status is an error
+ * other than PXL_ERR_OUT_OF_MEMORY, so that pxl_ctx_error() can be read; the
+ * caller frees it either way. opts may be NULL (defaults).
+ */
+pxl_status pxl_ctx_create(const pxl_ctx_options *opts, pxl_ctx **out);
+void pxl_ctx_free(pxl_ctx *ctx);
+
+/* The last error message of this context ("" if none). Valid until the next call. */
+const char *pxl_ctx_error(const pxl_ctx *ctx);
+/* The backend actually in use: PXL_BACKEND_GPU or PXL_BACKEND_CPU. */
+pxl_backend pxl_ctx_backend(const pxl_ctx *ctx);
+/* Why the GPU is not in use ("" when it is, or when CPU was asked for). */
+const char *pxl_ctx_gpu_unavailable_reason(const pxl_ctx *ctx);
+/* Number of CPU threads the context's pool uses (>= 1). */
+int pxl_ctx_threads(const pxl_ctx *ctx);
+
+/* Allocation through the context's hooks. pxl_free(ctx, NULL) is a no-op. */
+void *pxl_alloc(pxl_ctx *ctx, size_t size);
+void *pxl_calloc(pxl_ctx *ctx, size_t count, size_t size); /* checks count*size */
+void *pxl_realloc(pxl_ctx *ctx, void *ptr, size_t size);
+void pxl_free(pxl_ctx *ctx, void *ptr);
+
+/*
+ * Runs fn(arg, i) for i in [0, n_tasks) on the context's thread pool and
+ * returns when all are done. Tasks must be independent. Calls from inside a
+ * task run serially on the calling thread.
+ */
+typedef void (*pxl_task_fn)(void *arg, size_t index);
+void pxl_parallel_for(pxl_ctx *ctx, size_t n_tasks, pxl_task_fn fn, void *arg);
+
+/*
+ * A progress bar on stderr. It draws only when stderr is a terminal and the
+ * context is not quiet; otherwise every call is a cheap no-op.
+ */
+typedef struct pxl_progress pxl_progress;
+pxl_progress *pxl_progress_begin(pxl_ctx *ctx, const char *label, uint64_t total);
+void pxl_progress_update(pxl_progress *p, uint64_t done);
+void pxl_progress_end(pxl_progress *p); /* NULL is a no-op */
+
+/* Monotonic clock in seconds. */
+double pxl_time_now(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PXL_CORE_H */

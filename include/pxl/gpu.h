@@ -1,0 +1,171 @@
+/*
+ * pxl/gpu.h: the WebGPU runtime: device facts, buffers, cached compute
+ * kernels, a recorder that batches many dispatches into one submit, and GPU
+ * timing.
+ *
+ * Everything here needs a context whose backend is PXL_BACKEND_GPU; calling it
+ * on a CPU context returns PXL_ERR_UNSUPPORTED. No webgpu.h type appears in
+ * this header: products (ops, the VM, autodiff) bring WGSL text and buffers,
+ * and src/gpu/ does the rest.
+ *
+ * Errors: WebGPU validation and out-of-memory errors raised by a call are
+ * turned into PXL_ERR_GPU with Dawn's message; errors raised later (uncaptured)
+ * and device loss are recorded on the context and returned by the next call
+ * that waits on the GPU. After PXL_ERR_DEVICE_LOST every GPU call fails.
+ */
+#ifndef PXL_GPU_H
+#define PXL_GPU_H
+
+#include "pxl/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Loader and adapter ------------------------------------------------ */
+
+/* Description of the adapter in use; strings are owned by the context. */
+typedef struct pxl_gpu_info {
+    const char *library_path;  /* the WebGPU library that was loaded */
+    const char *adapter_name;  /* e.g. "llvmpipe (LLVM 15.0.6, 256 bits)" */
+    const char *description;   /* driver description, may be "" */
+    const char *vendor;        /* may be "" */
+    const char *architecture;  /* may be "" */
+    const char *backend;       /* "Vulkan", "OpenGL ES", "Metal", ... */
+    const char *adapter_type;  /* "discrete GPU", "integrated GPU", "CPU", "unknown" */
+    const char *feature_level; /* "core" or "compatibility" */
+    uint32_t vendor_id, device_id;
+    uint32_t subgroup_min_size, subgroup_max_size;
+    int has_f16, has_subgroups, has_timestamps;
+    uint64_t max_buffer_size;
+    uint64_t max_storage_binding_size;
+    uint32_t max_storage_buffers_per_stage;
+    uint32_t max_workgroup_storage_size;
+    uint32_t max_invocations_per_workgroup;
+    uint32_t max_workgroup_size[3];
+    uint32_t max_workgroups_per_dimension;
+    uint32_t min_storage_offset_alignment;
+    uint32_t min_uniform_offset_alignment;
+    uint64_t max_uniform_binding_size;
+    size_t feature_count;       /* features the device was created with */
+    const uint32_t *features;   /* raw WGPUFeatureName values */
+} pxl_gpu_info;
+
+/* NULL unless the context's backend is GPU. Valid for the context's lifetime. */
+const pxl_gpu_info *pxl_gpu_get_info(const pxl_ctx *ctx);
+
+/* Name of a WebGPU feature value ("shader-f16"), or NULL if pxl does not know it. */
+const char *pxl_gpu_feature_name(uint32_t feature);
+
+/* ---- Buffers ------------------------------------------------------------ */
+
+typedef struct pxl_buffer pxl_buffer;
+
+/*
+ * A storage buffer of at least `size` bytes (usable as copy source and
+ * destination). The allocation is rounded up to 16 bytes; bytes past `size`
+ * are unspecified. Buffers come from a per-context pool, so create/free in a
+ * loop is cheap. size 0 is allowed (a 16-byte allocation).
+ * Fails with PXL_ERR_INVALID_ARG above the device's max buffer size.
+ */
+pxl_status pxl_buffer_create(pxl_ctx *ctx, size_t size, pxl_buffer **out);
+/* Returns the buffer to the pool. NULL is a no-op. The buffer must not be in
+ * use by an unsubmitted recorder. */
+void pxl_buffer_free(pxl_buffer *buf);
+size_t pxl_buffer_size(const pxl_buffer *buf);
+
+/* Writes host bytes at offset. offset and size must be multiples of 4. */
+pxl_status pxl_buffer_upload(pxl_ctx *ctx, pxl_buffer *buf, size_t offset, const void *src,
+                             size_t size);
+/* Reads bytes at offset into host memory, waiting for earlier GPU work.
+ * offset and size must be multiples of 4. */
+pxl_status pxl_buffer_download(pxl_ctx *ctx, pxl_buffer *buf, size_t offset, void *dst,
+                               size_t size);
+
+/* ---- Kernels (compute pipelines) ---------------------------------------- */
+
+typedef struct pxl_kernel pxl_kernel;
+
+/* An override constant for a pipeline ("WG" = 256). */
+typedef struct pxl_constant {
+    const char *name;
+    double value;
+} pxl_constant;
+
+/*
+ * Compiles `wgsl` and builds the compute pipeline for `entry` with the given
+ * override constants, or returns the cached one: pipelines are cached by
+ * (WGSL text, entry point, constants) for the context's lifetime and owned by
+ * it (never freed by the caller). `label` names the source in messages
+ * ("dot.wgsl"). On a compile error returns PXL_ERR_SHADER with every compiler
+ * message as "label:line:col: error: text".
+ */
+pxl_status pxl_kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, const char *entry,
+                          const pxl_constant *constants, size_t n_constants, pxl_kernel **out);
+
+typedef struct pxl_gpu_stats {
+    uint64_t pipeline_cache_hits, pipeline_cache_misses;
+    uint64_t buffer_pool_hits, buffer_pool_misses;
+    uint64_t submits, dispatches;
+} pxl_gpu_stats;
+pxl_gpu_stats pxl_gpu_get_stats(const pxl_ctx *ctx);
+
+/* ---- Recording ---------------------------------------------------------- */
+
+/* One storage-buffer binding of a dispatch: @group(0) @binding(binding). */
+typedef struct pxl_binding {
+    uint32_t binding;
+    pxl_buffer *buffer;
+    uint64_t offset; /* multiple of the device's min storage offset alignment */
+    uint64_t size;   /* 0: from offset to the end of the buffer */
+} pxl_binding;
+
+typedef struct pxl_dispatch {
+    pxl_kernel *kernel;
+    const pxl_binding *bindings;
+    size_t n_bindings;
+    /* Optional uniform block bound at @group(0) @binding(uniform_binding). */
+    const void *uniforms;
+    size_t uniforms_size; /* 0: none; at most 256 bytes */
+    uint32_t uniform_binding;
+    uint32_t groups[3]; /* workgroup counts; 0 entries are treated as 1 */
+} pxl_dispatch;
+
+typedef struct pxl_recorder pxl_recorder;
+
+/*
+ * Starts recording. Only one recorder per context may be open at a time.
+ * Dispatches and copies recorded into one recorder execute
+ * in order, in one command buffer, with one queue submit. timed = 1 asks for
+ * GPU timestamps around the whole recording (ignored when the device has no
+ * timestamp queries; see pxl_recorder_submit).
+ */
+pxl_status pxl_recorder_begin(pxl_ctx *ctx, int timed, pxl_recorder **out);
+pxl_status pxl_recorder_dispatch(pxl_recorder *rec, const pxl_dispatch *d);
+pxl_status pxl_recorder_copy(pxl_recorder *rec, pxl_buffer *src, size_t src_offset,
+                             pxl_buffer *dst, size_t dst_offset, size_t size);
+/*
+ * Submits and frees the recorder (also on error). If wait is 1, returns after
+ * the GPU finished (and reports deferred errors). If gpu_ns is non-NULL and
+ * the recording was timed on a device with timestamps, it receives the GPU
+ * time in nanoseconds (this implies waiting); otherwise it receives 0.
+ */
+pxl_status pxl_recorder_submit(pxl_recorder *rec, int wait, uint64_t *gpu_ns);
+/*
+ * A temporary buffer of at least `size` bytes that lives until the recording
+ * is submitted or discarded (then it returns to the pool). For scratch space
+ * of ops recorded into `rec`. Owned by the recorder.
+ */
+pxl_status pxl_recorder_scratch(pxl_recorder *rec, size_t size, pxl_buffer **out);
+/* The context a recorder records for. */
+pxl_ctx *pxl_recorder_ctx(const pxl_recorder *rec);
+/* Drops a recording without submitting it. NULL is a no-op. */
+void pxl_recorder_discard(pxl_recorder *rec);
+
+/* Waits until all submitted GPU work is done. */
+pxl_status pxl_gpu_finish(pxl_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PXL_GPU_H */

@@ -1,0 +1,104 @@
+/* Context creation: options, environment, backend selection. */
+#include "internal.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void *default_alloc(void *user, size_t size) {
+    (void)user;
+    return malloc(size);
+}
+static void *default_realloc(void *user, void *ptr, size_t size) {
+    (void)user;
+    return realloc(ptr, size);
+}
+static void default_free(void *user, void *ptr) {
+    (void)user;
+    free(ptr);
+}
+
+pxl_ctx_options pxl_ctx_options_default(void) {
+    pxl_ctx_options o;
+    memset(&o, 0, sizeof o);
+    o.backend = PXL_BACKEND_AUTO;
+    return o;
+}
+
+pxl_status pxl_ctx_create(const pxl_ctx_options *opts, pxl_ctx **out) {
+    assert(out);
+    pxl_ctx_options o = opts ? *opts : pxl_ctx_options_default();
+    pxl_allocator a = {default_alloc, default_realloc, default_free, NULL};
+    if (o.allocator) {
+        assert(o.allocator->alloc && o.allocator->realloc && o.allocator->free);
+        a = *o.allocator;
+    }
+    pxl_ctx *ctx = a.alloc(a.user, sizeof *ctx);
+    if (!ctx) return PXL_ERR_OUT_OF_MEMORY;
+    memset(ctx, 0, sizeof *ctx);
+    ctx->alloc = a;
+    ctx->quiet = o.quiet;
+    ctx->gpu_timeout_ms = o.gpu_timeout_ms ? o.gpu_timeout_ms : 120000;
+    *out = ctx;
+
+    if (o.webgpu_library) {
+        ctx->webgpu_library = pxl_strdup(ctx, o.webgpu_library);
+        if (!ctx->webgpu_library) {
+            pxl_ctx_free(ctx);
+            *out = NULL;
+            return PXL_ERR_OUT_OF_MEMORY;
+        }
+    }
+
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    ctx->n_threads = o.n_threads > 0 ? o.n_threads : (cores > 0 ? (int)cores : 1);
+    if (ctx->n_threads > 256) ctx->n_threads = 256;
+
+    pxl_backend b = o.backend;
+    if (b == PXL_BACKEND_AUTO) {
+        const char *env = getenv("PXL_BACKEND");
+        if (env && *env && pxl_backend_parse(env, &b) != PXL_OK)
+            return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
+                            "PXL_BACKEND='%s' is not one of auto, gpu, cpu", env);
+    }
+    ctx->requested = b;
+    ctx->active = PXL_BACKEND_CPU;
+    if (b == PXL_BACKEND_CPU) return PXL_OK;
+
+    pxl_status s = pxl_gpu_open(ctx);
+    if (s == PXL_OK) {
+        ctx->active = PXL_BACKEND_GPU;
+        return PXL_OK;
+    }
+    if (s == PXL_ERR_OUT_OF_MEMORY) {
+        pxl_ctx_free(ctx);
+        *out = NULL;
+        return s;
+    }
+    pxl_copy_str(ctx->gpu_reason, sizeof ctx->gpu_reason, ctx->error);
+    if (b == PXL_BACKEND_GPU) return s;
+    pxl_clear_error(ctx); /* AUTO: carry on with the CPU */
+    return PXL_OK;
+}
+
+void pxl_ctx_free(pxl_ctx *ctx) {
+    if (!ctx) return;
+    pxl_gpu_close(ctx);
+    pxl_threadpool_free(ctx, ctx->pool);
+    pxl_free(ctx, ctx->webgpu_library);
+    pxl_allocator a = ctx->alloc;
+    a.free(a.user, ctx);
+}
+
+pxl_backend pxl_ctx_backend(const pxl_ctx *ctx) { return ctx->active; }
+const char *pxl_ctx_gpu_unavailable_reason(const pxl_ctx *ctx) { return ctx->gpu_reason; }
+int pxl_ctx_threads(const pxl_ctx *ctx) { return ctx->n_threads; }
+
+double pxl_time_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

@@ -1,0 +1,71 @@
+/*
+ * Internal definitions shared by the subsystems: the context layout and the
+ * error helpers. Not installed.
+ */
+#ifndef PXL_CORE_INTERNAL_H
+#define PXL_CORE_INTERNAL_H
+
+#include "pxl/core.h"
+
+#include <stdarg.h>
+
+#define PXL_ERR_MAX 2048
+
+typedef struct pxl_threadpool pxl_threadpool;
+typedef struct pxl_gpu pxl_gpu;
+
+struct pxl_ctx {
+    pxl_allocator alloc;
+    pxl_backend requested;
+    pxl_backend active;
+    int quiet;
+    uint32_t gpu_timeout_ms;
+    char *webgpu_library; /* owned copy of the option, or NULL */
+    int n_threads;
+    pxl_threadpool *pool; /* created on first parallel_for with n_threads > 1 */
+    pxl_gpu *gpu;         /* NULL unless active == PXL_BACKEND_GPU */
+    char error[PXL_ERR_MAX];
+    char gpu_reason[PXL_ERR_MAX];
+};
+
+#if defined(__GNUC__)
+#define PXL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define PXL_PRINTF(a, b)
+#endif
+
+/* Records a formatted message on the context and returns `s`. */
+pxl_status pxl_fail(pxl_ctx *ctx, pxl_status s, const char *fmt, ...) PXL_PRINTF(3, 4);
+pxl_status pxl_failv(pxl_ctx *ctx, pxl_status s, const char *fmt, va_list ap);
+void pxl_clear_error(pxl_ctx *ctx);
+/* Appends to the current message (for multi-line compiler output). */
+void pxl_append_error(pxl_ctx *ctx, const char *fmt, ...) PXL_PRINTF(2, 3);
+
+/* Overflow-checked size arithmetic: return 0 on overflow. */
+static inline int pxl_mul_size(size_t a, size_t b, size_t *out) {
+    if (a != 0 && b > (size_t)-1 / a) return 0;
+    *out = a * b;
+    return 1;
+}
+static inline int pxl_add_size(size_t a, size_t b, size_t *out) {
+    if (b > (size_t)-1 - a) return 0;
+    *out = a + b;
+    return 1;
+}
+
+/* Thread pool (threadpool.c). */
+pxl_threadpool *pxl_threadpool_create(pxl_ctx *ctx, int n_threads);
+void pxl_threadpool_free(pxl_ctx *ctx, pxl_threadpool *pool);
+void pxl_threadpool_run(pxl_threadpool *pool, size_t n_tasks, pxl_task_fn fn, void *arg);
+
+/* GPU lifetime (src/gpu/device.c). */
+pxl_status pxl_gpu_open(pxl_ctx *ctx);
+void pxl_gpu_close(pxl_ctx *ctx);
+
+/* Copies src into dst[cap], truncating; always NUL-terminates (cap > 0). */
+void pxl_copy_str(char *dst, size_t cap, const char *src);
+
+/* Duplicates a string with the context's allocator; NULL on OOM. */
+char *pxl_strdup(pxl_ctx *ctx, const char *s);
+
+#endif

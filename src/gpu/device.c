@@ -1,0 +1,456 @@
+/*
+ * Opening the GPU: instance, adapter choice, device with the adapter's real
+ * limits, error callbacks, and the facts pxl_gpu_get_info() reports.
+ *
+ * Adapter order (pxl_gpu_adapter_plan): the platform's default backend at
+ * core feature level, then OpenGL ES at compatibility level (with
+ * EGL_PLATFORM=surfaceless when unset, so it works without a display). Dawn's
+ * Null backend is never accepted. If none is usable the context runs on CPU.
+ */
+#include "gpu_internal.h"
+#include "adapter_plan.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const pxl_adapter_attempt k_plan[] = {
+    {WGPUBackendType_Undefined, WGPUFeatureLevel_Core, "default backend, core level"},
+    {WGPUBackendType_OpenGLES, WGPUFeatureLevel_Compatibility, "OpenGL ES, compatibility level"},
+};
+
+const pxl_adapter_attempt *pxl_gpu_adapter_plan(size_t *n) {
+    *n = sizeof k_plan / sizeof k_plan[0];
+    return k_plan;
+}
+
+static const char *backend_name(WGPUBackendType b) {
+    switch (b) {
+    case WGPUBackendType_Null: return "Null";
+    case WGPUBackendType_WebGPU: return "WebGPU";
+    case WGPUBackendType_D3D11: return "D3D11";
+    case WGPUBackendType_D3D12: return "D3D12";
+    case WGPUBackendType_Metal: return "Metal";
+    case WGPUBackendType_Vulkan: return "Vulkan";
+    case WGPUBackendType_OpenGL: return "OpenGL";
+    case WGPUBackendType_OpenGLES: return "OpenGL ES";
+    default: return "unknown";
+    }
+}
+
+static const char *adapter_type_name(WGPUAdapterType t) {
+    switch (t) {
+    case WGPUAdapterType_DiscreteGPU: return "discrete GPU";
+    case WGPUAdapterType_IntegratedGPU: return "integrated GPU";
+    case WGPUAdapterType_CPU: return "CPU";
+    default: return "unknown";
+    }
+}
+
+const char *pxl_gpu_feature_name(uint32_t f) {
+    switch (f) {
+    case 0x01: return "core-features-and-limits";
+    case 0x02: return "depth-clip-control";
+    case 0x03: return "depth32float-stencil8";
+    case 0x04: return "texture-compression-bc";
+    case 0x05: return "texture-compression-bc-sliced-3d";
+    case 0x06: return "texture-compression-etc2";
+    case 0x07: return "texture-compression-astc";
+    case 0x08: return "texture-compression-astc-sliced-3d";
+    case 0x09: return "timestamp-query";
+    case 0x0A: return "indirect-first-instance";
+    case 0x0B: return "shader-f16";
+    case 0x0C: return "rg11b10ufloat-renderable";
+    case 0x0D: return "bgra8unorm-storage";
+    case 0x0E: return "float32-filterable";
+    case 0x0F: return "float32-blendable";
+    case 0x10: return "clip-distances";
+    case 0x11: return "dual-source-blending";
+    case 0x12: return "subgroups";
+    case 0x13: return "texture-formats-tier1";
+    case 0x14: return "texture-formats-tier2";
+    case 0x15: return "primitive-index";
+    /* Dawn extensions, numbered for the pinned Dawn build only. */
+    case 0x50000: return "dawn-internal-usages";
+    case 0x50001: return "dawn-multi-planar-formats";
+    case 0x50002: return "dawn-native";
+    case 0x50004: return "implicit-device-synchronization";
+    case 0x50006: return "transient-attachments";
+    case 0x5000c: return "unorm16-texture-formats";
+    case 0x5000d: return "snorm16-texture-formats";
+    case 0x50015: return "adapter-properties-memory-heaps";
+    case 0x50017: return "adapter-properties-vk";
+    case 0x50019: return "dawn-format-capabilities";
+    case 0x5001b: return "norm16-texture-formats";
+    case 0x50036: return "flexible-texture-views";
+    case 0x50037: return "chromium-experimental-subgroup-matrix";
+    default: return NULL;
+    }
+}
+
+/* ---- callbacks ------------------------------------------------------------ */
+
+typedef struct {
+    WGPURequestAdapterStatus status;
+    WGPUAdapter adapter;
+    char message[512];
+} adapter_result;
+
+static void on_adapter(WGPURequestAdapterStatus status, WGPUAdapter adapter, WGPUStringView msg,
+                       void *u1, void *u2) {
+    (void)u2;
+    adapter_result *r = u1;
+    r->status = status;
+    r->adapter = adapter;
+    snprintf(r->message, sizeof r->message, "%.*s", msg.data ? (int)msg.length : 0,
+             msg.data ? msg.data : "");
+}
+
+typedef struct {
+    WGPURequestDeviceStatus status;
+    WGPUDevice device;
+    char message[512];
+} device_result;
+
+static void on_device(WGPURequestDeviceStatus status, WGPUDevice device, WGPUStringView msg,
+                      void *u1, void *u2) {
+    (void)u2;
+    device_result *r = u1;
+    r->status = status;
+    r->device = device;
+    snprintf(r->message, sizeof r->message, "%.*s", msg.data ? (int)msg.length : 0,
+             msg.data ? msg.data : "");
+}
+
+static void on_uncaptured(const WGPUDevice *device, WGPUErrorType type, WGPUStringView msg,
+                          void *u1, void *u2) {
+    (void)device;
+    (void)u2;
+    pxl_gpu *g = u1;
+    if (g->deferred != PXL_OK) return; /* keep the first */
+    g->deferred = PXL_ERR_GPU;
+    const char *kind = type == WGPUErrorType_Validation    ? "validation"
+                       : type == WGPUErrorType_OutOfMemory ? "out of memory"
+                                                           : "internal";
+    snprintf(g->deferred_msg, sizeof g->deferred_msg, "GPU %s error: %.*s", kind,
+             msg.data ? (int)msg.length : 0, msg.data ? msg.data : "");
+}
+
+static void on_lost(const WGPUDevice *device, WGPUDeviceLostReason reason, WGPUStringView msg,
+                    void *u1, void *u2) {
+    (void)device;
+    (void)u2;
+    pxl_gpu *g = u1;
+    if (g->closing || reason == WGPUDeviceLostReason_CallbackCancelled ||
+        reason == WGPUDeviceLostReason_Destroyed)
+        return;
+    g->lost = 1;
+    g->deferred = PXL_ERR_DEVICE_LOST;
+    snprintf(g->deferred_msg, sizeof g->deferred_msg, "GPU device lost (reason %u): %.*s",
+             (unsigned)reason, msg.data ? (int)msg.length : 0, msg.data ? msg.data : "");
+}
+
+/* ---- waiting and errors ----------------------------------------------------- */
+
+pxl_status pxl_gpu_take_deferred(pxl_gpu *g) {
+    if (g->deferred == PXL_OK) return PXL_OK;
+    pxl_status s = pxl_fail(g->ctx, g->deferred, "%s", g->deferred_msg);
+    if (!g->lost) {
+        g->deferred = PXL_OK;
+        g->deferred_msg[0] = '\0';
+    }
+    return s;
+}
+
+pxl_status pxl_gpu_wait(pxl_gpu *g, WGPUFuture f, const char *what) {
+    WGPUFutureWaitInfo w = {f, 0};
+    uint64_t timeout_ns = (uint64_t)g->ctx->gpu_timeout_ms * 1000000ull;
+    WGPUWaitStatus st = g->fn.InstanceWaitAny(g->instance, 1, &w, timeout_ns);
+    if (st == WGPUWaitStatus_TimedOut)
+        return pxl_fail(g->ctx, PXL_ERR_TIMEOUT, "%s: GPU did not finish within %u ms", what,
+                        (unsigned)g->ctx->gpu_timeout_ms);
+    if (st != WGPUWaitStatus_Success || !w.completed)
+        return pxl_fail(g->ctx, PXL_ERR_GPU, "%s: waiting on the GPU failed (status %u)", what,
+                        (unsigned)st);
+    return PXL_OK;
+}
+
+typedef struct {
+    WGPUPopErrorScopeStatus status;
+    WGPUErrorType type;
+    char message[PXL_ERR_MAX - 128];
+} scope_result;
+
+static void on_pop(WGPUPopErrorScopeStatus status, WGPUErrorType type, WGPUStringView msg,
+                   void *u1, void *u2) {
+    (void)u2;
+    scope_result *r = u1;
+    r->status = status;
+    r->type = type;
+    snprintf(r->message, sizeof r->message, "%.*s", msg.data ? (int)msg.length : 0,
+             msg.data ? msg.data : "");
+}
+
+void pxl_gpu_push_scopes(pxl_gpu *g) {
+    g->fn.DevicePushErrorScope(g->device, WGPUErrorFilter_OutOfMemory);
+    g->fn.DevicePushErrorScope(g->device, WGPUErrorFilter_Validation);
+}
+
+pxl_status pxl_gpu_pop_scopes(pxl_gpu *g, const char *what) {
+    scope_result r[2];
+    memset(r, 0, sizeof r);
+    pxl_status first = PXL_OK;
+    for (int i = 0; i < 2; i++) {
+        WGPUPopErrorScopeCallbackInfo cb = {NULL, WGPUCallbackMode_WaitAnyOnly, on_pop, &r[i], NULL};
+        WGPUFuture f = g->fn.DevicePopErrorScope(g->device, cb);
+        pxl_status s = pxl_gpu_wait(g, f, what);
+        if (s != PXL_OK && first == PXL_OK) first = s;
+    }
+    if (first != PXL_OK) return first;
+    for (int i = 0; i < 2; i++) {
+        if (r[i].status == PXL_WGPU_SUCCESS && r[i].type != WGPUErrorType_NoError) {
+            const char *kind = r[i].type == WGPUErrorType_Validation ? "validation error"
+                               : r[i].type == WGPUErrorType_OutOfMemory ? "out of GPU memory"
+                                                                       : "error";
+            return pxl_fail(g->ctx, PXL_ERR_GPU, "%s: %s: %s", what, kind, r[i].message);
+        }
+    }
+    return pxl_gpu_take_deferred(g);
+}
+
+/* ---- open / close ----------------------------------------------------------- */
+
+static void copy_sv(char *dst, size_t cap, WGPUStringView v) {
+    size_t n = v.data ? (v.length == WGPU_STRLEN ? strlen(v.data) : v.length) : 0;
+    if (n >= cap) n = cap - 1;
+    if (n) memcpy(dst, v.data, n);
+    dst[n] = '\0';
+}
+
+static pxl_status request_adapter(pxl_gpu *g, const pxl_adapter_attempt *a, char *why,
+                                  size_t why_cap) {
+    if (a->backend == WGPUBackendType_OpenGLES) setenv("EGL_PLATFORM", "surfaceless", 0);
+    WGPURequestAdapterOptions opt;
+    memset(&opt, 0, sizeof opt);
+    opt.featureLevel = a->level;
+    opt.powerPreference = WGPUPowerPreference_HighPerformance;
+    opt.backendType = a->backend;
+    adapter_result r;
+    memset(&r, 0, sizeof r);
+    WGPURequestAdapterCallbackInfo cb = {NULL, WGPUCallbackMode_WaitAnyOnly, on_adapter, &r, NULL};
+    WGPUFuture f = g->fn.InstanceRequestAdapter(g->instance, &opt, cb);
+    pxl_status s = pxl_gpu_wait(g, f, "requesting an adapter");
+    if (s != PXL_OK) {
+        pxl_copy_str(why, why_cap, g->ctx->error);
+        return s;
+    }
+    if (r.status != PXL_WGPU_SUCCESS || !r.adapter) {
+        pxl_copy_str(why, why_cap, r.message[0] ? r.message : "no adapter");
+        return PXL_ERR_NO_ADAPTER;
+    }
+    WGPUAdapterInfo info;
+    memset(&info, 0, sizeof info);
+    g->fn.AdapterGetInfo(r.adapter, &info);
+    if (info.backendType == WGPUBackendType_Null) {
+        g->fn.AdapterInfoFreeMembers(info);
+        g->fn.AdapterRelease(r.adapter);
+        pxl_copy_str(why, why_cap, "only Dawn's Null backend");
+        return PXL_ERR_NO_ADAPTER;
+    }
+    g->adapter = r.adapter;
+    g->backend = info.backendType;
+    g->level = a->level;
+    copy_sv(g->name, sizeof g->name, info.device);
+    copy_sv(g->description, sizeof g->description, info.description);
+    copy_sv(g->vendor, sizeof g->vendor, info.vendor);
+    copy_sv(g->architecture, sizeof g->architecture, info.architecture);
+    g->info.adapter_type = adapter_type_name(info.adapterType);
+    g->info.vendor_id = info.vendorID;
+    g->info.device_id = info.deviceID;
+    g->info.subgroup_min_size = info.subgroupMinSize;
+    g->info.subgroup_max_size = info.subgroupMaxSize;
+    g->fn.AdapterInfoFreeMembers(info);
+    return PXL_OK;
+}
+
+static int adapter_has(pxl_gpu *g, WGPUFeatureName f) {
+    return g->fn.AdapterHasFeature(g->adapter, f) != 0;
+}
+
+static pxl_status create_device(pxl_gpu *g) {
+    WGPUFeatureName want[8];
+    size_t n_want = 0;
+    const WGPUFeatureName optional[] = {WGPUFeatureName_ShaderF16, WGPUFeatureName_Subgroups,
+                                        WGPUFeatureName_TimestampQuery};
+    for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++)
+        if (adapter_has(g, optional[i])) want[n_want++] = optional[i];
+
+    WGPULimits limits;
+    memset(&limits, 0, sizeof limits);
+    if (g->fn.AdapterGetLimits(g->adapter, &limits) != PXL_WGPU_SUCCESS)
+        return pxl_fail(g->ctx, PXL_ERR_GPU, "could not read the adapter's limits");
+    limits.nextInChain = NULL;
+
+    /* Timestamps are rounded to ~65 us unless quantization is off. */
+    static const char *const disabled[] = {"timestamp_quantization"};
+    DawnTogglesDescriptor toggles;
+    memset(&toggles, 0, sizeof toggles);
+    toggles.chain.sType = DAWN_SType_TogglesDescriptor;
+    toggles.disabledToggleCount = 1;
+    toggles.disabledToggles = disabled;
+
+    WGPUDeviceDescriptor d;
+    memset(&d, 0, sizeof d);
+    d.nextInChain = &toggles.chain;
+    d.label = pxl_sv("pxl");
+    d.requiredFeatureCount = n_want;
+    d.requiredFeatures = want;
+    d.requiredLimits = &limits;
+    d.deviceLostCallbackInfo.mode = WGPUCallbackMode_AllowSpontaneous;
+    d.deviceLostCallbackInfo.callback = on_lost;
+    d.deviceLostCallbackInfo.userdata1 = g;
+    d.uncapturedErrorCallbackInfo.callback = on_uncaptured;
+    d.uncapturedErrorCallbackInfo.userdata1 = g;
+
+    device_result r;
+    memset(&r, 0, sizeof r);
+    WGPURequestDeviceCallbackInfo cb = {NULL, WGPUCallbackMode_WaitAnyOnly, on_device, &r, NULL};
+    WGPUFuture f = g->fn.AdapterRequestDevice(g->adapter, &d, cb);
+    pxl_status s = pxl_gpu_wait(g, f, "requesting the device");
+    if (s != PXL_OK) return s;
+    if (r.status != PXL_WGPU_SUCCESS || !r.device)
+        return pxl_fail(g->ctx, PXL_ERR_NO_ADAPTER, "the %s adapter '%s' refused to create a device: %s",
+                        backend_name(g->backend), g->name, r.message);
+    g->device = r.device;
+    g->queue = g->fn.DeviceGetQueue(g->device);
+    if (g->fn.DeviceGetLimits(g->device, &g->limits) != PXL_WGPU_SUCCESS) g->limits = limits;
+    g->limits.nextInChain = NULL;
+    for (size_t i = 0; i < n_want && g->n_features < PXL_GPU_MAX_FEATURES; i++)
+        if (g->fn.DeviceHasFeature(g->device, want[i])) g->features[g->n_features++] = want[i];
+    return PXL_OK;
+}
+
+static void fill_info(pxl_gpu *g) {
+    pxl_gpu_info *i = &g->info;
+    i->library_path = g->lib_path;
+    i->adapter_name = g->name;
+    i->description = g->description;
+    i->vendor = g->vendor;
+    i->architecture = g->architecture;
+    i->backend = backend_name(g->backend);
+    i->feature_level = g->level == WGPUFeatureLevel_Core ? "core" : "compatibility";
+    i->has_f16 = g->fn.DeviceHasFeature(g->device, WGPUFeatureName_ShaderF16) != 0;
+    i->has_subgroups = g->fn.DeviceHasFeature(g->device, WGPUFeatureName_Subgroups) != 0;
+    i->has_timestamps = g->fn.DeviceHasFeature(g->device, WGPUFeatureName_TimestampQuery) != 0;
+    i->max_buffer_size = g->limits.maxBufferSize;
+    i->max_storage_binding_size = g->limits.maxStorageBufferBindingSize;
+    i->max_storage_buffers_per_stage = g->limits.maxStorageBuffersPerShaderStage;
+    i->max_workgroup_storage_size = g->limits.maxComputeWorkgroupStorageSize;
+    i->max_invocations_per_workgroup = g->limits.maxComputeInvocationsPerWorkgroup;
+    i->max_workgroup_size[0] = g->limits.maxComputeWorkgroupSizeX;
+    i->max_workgroup_size[1] = g->limits.maxComputeWorkgroupSizeY;
+    i->max_workgroup_size[2] = g->limits.maxComputeWorkgroupSizeZ;
+    i->max_workgroups_per_dimension = g->limits.maxComputeWorkgroupsPerDimension;
+    i->min_storage_offset_alignment = g->limits.minStorageBufferOffsetAlignment;
+    i->min_uniform_offset_alignment = g->limits.minUniformBufferOffsetAlignment;
+    i->max_uniform_binding_size = g->limits.maxUniformBufferBindingSize;
+    /* all adapter features, for reporting */
+    WGPUSupportedFeatures sf = {0, NULL};
+    g->fn.AdapterGetFeatures(g->adapter, &sf);
+    g->n_features = 0;
+    for (size_t k = 0; k < sf.featureCount && g->n_features < PXL_GPU_MAX_FEATURES; k++)
+        g->features[g->n_features++] = sf.features[k];
+    g->fn.SupportedFeaturesFreeMembers(sf);
+    i->feature_count = g->n_features;
+    i->features = g->features;
+}
+
+pxl_status pxl_gpu_open(pxl_ctx *ctx) {
+    pxl_gpu *g = pxl_calloc(ctx, 1, sizeof *g);
+    if (!g) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
+    g->ctx = ctx;
+    ctx->gpu = g;
+    pxl_status s = pxl_gpu_load_library(g);
+    if (s != PXL_OK) goto fail;
+
+    WGPUInstanceFeatureName timed = WGPUInstanceFeatureName_TimedWaitAny;
+    WGPUInstanceDescriptor idesc;
+    memset(&idesc, 0, sizeof idesc);
+    idesc.requiredFeatureCount = 1;
+    idesc.requiredFeatures = &timed;
+    g->instance = g->fn.CreateInstance(&idesc);
+    if (!g->instance) {
+        s = pxl_fail(ctx, PXL_ERR_NO_ADAPTER, "%s: could not create a WebGPU instance with timed waits",
+                     g->lib_path);
+        goto fail;
+    }
+
+    size_t n_plan;
+    const pxl_adapter_attempt *plan = pxl_gpu_adapter_plan(&n_plan);
+    char why_all[PXL_ERR_MAX] = "";
+    size_t used = 0;
+    s = PXL_ERR_NO_ADAPTER;
+    for (size_t i = 0; i < n_plan && s != PXL_OK; i++) {
+        char why[512];
+        s = request_adapter(g, &plan[i], why, sizeof why);
+        if (s != PXL_OK) {
+            int w = snprintf(why_all + used, sizeof why_all - used, "%s%s: %s", used ? "; " : "",
+                             plan[i].what, why);
+            if (w > 0 && (size_t)w < sizeof why_all - used) used += (size_t)w;
+        }
+    }
+    if (s != PXL_OK) {
+        s = pxl_fail(ctx, PXL_ERR_NO_ADAPTER, "no usable GPU adapter (%s)", why_all);
+        goto fail;
+    }
+    s = create_device(g);
+    if (s != PXL_OK) goto fail;
+    fill_info(g);
+    g->pool_limit = g->limits.maxBufferSize / 2 < (512ull << 20) ? g->limits.maxBufferSize / 2
+                                                                 : (512ull << 20);
+    if (g->info.has_timestamps) {
+        s = pxl_gpu_timing_init(g);
+        if (s != PXL_OK) goto fail;
+    }
+    return PXL_OK;
+fail:
+    pxl_gpu_close(ctx);
+    return s;
+}
+
+void pxl_gpu_close(pxl_ctx *ctx) {
+    pxl_gpu *g = ctx->gpu;
+    if (!g) return;
+    g->closing = 1;
+    if (g->device) {
+        pxl_gpu_kernels_release(g);
+        pxl_gpu_buffers_release(g);
+        pxl_gpu_uniforms_release(g);
+        pxl_gpu_timing_release(g);
+    }
+    if (g->queue) g->fn.QueueRelease(g->queue);
+    if (g->device) {
+        g->fn.DeviceDestroy(g->device);
+        g->fn.DeviceRelease(g->device);
+    }
+    if (g->adapter) g->fn.AdapterRelease(g->adapter);
+    if (g->instance) {
+        g->fn.InstanceProcessEvents(g->instance);
+        g->fn.InstanceRelease(g->instance);
+    }
+    pxl_gpu_unload_library(g);
+    pxl_free(ctx, g->kernels);
+    pxl_free(ctx, g);
+    ctx->gpu = NULL;
+}
+
+const pxl_gpu_info *pxl_gpu_get_info(const pxl_ctx *ctx) {
+    return ctx->gpu ? &ctx->gpu->info : NULL;
+}
+
+pxl_gpu_stats pxl_gpu_get_stats(const pxl_ctx *ctx) {
+    pxl_gpu_stats z;
+    memset(&z, 0, sizeof z);
+    return ctx->gpu ? ctx->gpu->stats : z;
+}

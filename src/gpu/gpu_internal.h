@@ -1,0 +1,120 @@
+/*
+ * State of an open GPU (one per context) and the helpers the src/gpu files
+ * share. Only src/gpu/ includes this.
+ */
+#ifndef PXL_GPU_INTERNAL_H
+#define PXL_GPU_INTERNAL_H
+
+#include "../core/internal.h"
+#include "pxl/gpu.h"
+#include "webgpu_api.h"
+
+#define PXL_GPU_MAX_FEATURES 96
+#define PXL_UNIFORM_BLOCK_SIZE 65536u
+#define PXL_UNIFORM_MAX 256u
+
+struct pxl_buffer {
+    pxl_gpu *gpu;
+    WGPUBuffer handle;
+    size_t size;        /* what the user asked for */
+    uint64_t capacity;  /* allocated bytes (multiple of 16) */
+    pxl_buffer *next;   /* pool link */
+};
+
+struct pxl_kernel {
+    uint64_t hash;
+    char *label, *wgsl, *entry;
+    pxl_constant *constants; /* names owned */
+    size_t n_constants;
+    WGPUComputePipeline pipeline;
+    WGPUBindGroupLayout layout;
+};
+
+/* A block of uniform memory that recorders carve dispatch parameters from. */
+typedef struct pxl_uniform_block {
+    WGPUBuffer handle;
+    uint32_t used;
+    uint8_t data[PXL_UNIFORM_BLOCK_SIZE];
+    struct pxl_uniform_block *next;
+} pxl_uniform_block;
+
+struct pxl_gpu {
+    pxl_ctx *ctx;
+    void *lib;
+    char *lib_path;
+    pxl_wgpu_fns fn;
+    WGPUInstance instance;
+    WGPUAdapter adapter;
+    WGPUDevice device;
+    WGPUQueue queue;
+    WGPULimits limits;
+    WGPUFeatureLevel level;
+    WGPUBackendType backend;
+    pxl_gpu_info info;
+    char name[256], description[256], vendor[128], architecture[128];
+    uint32_t features[PXL_GPU_MAX_FEATURES];
+    size_t n_features;
+
+    /* errors reported outside any call, and device loss */
+    int lost;
+    int closing;
+    pxl_status deferred;
+    char deferred_msg[PXL_ERR_MAX];
+
+    /* pipeline cache */
+    pxl_kernel **kernels;
+    size_t n_kernels, cap_kernels;
+
+    /* buffer pool */
+    pxl_buffer *pool;
+    uint64_t pool_bytes, pool_limit;
+
+    /* staging buffer for downloads */
+    WGPUBuffer staging;
+    uint64_t staging_size;
+
+    /* uniform blocks not in use by a recorder */
+    pxl_uniform_block *free_uniforms;
+
+    /* timestamp queries */
+    WGPUQuerySet queries;
+    WGPUBuffer query_resolve, query_read;
+
+    pxl_gpu_stats stats;
+};
+
+static inline WGPUStringView pxl_sv(const char *s) {
+    WGPUStringView v = {s, s ? WGPU_STRLEN : 0};
+    return v;
+}
+
+/* Loader (loader.c). Fills g->fn, g->lib and g->lib_path. */
+pxl_status pxl_gpu_load_library(pxl_gpu *g);
+void pxl_gpu_unload_library(pxl_gpu *g);
+
+/* Waits on a future with the context's timeout; surfaces deferred errors. */
+pxl_status pxl_gpu_wait(pxl_gpu *g, WGPUFuture f, const char *what);
+/* Returns (and clears, unless the device is lost) a deferred error. */
+pxl_status pxl_gpu_take_deferred(pxl_gpu *g);
+/* Error scopes around a group of calls: push both, then pop both. */
+void pxl_gpu_push_scopes(pxl_gpu *g);
+pxl_status pxl_gpu_pop_scopes(pxl_gpu *g, const char *what);
+
+/* Buffers (buffer.c). */
+void pxl_gpu_buffers_release(pxl_gpu *g);
+/* Kernels (pipeline.c). */
+void pxl_gpu_kernels_release(pxl_gpu *g);
+/* Recorder support (recorder.c). */
+void pxl_gpu_uniforms_release(pxl_gpu *g);
+/* Timing (timing.c). */
+pxl_status pxl_gpu_timing_init(pxl_gpu *g);
+void pxl_gpu_timing_release(pxl_gpu *g);
+pxl_status pxl_gpu_timing_read(pxl_gpu *g, uint64_t *ns);
+/* Maps `buf` for reading, waits, copies `size` bytes at 0 to dst, unmaps. */
+pxl_status pxl_gpu_read_mapped(pxl_gpu *g, WGPUBuffer buf, void *dst, size_t size);
+
+#define PXL_GPU_OR_FAIL(ctx, g)                                                            \
+    pxl_gpu *g = (ctx)->gpu;                                                               \
+    if (!g) return pxl_fail((ctx), PXL_ERR_UNSUPPORTED, "%s: the context has no GPU (backend is cpu)", __func__)
+
+#endif

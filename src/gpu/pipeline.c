@@ -1,0 +1,195 @@
+/*
+ * Compute pipelines, compiled from WGSL and cached per context by
+ * (WGSL text, entry point, override constants). Compiler messages come back
+ * as "label:line:col: error: text", one per line.
+ */
+#include "gpu_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static uint64_t fnv(uint64_t h, const void *data, size_t n) {
+    const uint8_t *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static uint64_t key_hash(const char *wgsl, const char *entry, const pxl_constant *c, size_t nc) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    h = fnv(h, wgsl, strlen(wgsl) + 1);
+    h = fnv(h, entry, strlen(entry) + 1);
+    for (size_t i = 0; i < nc; i++) {
+        h = fnv(h, c[i].name, strlen(c[i].name) + 1);
+        h = fnv(h, &c[i].value, sizeof c[i].value);
+    }
+    return h;
+}
+
+static int key_equal(const pxl_kernel *k, const char *wgsl, const char *entry,
+                     const pxl_constant *c, size_t nc) {
+    if (strcmp(k->wgsl, wgsl) != 0 || strcmp(k->entry, entry) != 0 || k->n_constants != nc)
+        return 0;
+    for (size_t i = 0; i < nc; i++)
+        if (strcmp(k->constants[i].name, c[i].name) != 0 || k->constants[i].value != c[i].value)
+            return 0;
+    return 1;
+}
+
+static void kernel_free(pxl_gpu *g, pxl_kernel *k) {
+    if (!k) return;
+    if (k->layout) g->fn.BindGroupLayoutRelease(k->layout);
+    if (k->pipeline) g->fn.ComputePipelineRelease(k->pipeline);
+    for (size_t i = 0; i < k->n_constants; i++) pxl_free(g->ctx, (void *)k->constants[i].name);
+    pxl_free(g->ctx, k->constants);
+    pxl_free(g->ctx, k->label);
+    pxl_free(g->ctx, k->wgsl);
+    pxl_free(g->ctx, k->entry);
+    pxl_free(g->ctx, k);
+}
+
+void pxl_gpu_kernels_release(pxl_gpu *g) {
+    for (size_t i = 0; i < g->n_kernels; i++) kernel_free(g, g->kernels[i]);
+    g->n_kernels = 0;
+}
+
+typedef struct {
+    pxl_gpu *g;
+    const char *label;
+    int errors;
+    int done;
+} compile_result;
+
+static void on_compile(WGPUCompilationInfoRequestStatus status, const WGPUCompilationInfo *info,
+                       void *u1, void *u2) {
+    (void)u2;
+    compile_result *r = u1;
+    r->done = 1;
+    if (status != PXL_WGPU_SUCCESS || !info) return;
+    for (size_t i = 0; i < info->messageCount; i++) {
+        const WGPUCompilationMessage *m = &info->messages[i];
+        if (m->type != WGPUCompilationMessageType_Error) continue;
+        const char *text = m->message.data ? m->message.data : "";
+        size_t len = m->message.data ? (m->message.length == WGPU_STRLEN ? strlen(text) : m->message.length) : 0;
+        /* keep the first line of each message: Dawn appends source excerpts */
+        const char *nl = memchr(text, '\n', len);
+        if (nl) len = (size_t)(nl - text);
+        if (r->errors == 0)
+            pxl_fail(r->g->ctx, PXL_ERR_SHADER, "%s:%llu:%llu: error: %.*s", r->label,
+                     (unsigned long long)m->lineNum, (unsigned long long)m->linePos, (int)len, text);
+        else
+            pxl_append_error(r->g->ctx, "\n%s:%llu:%llu: error: %.*s", r->label,
+                             (unsigned long long)m->lineNum, (unsigned long long)m->linePos,
+                             (int)len, text);
+        r->errors++;
+    }
+}
+
+static pxl_status compile(pxl_gpu *g, pxl_kernel *k) {
+    WGPUShaderSourceWGSL src;
+    memset(&src, 0, sizeof src);
+    src.chain.sType = WGPUSType_ShaderSourceWGSL;
+    src.code = pxl_sv(k->wgsl);
+    WGPUShaderModuleDescriptor md;
+    memset(&md, 0, sizeof md);
+    md.nextInChain = &src.chain;
+    md.label = pxl_sv(k->label);
+
+    pxl_gpu_push_scopes(g);
+    WGPUShaderModule mod = g->fn.DeviceCreateShaderModule(g->device, &md);
+    compile_result cr = {g, k->label, 0, 0};
+    WGPUCompilationInfoCallbackInfo cb = {NULL, WGPUCallbackMode_WaitAnyOnly, on_compile, &cr, NULL};
+    WGPUFuture f = g->fn.ShaderModuleGetCompilationInfo(mod, cb);
+    pxl_status s = pxl_gpu_wait(g, f, "compiling WGSL");
+    char compile_msg[PXL_ERR_MAX];
+    pxl_copy_str(compile_msg, sizeof compile_msg, g->ctx->error);
+    pxl_status scope = pxl_gpu_pop_scopes(g, k->label);
+    if (s == PXL_OK && cr.errors) {
+        g->fn.ShaderModuleRelease(mod);
+        return pxl_fail(g->ctx, PXL_ERR_SHADER, "%s", compile_msg);
+    }
+    if (s != PXL_OK || scope != PXL_OK) {
+        g->fn.ShaderModuleRelease(mod);
+        return s != PXL_OK ? s : scope;
+    }
+
+    WGPUConstantEntry ce[32];
+    if (k->n_constants > 32) {
+        g->fn.ShaderModuleRelease(mod);
+        return pxl_fail(g->ctx, PXL_ERR_INVALID_ARG, "%s: at most 32 override constants", k->label);
+    }
+    for (size_t i = 0; i < k->n_constants; i++) {
+        memset(&ce[i], 0, sizeof ce[i]);
+        ce[i].key = pxl_sv(k->constants[i].name);
+        ce[i].value = k->constants[i].value;
+    }
+    WGPUComputePipelineDescriptor pd;
+    memset(&pd, 0, sizeof pd);
+    pd.label = pxl_sv(k->label);
+    pd.compute.module = mod;
+    pd.compute.entryPoint = pxl_sv(k->entry);
+    pd.compute.constantCount = k->n_constants;
+    pd.compute.constants = ce;
+    pxl_gpu_push_scopes(g);
+    k->pipeline = g->fn.DeviceCreateComputePipeline(g->device, &pd);
+    s = pxl_gpu_pop_scopes(g, k->label);
+    g->fn.ShaderModuleRelease(mod);
+    if (s != PXL_OK) {
+        /* entry point or constants wrong: a shader problem, not a device one */
+        return s == PXL_ERR_GPU ? pxl_fail(g->ctx, PXL_ERR_SHADER, "%s", g->ctx->error) : s;
+    }
+    k->layout = g->fn.ComputePipelineGetBindGroupLayout(k->pipeline, 0);
+    return PXL_OK;
+}
+
+pxl_status pxl_kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, const char *entry,
+                          const pxl_constant *constants, size_t n_constants, pxl_kernel **out) {
+    PXL_GPU_OR_FAIL(ctx, g);
+    if (!label) label = "wgsl";
+    if (g->lost) return pxl_gpu_take_deferred(g);
+    uint64_t h = key_hash(wgsl, entry, constants, n_constants);
+    for (size_t i = 0; i < g->n_kernels; i++) {
+        pxl_kernel *k = g->kernels[i];
+        if (k->hash == h && key_equal(k, wgsl, entry, constants, n_constants)) {
+            g->stats.pipeline_cache_hits++;
+            *out = k;
+            return PXL_OK;
+        }
+    }
+    g->stats.pipeline_cache_misses++;
+    if (g->n_kernels == g->cap_kernels) {
+        size_t cap = g->cap_kernels ? g->cap_kernels * 2 : 16;
+        pxl_kernel **nk = pxl_realloc(ctx, g->kernels, cap * sizeof *nk);
+        if (!nk) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
+        g->kernels = nk;
+        g->cap_kernels = cap;
+    }
+    pxl_kernel *k = pxl_calloc(ctx, 1, sizeof *k);
+    if (!k) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
+    k->hash = h;
+    k->label = pxl_strdup(ctx, label);
+    k->wgsl = pxl_strdup(ctx, wgsl);
+    k->entry = pxl_strdup(ctx, entry);
+    k->constants = n_constants ? pxl_calloc(ctx, n_constants, sizeof *k->constants) : NULL;
+    int oom = !k->label || !k->wgsl || !k->entry || (n_constants && !k->constants);
+    for (size_t i = 0; !oom && i < n_constants; i++) {
+        k->constants[i].name = pxl_strdup(ctx, constants[i].name);
+        k->constants[i].value = constants[i].value;
+        k->n_constants = i + 1;
+        if (!k->constants[i].name) oom = 1;
+    }
+    if (oom) {
+        kernel_free(g, k);
+        return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    pxl_status s = compile(g, k);
+    if (s != PXL_OK) {
+        kernel_free(g, k);
+        return s;
+    }
+    g->kernels[g->n_kernels++] = k;
+    *out = k;
+    return PXL_OK;
+}

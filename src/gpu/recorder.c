@@ -1,0 +1,296 @@
+/*
+ * The recorder: many dispatches and copies in one command encoder, one
+ * compute pass per run of dispatches, and one queue submit. Dispatch
+ * parameters are carved from 64 KiB uniform blocks (aligned to the device's
+ * uniform offset alignment) that are written with one queue write each just
+ * before the submit; the blocks go back to a per-context free list afterwards.
+ * Error scopes around the whole recording turn validation errors into the
+ * status of pxl_recorder_submit.
+ */
+#include "gpu_internal.h"
+
+#include <string.h>
+
+struct pxl_recorder {
+    pxl_gpu *g;
+    WGPUCommandEncoder enc;
+    WGPUComputePassEncoder pass;
+    int timed;
+    pxl_status error; /* first error while recording */
+    WGPUBindGroup *groups;
+    size_t n_groups, cap_groups;
+    pxl_uniform_block *uniforms; /* blocks in use, newest first */
+    pxl_buffer **scratch;
+    size_t n_scratch, cap_scratch;
+};
+
+static pxl_uniform_block *take_block(pxl_gpu *g) {
+    pxl_uniform_block *b = g->free_uniforms;
+    if (b) {
+        g->free_uniforms = b->next;
+        b->next = NULL;
+        b->used = 0;
+        return b;
+    }
+    b = pxl_alloc(g->ctx, sizeof *b);
+    if (!b) return NULL;
+    b->used = 0;
+    b->next = NULL;
+    WGPUBufferDescriptor d;
+    memset(&d, 0, sizeof d);
+    d.label = pxl_sv("pxl uniforms");
+    d.usage = WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst;
+    d.size = PXL_UNIFORM_BLOCK_SIZE;
+    b->handle = g->fn.DeviceCreateBuffer(g->device, &d);
+    if (!b->handle) {
+        pxl_free(g->ctx, b);
+        return NULL;
+    }
+    return b;
+}
+
+static void release_blocks(pxl_gpu *g, pxl_uniform_block *b) {
+    while (b) {
+        pxl_uniform_block *next = b->next;
+        b->next = g->free_uniforms;
+        g->free_uniforms = b;
+        b = next;
+    }
+}
+
+void pxl_gpu_uniforms_release(pxl_gpu *g) {
+    while (g->free_uniforms) {
+        pxl_uniform_block *b = g->free_uniforms;
+        g->free_uniforms = b->next;
+        g->fn.BufferDestroy(b->handle);
+        g->fn.BufferRelease(b->handle);
+        pxl_free(g->ctx, b);
+    }
+}
+
+static void end_pass(pxl_recorder *r) {
+    if (!r->pass) return;
+    r->g->fn.ComputePassEncoderEnd(r->pass);
+    r->g->fn.ComputePassEncoderRelease(r->pass);
+    r->pass = NULL;
+}
+
+static void begin_pass(pxl_recorder *r, const WGPUPassTimestampWrites *ts) {
+    WGPUComputePassDescriptor d;
+    memset(&d, 0, sizeof d);
+    d.timestampWrites = ts;
+    r->pass = r->g->fn.CommandEncoderBeginComputePass(r->enc, &d);
+}
+
+pxl_status pxl_recorder_begin(pxl_ctx *ctx, int timed, pxl_recorder **out) {
+    PXL_GPU_OR_FAIL(ctx, g);
+    if (g->lost) return pxl_gpu_take_deferred(g);
+    pxl_recorder *r = pxl_calloc(ctx, 1, sizeof *r);
+    if (!r) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
+    r->g = g;
+    r->timed = timed && g->queries;
+    pxl_gpu_push_scopes(g);
+    r->enc = g->fn.DeviceCreateCommandEncoder(g->device, NULL);
+    if (r->timed) {
+        WGPUPassTimestampWrites ts = {NULL, g->queries, 0, WGPU_QUERY_SET_INDEX_UNDEFINED};
+        begin_pass(r, &ts);
+        end_pass(r);
+    }
+    *out = r;
+    return PXL_OK;
+}
+
+static pxl_status rec_fail(pxl_recorder *r, pxl_status s) {
+    if (r->error == PXL_OK) r->error = s;
+    return s;
+}
+
+pxl_status pxl_recorder_dispatch(pxl_recorder *r, const pxl_dispatch *d) {
+    pxl_gpu *g = r->g;
+    pxl_ctx *ctx = g->ctx;
+    if (r->error != PXL_OK) return r->error;
+    if (!d->kernel) return rec_fail(r, pxl_fail(ctx, PXL_ERR_INVALID_ARG, "dispatch without a kernel"));
+    if (d->n_bindings > 15)
+        return rec_fail(r, pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: at most 15 bindings per dispatch",
+                                    d->kernel->label));
+    if (d->uniforms_size > PXL_UNIFORM_MAX)
+        return rec_fail(r, pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: uniform block of %zu bytes > %u",
+                                    d->kernel->label, d->uniforms_size, PXL_UNIFORM_MAX));
+    for (int i = 0; i < 3; i++)
+        if (d->groups[i] > g->limits.maxComputeWorkgroupsPerDimension)
+            return rec_fail(r, pxl_fail(ctx, PXL_ERR_INVALID_ARG,
+                                        "%s: %u workgroups in dimension %d exceed the device limit %u",
+                                        d->kernel->label, d->groups[i], i,
+                                        g->limits.maxComputeWorkgroupsPerDimension));
+
+    WGPUBindGroupEntry e[16];
+    memset(e, 0, sizeof e);
+    size_t n = 0;
+    for (size_t i = 0; i < d->n_bindings; i++, n++) {
+        const pxl_binding *b = &d->bindings[i];
+        e[n].binding = b->binding;
+        e[n].buffer = b->buffer->handle;
+        e[n].offset = b->offset;
+        e[n].size = b->size ? b->size : WGPU_WHOLE_SIZE;
+    }
+    if (d->uniforms_size) {
+        uint32_t align = g->limits.minUniformBufferOffsetAlignment ? g->limits.minUniformBufferOffsetAlignment : 256;
+        uint32_t slot = (uint32_t)((d->uniforms_size + align - 1) / align * align);
+        if (!r->uniforms || r->uniforms->used + slot > PXL_UNIFORM_BLOCK_SIZE) {
+            pxl_uniform_block *b = take_block(g);
+            if (!b) return rec_fail(r, pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory for uniforms"));
+            b->next = r->uniforms;
+            r->uniforms = b;
+        }
+        pxl_uniform_block *b = r->uniforms;
+        memset(b->data + b->used, 0, slot);
+        memcpy(b->data + b->used, d->uniforms, d->uniforms_size);
+        e[n].binding = d->uniform_binding;
+        e[n].buffer = b->handle;
+        e[n].offset = b->used;
+        e[n].size = (d->uniforms_size + 15) / 16 * 16;
+        n++;
+        b->used += slot;
+    }
+    if (r->n_groups == r->cap_groups) {
+        size_t cap = r->cap_groups ? r->cap_groups * 2 : 32;
+        WGPUBindGroup *ng = pxl_realloc(ctx, r->groups, cap * sizeof *ng);
+        if (!ng) return rec_fail(r, pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory"));
+        r->groups = ng;
+        r->cap_groups = cap;
+    }
+    WGPUBindGroupDescriptor bd;
+    memset(&bd, 0, sizeof bd);
+    bd.layout = d->kernel->layout;
+    bd.entryCount = n;
+    bd.entries = e;
+    WGPUBindGroup bg = g->fn.DeviceCreateBindGroup(g->device, &bd);
+    r->groups[r->n_groups++] = bg;
+    if (!r->pass) begin_pass(r, NULL);
+    g->fn.ComputePassEncoderSetPipeline(r->pass, d->kernel->pipeline);
+    g->fn.ComputePassEncoderSetBindGroup(r->pass, 0, bg, 0, NULL);
+    g->fn.ComputePassEncoderDispatchWorkgroups(r->pass, d->groups[0] ? d->groups[0] : 1,
+                                               d->groups[1] ? d->groups[1] : 1,
+                                               d->groups[2] ? d->groups[2] : 1);
+    g->stats.dispatches++;
+    return PXL_OK;
+}
+
+pxl_status pxl_recorder_copy(pxl_recorder *r, pxl_buffer *src, size_t src_offset, pxl_buffer *dst,
+                             size_t dst_offset, size_t size) {
+    if (r->error != PXL_OK) return r->error;
+    if ((src_offset | dst_offset | size) & 3u)
+        return rec_fail(r, pxl_fail(r->g->ctx, PXL_ERR_INVALID_ARG,
+                                    "pxl_recorder_copy: offsets and size must be multiples of 4"));
+    if (src_offset > src->capacity || size > src->capacity - src_offset ||
+        dst_offset > dst->capacity || size > dst->capacity - dst_offset)
+        return rec_fail(r, pxl_fail(r->g->ctx, PXL_ERR_INVALID_ARG,
+                                    "pxl_recorder_copy: %zu bytes do not fit the buffers", size));
+    end_pass(r);
+    r->g->fn.CommandEncoderCopyBufferToBuffer(r->enc, src->handle, src_offset, dst->handle,
+                                              dst_offset, size);
+    return PXL_OK;
+}
+
+pxl_ctx *pxl_recorder_ctx(const pxl_recorder *r) { return r->g->ctx; }
+
+pxl_status pxl_recorder_scratch(pxl_recorder *r, size_t size, pxl_buffer **out) {
+    pxl_ctx *ctx = r->g->ctx;
+    if (r->error != PXL_OK) return r->error;
+    if (r->n_scratch == r->cap_scratch) {
+        size_t cap = r->cap_scratch ? r->cap_scratch * 2 : 8;
+        pxl_buffer **ns = pxl_realloc(ctx, r->scratch, cap * sizeof *ns);
+        if (!ns) return rec_fail(r, pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory"));
+        r->scratch = ns;
+        r->cap_scratch = cap;
+    }
+    pxl_status s = pxl_buffer_create(ctx, size, out);
+    if (s != PXL_OK) return rec_fail(r, s);
+    r->scratch[r->n_scratch++] = *out;
+    return PXL_OK;
+}
+
+static void recorder_free(pxl_recorder *r) {
+    pxl_gpu *g = r->g;
+    end_pass(r);
+    for (size_t i = 0; i < r->n_scratch; i++) pxl_buffer_free(r->scratch[i]);
+    pxl_free(g->ctx, r->scratch);
+    for (size_t i = 0; i < r->n_groups; i++)
+        if (r->groups[i]) g->fn.BindGroupRelease(r->groups[i]);
+    pxl_free(g->ctx, r->groups);
+    release_blocks(g, r->uniforms);
+    if (r->enc) g->fn.CommandEncoderRelease(r->enc);
+    pxl_free(g->ctx, r);
+}
+
+void pxl_recorder_discard(pxl_recorder *r) {
+    if (!r) return;
+    pxl_gpu *g = r->g;
+    end_pass(r);
+    WGPUCommandBuffer cmd = g->fn.CommandEncoderFinish(r->enc, NULL);
+    if (cmd) g->fn.CommandBufferRelease(cmd);
+    pxl_status saved = r->error;
+    (void)saved;
+    pxl_gpu_pop_scopes(g, "discarded recording");
+    recorder_free(r);
+}
+
+typedef struct {
+    int done;
+} work_done;
+
+static void on_done(WGPUQueueWorkDoneStatus status, WGPUStringView msg, void *u1, void *u2) {
+    (void)status;
+    (void)msg;
+    (void)u2;
+    ((work_done *)u1)->done = 1;
+}
+
+static pxl_status wait_queue(pxl_gpu *g) {
+    work_done w = {0};
+    WGPUQueueWorkDoneCallbackInfo cb = {NULL, WGPUCallbackMode_WaitAnyOnly, on_done, &w, NULL};
+    WGPUFuture f = g->fn.QueueOnSubmittedWorkDone(g->queue, cb);
+    pxl_status s = pxl_gpu_wait(g, f, "waiting for the queue");
+    if (s != PXL_OK) return s;
+    return pxl_gpu_take_deferred(g);
+}
+
+pxl_status pxl_recorder_submit(pxl_recorder *r, int wait, uint64_t *gpu_ns) {
+    pxl_gpu *g = r->g;
+    if (gpu_ns) *gpu_ns = 0;
+    if (r->error != PXL_OK) {
+        pxl_status s = r->error;
+        char msg[PXL_ERR_MAX];
+        memcpy(msg, g->ctx->error, sizeof msg);
+        pxl_recorder_discard(r);
+        memcpy(g->ctx->error, msg, sizeof msg);
+        return s;
+    }
+    end_pass(r);
+    if (r->timed) {
+        WGPUPassTimestampWrites ts = {NULL, g->queries, WGPU_QUERY_SET_INDEX_UNDEFINED, 1};
+        begin_pass(r, &ts);
+        end_pass(r);
+        g->fn.CommandEncoderResolveQuerySet(r->enc, g->queries, 0, 2, g->query_resolve, 0);
+        g->fn.CommandEncoderCopyBufferToBuffer(r->enc, g->query_resolve, 0, g->query_read, 0, 16);
+    }
+    for (pxl_uniform_block *b = r->uniforms; b; b = b->next)
+        g->fn.QueueWriteBuffer(g->queue, b->handle, 0, b->data, b->used);
+    WGPUCommandBuffer cmd = g->fn.CommandEncoderFinish(r->enc, NULL);
+    g->fn.QueueSubmit(g->queue, 1, &cmd);
+    g->fn.CommandBufferRelease(cmd);
+    g->stats.submits++;
+    pxl_status s = pxl_gpu_pop_scopes(g, "recorded GPU work");
+    int timed = r->timed;
+    recorder_free(r);
+    if (s != PXL_OK) return s;
+    if (timed && gpu_ns) return pxl_gpu_timing_read(g, gpu_ns);
+    if (wait) return wait_queue(g);
+    return PXL_OK;
+}
+
+pxl_status pxl_gpu_finish(pxl_ctx *ctx) {
+    PXL_GPU_OR_FAIL(ctx, g);
+    if (g->lost) return pxl_gpu_take_deferred(g);
+    return wait_queue(g);
+}

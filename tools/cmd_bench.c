@@ -1,0 +1,244 @@
+/*
+ * pxl bench dot: f32 dot product, CPU vs GPU, over sizes 2^min .. 2^max.
+ *
+ * Bandwidth counts the bytes the op must read: 8n (two f32 vectors); the
+ * 4-byte result is ignored. GPU time comes from timestamp queries around a
+ * recording of k back-to-back dots (k chosen so a recording reads >= 256 MiB,
+ * at most 1000), divided by k; without timestamps it is wall time around
+ * submit-and-wait. CPU time is wall time of pxl_dot_cpu on all threads.
+ * Each figure is the median of --reps repetitions after one warm-up. Every
+ * GPU result is checked against the CPU reference and its error reported.
+ */
+#include "cli.h"
+#include "pxl/gpu.h"
+#include "pxl/ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    cli_common c;
+    uint32_t min_log2, max_log2, reps;
+    int no_cpu;
+} bench_opts;
+
+static const char *k_usage = "pxl bench dot [--min E] [--max E] [--reps N] [--backend B] [--json]";
+static const char *k_about =
+    "Times the f32 dot product at sizes 2^E for E in [min, max] (default 10..28) on the\n"
+    "CPU and, unless --backend cpu, on the GPU. Reports GB/s counting 8n bytes read,\n"
+    "the GPU/CPU ratio, and the GPU result's error against the CPU reference.";
+
+static int parse(int argc, char **argv, bench_opts *o, const char **what) {
+    memset(o, 0, sizeof *o);
+    o->min_log2 = 10;
+    o->max_log2 = 28;
+    o->reps = 5;
+    cli_opt opts[] = {
+        {"min", CLI_U32, &o->min_log2, 0, 31, "E", "smallest size is 2^E (default 10)"},
+        {"max", CLI_U32, &o->max_log2, 0, 31, "E", "largest size is 2^E (default 28)"},
+        {"reps", CLI_U32, &o->reps, 1, 1000, "N", "timed repetitions per size (default 5)"},
+        {"no-cpu", CLI_FLAG, &o->no_cpu, 0, 0, NULL, "skip the CPU timing (still checks results)"},
+        CLI_COMMON_OPTS(&o->c),
+    };
+    size_t n_opts = sizeof opts / sizeof opts[0];
+    char err[256];
+    const char *pos[1] = {NULL};
+    int n = cli_parse(argc - 1, argv + 1, opts, n_opts, pos, 1, err, sizeof err);
+    if (n < 0) {
+        fprintf(stderr, "pxl bench: %s\n", err);
+        return 2;
+    }
+    if (o->c.help) {
+        cli_usage(stdout, k_usage, k_about, opts, n_opts);
+        return 1;
+    }
+    if (n == 0) {
+        fprintf(stderr, "pxl bench: name a benchmark (dot); see pxl bench --help\n");
+        return 2;
+    }
+    if (strcmp(pos[0], "dot") != 0) {
+        fprintf(stderr, "pxl bench: unknown benchmark '%.64s' (known: dot)\n", pos[0]);
+        return 2;
+    }
+    if (o->min_log2 > o->max_log2) {
+        fprintf(stderr, "pxl bench: --min %u is larger than --max %u\n", o->min_log2, o->max_log2);
+        return 2;
+    }
+    *what = pos[0];
+    return 0;
+}
+
+int cmd_bench_parse(int argc, char **argv) {
+    bench_opts o;
+    const char *what;
+    return parse(argc, argv, &o, &what);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n) {
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+typedef struct {
+    size_t n;
+    double cpu_s, gpu_s, rel_err;
+    int k;
+    int timestamps;
+} row;
+
+/* Times k dots of resident buffers; returns seconds per dot. */
+static pxl_status time_gpu(pxl_ctx *ctx, pxl_buffer *a, pxl_buffer *b, pxl_buffer *out, size_t n,
+                           int k, int timestamps, double *secs) {
+    pxl_recorder *rec;
+    pxl_status s = pxl_recorder_begin(ctx, timestamps, &rec);
+    if (s != PXL_OK) return s;
+    for (int i = 0; i < k && s == PXL_OK; i++) s = pxl_dot_record(rec, a, b, n, out, 0);
+    if (s != PXL_OK) {
+        pxl_recorder_discard(rec);
+        return s;
+    }
+    uint64_t ns = 0;
+    double t0 = pxl_time_now();
+    s = pxl_recorder_submit(rec, 1, timestamps ? &ns : NULL);
+    double wall = pxl_time_now() - t0;
+    *secs = (timestamps && ns ? (double)ns * 1e-9 : wall) / k;
+    return s;
+}
+
+static int run_dot(pxl_ctx *ctx, const bench_opts *o) {
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+    size_t n_max = (size_t)1 << o->max_log2;
+    size_t sizes = o->max_log2 - o->min_log2 + 1;
+    float *a = malloc(n_max * sizeof(float)), *b = malloc(n_max * sizeof(float));
+    row *rows = calloc(sizes, sizeof *rows);
+    double *t = calloc(o->reps, sizeof *t);
+    if (!a || !b || !rows || !t) {
+        fprintf(stderr, "pxl bench: cannot allocate 2 x %zu floats\n", n_max);
+        free(a), free(b), free(rows), free(t);
+        return 1;
+    }
+    uint32_t x = 12345;
+    for (size_t i = 0; i < n_max; i++) {
+        x = x * 1664525u + 1013904223u;
+        a[i] = (float)((x >> 8) & 0xffff) / 65536.0f - 0.5f;
+        x = x * 1664525u + 1013904223u;
+        b[i] = (float)((x >> 8) & 0xffff) / 65536.0f - 0.5f;
+    }
+    pxl_buffer *ga = NULL, *gb = NULL, *gout = NULL;
+    int rc = 0;
+    pxl_status s = PXL_OK;
+    if (gi) {
+        s = pxl_buffer_create(ctx, n_max * sizeof(float), &ga);
+        if (s == PXL_OK) s = pxl_buffer_create(ctx, n_max * sizeof(float), &gb);
+        if (s == PXL_OK) s = pxl_buffer_create(ctx, sizeof(float), &gout);
+        if (s == PXL_OK) s = pxl_buffer_upload(ctx, ga, 0, a, n_max * sizeof(float));
+        if (s == PXL_OK) s = pxl_buffer_upload(ctx, gb, 0, b, n_max * sizeof(float));
+        if (s != PXL_OK) goto fail;
+    }
+    pxl_progress *prog = pxl_progress_begin(ctx, "bench dot", sizes);
+    for (size_t si = 0; si < sizes; si++) {
+        row *r = &rows[si];
+        r->n = (size_t)1 << (o->min_log2 + si);
+        float ref = 0;
+        pxl_dot_cpu(ctx, a, b, r->n, &ref); /* warm-up and reference */
+        if (!o->no_cpu) {
+            for (uint32_t i = 0; i < o->reps; i++) {
+                double t0 = pxl_time_now();
+                float v;
+                pxl_dot_cpu(ctx, a, b, r->n, &v);
+                t[i] = pxl_time_now() - t0;
+            }
+            r->cpu_s = median(t, o->reps);
+        }
+        if (gi) {
+            double bytes = 8.0 * (double)r->n;
+            int k = (int)ceil((256.0 * 1048576.0) / bytes);
+            r->k = k < 1 ? 1 : (k > 1000 ? 1000 : k);
+            r->timestamps = gi->has_timestamps;
+            double dummy;
+            s = time_gpu(ctx, ga, gb, gout, r->n, r->k, r->timestamps, &dummy); /* warm-up */
+            for (uint32_t i = 0; s == PXL_OK && i < o->reps; i++)
+                s = time_gpu(ctx, ga, gb, gout, r->n, r->k, r->timestamps, &t[i]);
+            if (s != PXL_OK) goto fail;
+            r->gpu_s = median(t, o->reps);
+            float got;
+            s = pxl_buffer_download(ctx, gout, 0, &got, sizeof got);
+            if (s != PXL_OK) goto fail;
+            double scale = 0;
+            for (size_t i = 0; i < r->n; i++) scale += fabs((double)a[i] * (double)b[i]);
+            r->rel_err = scale > 0 ? fabs((double)got - (double)ref) / scale : 0;
+        }
+        pxl_progress_update(prog, si + 1);
+    }
+    pxl_progress_end(prog);
+
+    if (o->c.json) {
+        printf("{\"bench\":\"dot\",\"device\":");
+        cli_json_string(stdout, gi ? gi->adapter_name : "cpu");
+        printf(",\"api\":");
+        cli_json_string(stdout, gi ? gi->backend : "none");
+        printf(",\"cpu_threads\":%d,\"bytes_counted\":\"8n (a and b read once)\",\"results\":[",
+               pxl_ctx_threads(ctx));
+        for (size_t si = 0; si < sizes; si++) {
+            row *r = &rows[si];
+            double bytes = 8.0 * (double)r->n;
+            printf("%s{\"n\":%zu,\"bytes\":%.0f", si ? "," : "", r->n, bytes);
+            if (!o->no_cpu) printf(",\"cpu_s\":%.9g,\"cpu_gbps\":%.6g", r->cpu_s, bytes / r->cpu_s * 1e-9);
+            if (gi)
+                printf(",\"gpu_s\":%.9g,\"gpu_gbps\":%.6g,\"dots_per_submit\":%d,\"timing\":\"%s\","
+                       "\"rel_err\":%.3g",
+                       r->gpu_s, bytes / r->gpu_s * 1e-9, r->k, r->timestamps ? "timestamps" : "wall",
+                       r->rel_err);
+            if (gi && !o->no_cpu) printf(",\"gpu_over_cpu\":%.4g", r->cpu_s / r->gpu_s);
+            printf("}");
+        }
+        printf("]}\n");
+    } else {
+        printf("dot f32 | GB/s counts 8n bytes read | CPU: %d threads | GPU: %s (%s, %s timing)\n",
+               pxl_ctx_threads(ctx), gi ? gi->adapter_name : "none", gi ? gi->backend : "-",
+               gi ? (gi->has_timestamps ? "timestamp" : "wall-clock") : "-");
+        printf("%12s %12s %12s %10s %12s\n", "n", "CPU GB/s", "GPU GB/s", "GPU/CPU", "GPU rel.err");
+        for (size_t si = 0; si < sizes; si++) {
+            row *r = &rows[si];
+            double bytes = 8.0 * (double)r->n;
+            char cpu[32] = "-", gpu[32] = "-", ratio[32] = "-", err[32] = "-";
+            if (!o->no_cpu) snprintf(cpu, sizeof cpu, "%.2f", bytes / r->cpu_s * 1e-9);
+            if (gi) {
+                snprintf(gpu, sizeof gpu, "%.2f", bytes / r->gpu_s * 1e-9);
+                snprintf(err, sizeof err, "%.2e", r->rel_err);
+                if (!o->no_cpu) snprintf(ratio, sizeof ratio, "%.2fx", r->cpu_s / r->gpu_s);
+            }
+            printf("%12zu %12s %12s %10s %12s\n", r->n, cpu, gpu, ratio, err);
+        }
+    }
+    goto done;
+fail:
+    fprintf(stderr, "pxl bench: %s\n", pxl_ctx_error(ctx));
+    rc = 1;
+done:
+    pxl_buffer_free(ga);
+    pxl_buffer_free(gb);
+    pxl_buffer_free(gout);
+    free(a), free(b), free(rows), free(t);
+    return rc;
+}
+
+int cmd_bench(int argc, char **argv) {
+    bench_opts o;
+    const char *what;
+    int p = parse(argc, argv, &o, &what);
+    if (p) return p == 1 ? 0 : 2;
+    pxl_ctx *ctx;
+    if (cli_open_ctx(&o.c, &ctx)) return 1;
+    if (!o.c.json && !pxl_gpu_get_info(ctx) && o.c.backend != PXL_BACKEND_CPU)
+        fprintf(stderr, "pxl bench: no GPU (%s); timing the CPU only\n", pxl_ctx_gpu_unavailable_reason(ctx));
+    int rc = run_dot(ctx, &o);
+    pxl_ctx_free(ctx);
+    return rc;
+}

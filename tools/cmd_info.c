@@ -1,0 +1,131 @@
+/* pxl info: what pxl found: the WebGPU library, the adapter, its features and limits. */
+#include "cli.h"
+#include "pxl/gpu.h"
+
+#include <string.h>
+
+typedef struct {
+    cli_common c;
+} info_opts;
+
+#define INFO_OPTS(o) {CLI_COMMON_OPTS(&(o)->c)}
+
+static const char *k_usage = "pxl info [--backend auto|gpu|cpu] [--json]";
+static const char *k_about =
+    "Reports whether the WebGPU library was found (and why not), the adapter's name,\n"
+    "backend and feature level, its features by name, and its key limits.\n"
+    "Exits 0 when it falls back to the CPU; non-zero only if --backend gpu cannot be met.";
+
+static int parse(int argc, char **argv, info_opts *o) {
+    memset(o, 0, sizeof *o);
+    cli_opt opts[] = INFO_OPTS(o);
+    char err[256];
+    const char *pos[1];
+    int n = cli_parse(argc - 1, argv + 1, opts, sizeof opts / sizeof opts[0], pos, 0, err, sizeof err);
+    if (n < 0) {
+        fprintf(stderr, "pxl info: %s\n", err);
+        return 2;
+    }
+    if (o->c.help) {
+        cli_usage(stdout, k_usage, k_about, opts, sizeof opts / sizeof opts[0]);
+        return 1;
+    }
+    return 0;
+}
+
+int cmd_info_parse(int argc, char **argv) {
+    info_opts o;
+    return parse(argc, argv, &o);
+}
+
+static void print_text(pxl_ctx *ctx) {
+    printf("pxl %s\n", PXL_VERSION_STRING);
+    const pxl_gpu_info *g = pxl_gpu_get_info(ctx);
+    if (!g) {
+        const char *why = pxl_ctx_gpu_unavailable_reason(ctx);
+        printf("backend:        cpu (%d threads)\n", pxl_ctx_threads(ctx));
+        printf("gpu:            %s\n", why[0] ? why : "not requested (--backend cpu)");
+        return;
+    }
+    printf("backend:        gpu\n");
+    printf("webgpu library: %s\n", g->library_path);
+    printf("adapter:        %s\n", g->adapter_name);
+    if (g->description[0]) printf("driver:         %s\n", g->description);
+    printf("api:            %s, %s feature level, %s\n", g->backend, g->feature_level, g->adapter_type);
+    printf("vendor/device:  0x%04x / 0x%04x\n", g->vendor_id, g->device_id);
+    printf("subgroup size:  %u..%u\n", g->subgroup_min_size, g->subgroup_max_size);
+    printf("features:      ");
+    for (size_t i = 0; i < g->feature_count; i++) {
+        const char *n = pxl_gpu_feature_name(g->features[i]);
+        if (n) printf(" %s", n);
+        else printf(" 0x%x", g->features[i]);
+    }
+    printf("\n");
+    printf("limits:\n");
+    printf("  max buffer size              %llu\n", (unsigned long long)g->max_buffer_size);
+    printf("  max storage binding size     %llu\n", (unsigned long long)g->max_storage_binding_size);
+    printf("  max storage buffers / stage  %u\n", g->max_storage_buffers_per_stage);
+    printf("  max workgroup storage        %u\n", g->max_workgroup_storage_size);
+    printf("  max invocations / workgroup  %u\n", g->max_invocations_per_workgroup);
+    printf("  max workgroup size           %u x %u x %u\n", g->max_workgroup_size[0],
+           g->max_workgroup_size[1], g->max_workgroup_size[2]);
+    printf("  max workgroups / dimension   %u\n", g->max_workgroups_per_dimension);
+    printf("  storage offset alignment     %u\n", g->min_storage_offset_alignment);
+    printf("  max uniform binding size     %llu\n", (unsigned long long)g->max_uniform_binding_size);
+    printf("cpu threads:    %d\n", pxl_ctx_threads(ctx));
+}
+
+static void print_json(pxl_ctx *ctx) {
+    const pxl_gpu_info *g = pxl_gpu_get_info(ctx);
+    printf("{\"version\":");
+    cli_json_string(stdout, PXL_VERSION_STRING);
+    printf(",\"backend\":\"%s\",\"cpu_threads\":%d", g ? "gpu" : "cpu", pxl_ctx_threads(ctx));
+    if (!g) {
+        printf(",\"gpu\":null,\"gpu_unavailable_reason\":");
+        cli_json_string(stdout, pxl_ctx_gpu_unavailable_reason(ctx));
+        printf("}\n");
+        return;
+    }
+    printf(",\"gpu\":{\"library\":");
+    cli_json_string(stdout, g->library_path);
+    printf(",\"adapter\":");
+    cli_json_string(stdout, g->adapter_name);
+    printf(",\"driver\":");
+    cli_json_string(stdout, g->description);
+    printf(",\"api\":");
+    cli_json_string(stdout, g->backend);
+    printf(",\"feature_level\":\"%s\",\"adapter_type\":\"%s\",\"vendor_id\":%u,\"device_id\":%u",
+           g->feature_level, g->adapter_type, g->vendor_id, g->device_id);
+    printf(",\"subgroup_min_size\":%u,\"subgroup_max_size\":%u", g->subgroup_min_size,
+           g->subgroup_max_size);
+    printf(",\"features\":[");
+    for (size_t i = 0; i < g->feature_count; i++) {
+        const char *n = pxl_gpu_feature_name(g->features[i]);
+        char hex[16];
+        snprintf(hex, sizeof hex, "0x%x", g->features[i]);
+        printf("%s", i ? "," : "");
+        cli_json_string(stdout, n ? n : hex);
+    }
+    printf("],\"limits\":{\"max_buffer_size\":%llu,\"max_storage_binding_size\":%llu,"
+           "\"max_storage_buffers_per_stage\":%u,\"max_workgroup_storage_size\":%u,"
+           "\"max_invocations_per_workgroup\":%u,\"max_workgroup_size\":[%u,%u,%u],"
+           "\"max_workgroups_per_dimension\":%u,\"min_storage_offset_alignment\":%u,"
+           "\"max_uniform_binding_size\":%llu}}}\n",
+           (unsigned long long)g->max_buffer_size, (unsigned long long)g->max_storage_binding_size,
+           g->max_storage_buffers_per_stage, g->max_workgroup_storage_size,
+           g->max_invocations_per_workgroup, g->max_workgroup_size[0], g->max_workgroup_size[1],
+           g->max_workgroup_size[2], g->max_workgroups_per_dimension,
+           g->min_storage_offset_alignment, (unsigned long long)g->max_uniform_binding_size);
+}
+
+int cmd_info(int argc, char **argv) {
+    info_opts o;
+    int p = parse(argc, argv, &o);
+    if (p) return p == 1 ? 0 : 2;
+    pxl_ctx *ctx;
+    if (cli_open_ctx(&o.c, &ctx)) return 1;
+    if (o.c.json) print_json(ctx);
+    else print_text(ctx);
+    pxl_ctx_free(ctx);
+    return 0;
+}

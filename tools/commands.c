@@ -1,0 +1,8 @@
+/* The subcommand table (kept apart from main so the fuzzer can link it). */
+#include "cli.h"
+
+const cli_command cli_commands[] = {
+    {"info", "show the WebGPU library, adapter, features and limits", cmd_info, cmd_info_parse},
+    {"bench", "benchmarks: dot", cmd_bench, cmd_bench_parse},
+};
+const size_t cli_n_commands = sizeof cli_commands / sizeof cli_commands[0];
