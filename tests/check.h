@@ -1,0 +1,36 @@
+/* Minimal test helpers: CHECK records a failure and goes on; the test exits 1 if any failed. */
+#ifndef PXL_TESTS_CHECK_H
+#define PXL_TESTS_CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define PXL_SKIP 77 /* ctest SKIP_RETURN_CODE */
+
+static int g_failures;
+
+#define CHECK(cond)                                                                       \
+    do {                                                                                  \
+        if (!(cond)) {                                                                    \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);     \
+            g_failures++;                                                                 \
+        }                                                                                 \
+    } while (0)
+
+#define CHECK_MSG(cond, ...)                                                              \
+    do {                                                                                  \
+        if (!(cond)) {                                                                    \
+            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);     \
+            fprintf(stderr, __VA_ARGS__);                                                 \
+            fputc('\n', stderr);                                                          \
+            g_failures++;                                                                 \
+        }                                                                                 \
+    } while (0)
+
+static inline int test_result(const char *name) {
+    if (g_failures) fprintf(stderr, "%s: %d check(s) failed\n", name, g_failures);
+    else fprintf(stderr, "%s: all checks passed\n", name);
+    return g_failures ? 1 : 0;
+}
+
+#endif

@@ -1,0 +1,183 @@
+/* core/: status strings, backend parsing, contexts, allocation hooks, thread pool, progress. */
+#include "check.h"
+#include "core/internal.h"
+#include "pxl/core.h"
+#include "pxl/ops.h"
+
+#include <string.h>
+
+/* An allocator that fails after `budget` successful allocations. */
+typedef struct {
+    int budget;
+    int live;
+} failing;
+
+static void *f_alloc(void *u, size_t n) {
+    failing *f = u;
+    if (f->budget-- <= 0) return NULL;
+    f->live++;
+    return malloc(n);
+}
+static void *f_realloc(void *u, void *p, size_t n) {
+    failing *f = u;
+    if (f->budget-- <= 0) return NULL;
+    if (!p) f->live++;
+    return realloc(p, n);
+}
+static void f_free(void *u, void *p) {
+    failing *f = u;
+    f->live--;
+    free(p);
+}
+
+static void test_status_and_backend(void) {
+    CHECK(strcmp(pxl_status_str(PXL_OK), "PXL_OK") == 0);
+    CHECK(strcmp(pxl_status_str(PXL_ERR_SHADER), "PXL_ERR_SHADER") == 0);
+    CHECK(strcmp(pxl_status_str((pxl_status)999), "PXL_ERR_(unknown)") == 0);
+    pxl_backend b;
+    CHECK(pxl_backend_parse("cpu", &b) == PXL_OK && b == PXL_BACKEND_CPU);
+    CHECK(pxl_backend_parse("gpu", &b) == PXL_OK && b == PXL_BACKEND_GPU);
+    CHECK(pxl_backend_parse("auto", &b) == PXL_OK && b == PXL_BACKEND_AUTO);
+    CHECK(pxl_backend_parse("GPU", &b) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_backend_parse("", &b) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_backend_parse(NULL, &b) == PXL_ERR_INVALID_ARG);
+}
+
+static void test_size_math(void) {
+    size_t r;
+    CHECK(pxl_mul_size(0, SIZE_MAX, &r) && r == 0);
+    CHECK(!pxl_mul_size(SIZE_MAX / 2 + 1, 2, &r));
+    CHECK(pxl_add_size(1, 2, &r) && r == 3);
+    CHECK(!pxl_add_size(SIZE_MAX, 1, &r));
+    pxl_ctx *ctx;
+    pxl_ctx_options o = pxl_ctx_options_default();
+    o.backend = PXL_BACKEND_CPU;
+    CHECK(pxl_ctx_create(&o, &ctx) == PXL_OK);
+    CHECK(pxl_calloc(ctx, SIZE_MAX / 4, 8) == NULL); /* overflow, not a huge malloc */
+    pxl_free(ctx, NULL);
+    pxl_ctx_free(ctx);
+    pxl_ctx_free(NULL);
+}
+
+static void test_cpu_ctx(void) {
+    pxl_ctx *ctx = NULL;
+    pxl_ctx_options o = pxl_ctx_options_default();
+    o.backend = PXL_BACKEND_CPU;
+    o.n_threads = 3;
+    CHECK(pxl_ctx_create(&o, &ctx) == PXL_OK);
+    CHECK(pxl_ctx_backend(ctx) == PXL_BACKEND_CPU);
+    CHECK(pxl_ctx_threads(ctx) == 3);
+    CHECK(strcmp(pxl_ctx_error(ctx), "") == 0);
+    CHECK(strcmp(pxl_ctx_gpu_unavailable_reason(ctx), "") == 0);
+    pxl_ctx_free(ctx);
+}
+
+static void test_oom_injection(void) {
+    /* Context creation under every failure point: either OK or a clean OOM, no leak. */
+    for (int budget = 0; budget < 8; budget++) {
+        failing f = {budget, 0};
+        pxl_allocator a = {f_alloc, f_realloc, f_free, &f};
+        pxl_ctx_options o = pxl_ctx_options_default();
+        o.backend = PXL_BACKEND_CPU;
+        o.allocator = &a;
+        o.webgpu_library = "/nonexistent/lib.so";
+        o.n_threads = 2;
+        pxl_ctx *ctx = NULL;
+        pxl_status s = pxl_ctx_create(&o, &ctx);
+        CHECK(s == PXL_OK || s == PXL_ERR_OUT_OF_MEMORY);
+        if (s == PXL_OK) {
+            /* dot on > 64 blocks needs a heap array: must fail cleanly when it cannot get one */
+            size_t n = ((size_t)1 << 16) * 70;
+            float *x = calloc(n, sizeof *x);
+            float r = -1;
+            f.budget = 0;
+            pxl_status ds = pxl_dot_cpu(ctx, x, x, n, &r);
+            CHECK(ds == PXL_ERR_OUT_OF_MEMORY);
+            CHECK(strstr(pxl_ctx_error(ctx), "out of memory") != NULL);
+            f.budget = 100;
+            CHECK(pxl_dot_cpu(ctx, x, x, n, &r) == PXL_OK && r == 0.0f);
+            free(x);
+            pxl_ctx_free(ctx);
+        } else {
+            CHECK(ctx == NULL);
+        }
+        CHECK_MSG(f.live == 0, "budget %d: %d allocations leaked", budget, f.live);
+    }
+}
+
+typedef struct {
+    pxl_ctx *ctx;
+    long long *out;
+    int nested;
+} pool_job;
+
+static void inner(void *arg, size_t i) {
+    long long *acc = arg;
+    __atomic_add_fetch(acc, (long long)i, __ATOMIC_RELAXED);
+}
+
+static void outer(void *arg, size_t i) {
+    pool_job *j = arg;
+    j->out[i] = (long long)i * (long long)i;
+    if (j->nested) { /* a nested call runs serially instead of deadlocking */
+        long long acc = 0;
+        pxl_parallel_for(j->ctx, 10, inner, &acc);
+        if (acc != 45) j->out[i] = -1;
+    }
+}
+
+static void test_threadpool(void) {
+    for (int threads = 1; threads <= 4; threads++) {
+        pxl_ctx *ctx;
+        pxl_ctx_options o = pxl_ctx_options_default();
+        o.backend = PXL_BACKEND_CPU;
+        o.n_threads = threads;
+        CHECK(pxl_ctx_create(&o, &ctx) == PXL_OK);
+        for (int round = 0; round < 50; round++) {
+            size_t n = (size_t)(round * 7 + 1);
+            long long out[400];
+            pool_job j = {ctx, out, round % 5 == 0};
+            pxl_parallel_for(ctx, n, outer, &j);
+            for (size_t i = 0; i < n; i++) CHECK(out[i] == (long long)(i * i));
+        }
+        pxl_parallel_for(ctx, 0, outer, NULL); /* no tasks: no call */
+        pxl_ctx_free(ctx);
+    }
+}
+
+static void test_progress_silent(void) {
+    pxl_ctx *ctx;
+    pxl_ctx_options o = pxl_ctx_options_default();
+    o.backend = PXL_BACKEND_CPU;
+    o.quiet = 1;
+    CHECK(pxl_ctx_create(&o, &ctx) == PXL_OK);
+    pxl_progress *p = pxl_progress_begin(ctx, "x", 10);
+    CHECK(p == NULL); /* quiet: nothing drawn */
+    pxl_progress_update(p, 5);
+    pxl_progress_end(p);
+    pxl_ctx_free(ctx);
+}
+
+static void test_env_backend(void) {
+    setenv("PXL_BACKEND", "bogus", 1);
+    pxl_ctx *ctx = NULL;
+    CHECK(pxl_ctx_create(NULL, &ctx) == PXL_ERR_INVALID_ARG);
+    CHECK(ctx && strstr(pxl_ctx_error(ctx), "PXL_BACKEND") != NULL);
+    pxl_ctx_free(ctx);
+    setenv("PXL_BACKEND", "cpu", 1);
+    CHECK(pxl_ctx_create(NULL, &ctx) == PXL_OK);
+    CHECK(pxl_ctx_backend(ctx) == PXL_BACKEND_CPU);
+    pxl_ctx_free(ctx);
+    unsetenv("PXL_BACKEND");
+}
+
+int main(void) {
+    test_status_and_backend();
+    test_size_math();
+    test_cpu_ctx();
+    test_oom_injection();
+    test_threadpool();
+    test_progress_silent();
+    test_env_backend();
+    return test_result("test_core");
+}

@@ -1,0 +1,190 @@
+/* gpu/ runtime on a real adapter: buffers, pipelines, the recorder, errors, timing.
+ * Skips (exit 77) when no adapter exists. */
+#include "check.h"
+#include "pxl/gpu.h"
+
+#include <stdint.h>
+#include <string.h>
+
+static pxl_ctx *open_gpu(void) {
+    pxl_ctx_options o = pxl_ctx_options_default();
+    o.backend = PXL_BACKEND_AUTO;
+    o.quiet = 1;
+    pxl_ctx *ctx = NULL;
+    if (pxl_ctx_create(&o, &ctx) != PXL_OK || pxl_ctx_backend(ctx) != PXL_BACKEND_GPU) {
+        fprintf(stderr, "no GPU adapter: %s\n", ctx ? pxl_ctx_gpu_unavailable_reason(ctx) : "?");
+        pxl_ctx_free(ctx);
+        return NULL;
+    }
+    const pxl_gpu_info *i = pxl_gpu_get_info(ctx);
+    fprintf(stderr, "adapter: %s (%s, %s)\n", i->adapter_name, i->backend, i->feature_level);
+    return ctx;
+}
+
+static void test_buffers(pxl_ctx *ctx) {
+    static const size_t sizes[] = {0, 1, 3, 4, 5, 12, 17, 255, 1021, 1024, 65540, (1u << 20) + 4, (5u << 20) + 12};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t size = sizes[k];
+        size_t bytes = size / 4 * 4; /* transfers are whole words */
+        pxl_buffer *b = NULL;
+        CHECK(pxl_buffer_create(ctx, size, &b) == PXL_OK);
+        if (!b) continue;
+        CHECK(pxl_buffer_size(b) == size);
+        uint8_t *src = malloc(bytes + 1), *dst = malloc(bytes + 1);
+        for (size_t i = 0; i < bytes; i++) src[i] = (uint8_t)(i * 131u + k);
+        memset(dst, 0xEE, bytes + 1);
+        CHECK(pxl_buffer_upload(ctx, b, 0, src, bytes) == PXL_OK);
+        CHECK(pxl_buffer_download(ctx, b, 0, dst, bytes) == PXL_OK);
+        CHECK_MSG(memcmp(src, dst, bytes) == 0, "round trip of %zu bytes", size);
+        CHECK(dst[bytes] == 0xEE); /* nothing written past the request */
+        if (bytes >= 8) { /* a sub-range at an offset */
+            uint32_t w = 0xA1B2C3D4u, r = 0;
+            CHECK(pxl_buffer_upload(ctx, b, bytes - 4, &w, 4) == PXL_OK);
+            CHECK(pxl_buffer_download(ctx, b, bytes - 4, &r, 4) == PXL_OK && r == w);
+        }
+        /* out of range and misaligned requests are errors, not crashes */
+        CHECK(pxl_buffer_upload(ctx, b, 0, src, bytes + 8) == PXL_ERR_INVALID_ARG);
+        CHECK(pxl_buffer_download(ctx, b, 2, dst, 4) == PXL_ERR_INVALID_ARG);
+        CHECK(pxl_buffer_download(ctx, b, SIZE_MAX - 3, dst, 8) == PXL_ERR_INVALID_ARG);
+        free(src);
+        free(dst);
+        pxl_buffer_free(b);
+    }
+    /* the pool hands back freed buffers */
+    pxl_gpu_stats before = pxl_gpu_get_stats(ctx);
+    pxl_buffer *b;
+    CHECK(pxl_buffer_create(ctx, 1024, &b) == PXL_OK);
+    pxl_buffer_free(b);
+    CHECK(pxl_buffer_create(ctx, 1024, &b) == PXL_OK);
+    pxl_buffer_free(b);
+    CHECK(pxl_gpu_get_stats(ctx).buffer_pool_hits >= before.buffer_pool_hits + 1);
+    /* larger than the device allows */
+    const pxl_gpu_info *i = pxl_gpu_get_info(ctx);
+    CHECK(pxl_buffer_create(ctx, (size_t)i->max_buffer_size + 1, &b) == PXL_ERR_INVALID_ARG);
+    pxl_buffer_free(NULL);
+}
+
+static const char *k_add =
+    "struct P { n: u32, v: f32 }\n"
+    "@group(0) @binding(0) var<storage, read_write> x: array<f32>;\n"
+    "@group(0) @binding(1) var<uniform> p: P;\n"
+    "override WG: u32 = 64u;\n"
+    "@compute @workgroup_size(WG)\n"
+    "fn add(@builtin(global_invocation_id) id: vec3<u32>) {\n"
+    "    if (id.x < p.n) { x[id.x] = x[id.x] + p.v; }\n"
+    "}\n";
+
+static void test_compile_error(pxl_ctx *ctx) {
+    const char *bad = "@compute @workgroup_size(1)\n"
+                      "fn main() {\n"
+                      "    let x: u32 = undefined_thing;\n"
+                      "}\n";
+    pxl_kernel *k = NULL;
+    pxl_status s = pxl_kernel_get(ctx, "bad.wgsl", bad, "main", NULL, 0, &k);
+    CHECK(s == PXL_ERR_SHADER);
+    CHECK(k == NULL);
+    CHECK_MSG(strstr(pxl_ctx_error(ctx), "bad.wgsl:3:") != NULL, "message: %s", pxl_ctx_error(ctx));
+    CHECK_MSG(strstr(pxl_ctx_error(ctx), "undefined_thing") != NULL, "message: %s", pxl_ctx_error(ctx));
+    /* a missing entry point is a shader error too */
+    s = pxl_kernel_get(ctx, "add.wgsl", k_add, "no_such_entry", NULL, 0, &k);
+    CHECK(s == PXL_ERR_SHADER);
+    /* and the context still works afterwards */
+    CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", NULL, 0, &k) == PXL_OK);
+}
+
+static void test_pipeline_cache(pxl_ctx *ctx) {
+    pxl_kernel *k1, *k2, *k3;
+    pxl_constant wg64 = {"WG", 64}, wg32 = {"WG", 32};
+    pxl_gpu_stats s0 = pxl_gpu_get_stats(ctx);
+    CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &wg64, 1, &k1) == PXL_OK);
+    CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &wg64, 1, &k2) == PXL_OK);
+    CHECK(k1 == k2);
+    pxl_gpu_stats s1 = pxl_gpu_get_stats(ctx);
+    CHECK(s1.pipeline_cache_hits == s0.pipeline_cache_hits + 1);
+    CHECK(s1.pipeline_cache_misses == s0.pipeline_cache_misses + 1);
+    CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &wg32, 1, &k3) == PXL_OK);
+    CHECK(k3 != k1); /* different constants: a different pipeline */
+    CHECK(pxl_gpu_get_stats(ctx).pipeline_cache_misses == s1.pipeline_cache_misses + 1);
+}
+
+static void test_recorder(pxl_ctx *ctx) {
+    const size_t n = 1000;
+    pxl_kernel *k;
+    pxl_constant wg = {"WG", 64};
+    CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &wg, 1, &k) == PXL_OK);
+    pxl_buffer *x;
+    CHECK(pxl_buffer_create(ctx, n * 4, &x) == PXL_OK);
+    float *h = calloc(n, sizeof *h);
+    CHECK(pxl_buffer_upload(ctx, x, 0, h, n * 4) == PXL_OK);
+    /* 300 dependent dispatches, each with its own uniforms, one submit */
+    pxl_gpu_stats s0 = pxl_gpu_get_stats(ctx);
+    pxl_recorder *r;
+    CHECK(pxl_recorder_begin(ctx, 1, &r) == PXL_OK);
+    for (int i = 0; i < 300; i++) {
+        struct { uint32_t n; float v; } p = {(uint32_t)n, (float)(i % 3)};
+        pxl_binding b = {0, x, 0, 0};
+        pxl_dispatch d = {k, &b, 1, &p, sizeof p, 1, {(uint32_t)((n + 63) / 64), 1, 1}};
+        CHECK(pxl_recorder_dispatch(r, &d) == PXL_OK);
+    }
+    uint64_t ns = 0;
+    CHECK(pxl_recorder_submit(r, 1, &ns) == PXL_OK);
+    CHECK(pxl_gpu_get_stats(ctx).submits == s0.submits + 1);
+    if (pxl_gpu_get_info(ctx)->has_timestamps) CHECK(ns > 0);
+    CHECK(pxl_buffer_download(ctx, x, 0, h, n * 4) == PXL_OK);
+    int ok = 1;
+    for (size_t i = 0; i < n; i++) ok &= h[i] == 300.0f; /* 100 * (0 + 1 + 2) */
+    CHECK(ok);
+
+    /* a copy inside a recording is ordered with the dispatches */
+    pxl_buffer *y;
+    CHECK(pxl_buffer_create(ctx, n * 4, &y) == PXL_OK);
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    struct { uint32_t n; float v; } p = {(uint32_t)n, 1.0f};
+    pxl_binding b = {0, x, 0, 0};
+    pxl_dispatch d = {k, &b, 1, &p, sizeof p, 1, {(uint32_t)((n + 63) / 64), 1, 1}};
+    CHECK(pxl_recorder_dispatch(r, &d) == PXL_OK);
+    CHECK(pxl_recorder_copy(r, x, 0, y, 0, n * 4) == PXL_OK);
+    CHECK(pxl_recorder_dispatch(r, &d) == PXL_OK);
+    CHECK(pxl_recorder_copy(r, x, 0, y, 0, 6) == PXL_ERR_INVALID_ARG); /* misaligned */
+    CHECK(pxl_recorder_submit(r, 1, NULL) == PXL_ERR_INVALID_ARG);    /* reports the first error */
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(pxl_recorder_dispatch(r, &d) == PXL_OK);
+    CHECK(pxl_recorder_copy(r, x, 0, y, 0, n * 4) == PXL_OK);
+    CHECK(pxl_recorder_dispatch(r, &d) == PXL_OK);
+    CHECK(pxl_recorder_submit(r, 1, NULL) == PXL_OK);
+    float y0 = 0, x0 = 0;
+    CHECK(pxl_buffer_download(ctx, y, 0, &y0, 4) == PXL_OK && y0 == 301.0f);
+    CHECK(pxl_buffer_download(ctx, x, 0, &x0, 4) == PXL_OK && x0 == 302.0f);
+
+    /* a validation error (missing binding) comes back as a status; the context survives */
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    pxl_dispatch bad = {k, NULL, 0, &p, sizeof p, 1, {1, 1, 1}};
+    CHECK(pxl_recorder_dispatch(r, &bad) == PXL_OK); /* detected by WebGPU, not by pxl */
+    pxl_status s = pxl_recorder_submit(r, 1, NULL);
+    CHECK(s == PXL_ERR_GPU);
+    CHECK_MSG(strstr(pxl_ctx_error(ctx), "validation") != NULL, "%s", pxl_ctx_error(ctx));
+    CHECK(pxl_gpu_finish(ctx) == PXL_OK);
+    CHECK(pxl_buffer_download(ctx, x, 0, &x0, 4) == PXL_OK && x0 == 302.0f);
+
+    /* too many workgroups is caught before WebGPU sees it */
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    pxl_dispatch big = {k, &b, 1, &p, sizeof p, 1, {UINT32_MAX, 1, 1}};
+    CHECK(pxl_recorder_dispatch(r, &big) == PXL_ERR_INVALID_ARG);
+    pxl_recorder_discard(r);
+    pxl_recorder_discard(NULL);
+
+    free(h);
+    pxl_buffer_free(x);
+    pxl_buffer_free(y);
+}
+
+int main(void) {
+    pxl_ctx *ctx = open_gpu();
+    if (!ctx) return PXL_SKIP;
+    test_buffers(ctx);
+    test_compile_error(ctx);
+    test_pipeline_cache(ctx);
+    test_recorder(ctx);
+    pxl_ctx_free(ctx);
+    return test_result("test_gpu");
+}
