@@ -50,27 +50,25 @@ static const char *adapter_type_name(WGPUAdapterType t) {
 
 const char *pxl_gpu_feature_name(uint32_t f) {
     switch (f) {
-    case 0x01: return "core-features-and-limits";
-    case 0x02: return "depth-clip-control";
-    case 0x03: return "depth32float-stencil8";
+    /* Dawn's numbering in the pinned build (see webgpu_api.h) */
+    case 0x01: return "depth-clip-control";
+    case 0x02: return "depth32float-stencil8";
+    case 0x03: return "timestamp-query";
     case 0x04: return "texture-compression-bc";
     case 0x05: return "texture-compression-bc-sliced-3d";
     case 0x06: return "texture-compression-etc2";
     case 0x07: return "texture-compression-astc";
     case 0x08: return "texture-compression-astc-sliced-3d";
-    case 0x09: return "timestamp-query";
-    case 0x0A: return "indirect-first-instance";
-    case 0x0B: return "shader-f16";
-    case 0x0C: return "rg11b10ufloat-renderable";
-    case 0x0D: return "bgra8unorm-storage";
-    case 0x0E: return "float32-filterable";
-    case 0x0F: return "float32-blendable";
-    case 0x10: return "clip-distances";
-    case 0x11: return "dual-source-blending";
-    case 0x12: return "subgroups";
-    case 0x13: return "texture-formats-tier1";
-    case 0x14: return "texture-formats-tier2";
-    case 0x15: return "primitive-index";
+    case 0x09: return "indirect-first-instance";
+    case 0x0A: return "shader-f16";
+    case 0x0B: return "rg11b10ufloat-renderable";
+    case 0x0C: return "bgra8unorm-storage";
+    case 0x0D: return "float32-filterable";
+    case 0x0E: return "float32-blendable";
+    case 0x0F: return "clip-distances";
+    case 0x10: return "dual-source-blending";
+    case 0x11: return "subgroups";
+    case 0x12: return "core-features-and-limits";
     /* Dawn extensions, numbered for the pinned Dawn build only. */
     case 0x50000: return "dawn-internal-usages";
     case 0x50001: return "dawn-multi-planar-formats";

@@ -81,12 +81,20 @@ enum {
     WGPUFeatureLevel_Core = 2
 };
 
+/*
+ * Feature values: the pinned Dawn build still uses Dawn's numbering from
+ * before webgpu.h was declared stable (timestamp-query = 3, shader-f16 = 0xA,
+ * subgroups = 0x11, core-features-and-limits = 0x12); the stable header
+ * renumbered them (9, 0xB, 0x12, 1). Checked on this build: requesting 3
+ * enables timestamp query sets, 0x11 enables `enable subgroups;`. These
+ * values hold for this library only.
+ */
 typedef uint32_t WGPUFeatureName;
 enum {
-    WGPUFeatureName_CoreFeaturesAndLimits = 0x01,
-    WGPUFeatureName_TimestampQuery = 0x09,
-    WGPUFeatureName_ShaderF16 = 0x0B,
-    WGPUFeatureName_Subgroups = 0x12
+    WGPUFeatureName_TimestampQuery = 0x03,
+    WGPUFeatureName_ShaderF16 = 0x0A,
+    WGPUFeatureName_Subgroups = 0x11,
+    WGPUFeatureName_CoreFeaturesAndLimits = 0x12
 };
 
 typedef uint32_t WGPUInstanceFeatureName;

@@ -4,6 +4,8 @@
 #include "wgsl_sources.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- CPU ------------------------------------------------------------------ */
@@ -55,6 +57,20 @@ pxl_status pxl_dot_cpu(pxl_ctx *ctx, const float *a, const float *b, size_t n, f
 #define DOT_WG 256u
 #define DOT_MAX_GROUPS 1024u
 
+/* Launch shape. PXL_DOT_TUNE="wg,groups" overrides it, for tuning benchmarks
+ * only (wg a power of two in [32, 1024], groups in [1, 65535]). */
+static void dot_shape(uint32_t *wg, uint32_t *max_groups) {
+    *wg = DOT_WG;
+    *max_groups = DOT_MAX_GROUPS;
+    const char *t = getenv("PXL_DOT_TUNE");
+    unsigned a, b;
+    if (t && sscanf(t, "%u,%u", &a, &b) == 2 && a >= 32 && a <= 1024 && (a & (a - 1)) == 0 &&
+        b >= 1 && b <= 65535) {
+        *wg = a;
+        *max_groups = b;
+    }
+}
+
 pxl_status pxl_dot_record(pxl_recorder *rec, pxl_buffer *a, pxl_buffer *b, size_t n,
                           pxl_buffer *out, size_t out_index) {
     pxl_ctx *ctx = pxl_recorder_ctx(rec);
@@ -77,7 +93,10 @@ pxl_status pxl_dot_record(pxl_recorder *rec, pxl_buffer *a, pxl_buffer *b, size_
     if (chunk < 64) return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_dot: device binding limit too small");
     size_t n_chunks = n ? (n + chunk - 1) / chunk : 1;
 
-    pxl_constant wg = {"WG", DOT_WG};
+    uint32_t wg_size, max_groups;
+    dot_shape(&wg_size, &max_groups);
+    if (wg_size > info->max_invocations_per_workgroup) wg_size = info->max_invocations_per_workgroup;
+    pxl_constant wg = {"WG", wg_size};
     pxl_kernel *k_partial, *k_final;
     pxl_status s = pxl_kernel_get(ctx, "dot.wgsl", pxl_wgsl_dot, "dot_partial", &wg, 1, &k_partial);
     if (s != PXL_OK) return s;
@@ -85,7 +104,7 @@ pxl_status pxl_dot_record(pxl_recorder *rec, pxl_buffer *a, pxl_buffer *b, size_
     if (s != PXL_OK) return s;
 
     size_t n_parts_max;
-    if (!pxl_mul_size(n_chunks, DOT_MAX_GROUPS, &n_parts_max))
+    if (!pxl_mul_size(n_chunks, max_groups, &n_parts_max))
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_dot: n=%zu too large", n);
     pxl_buffer *parts;
     s = pxl_recorder_scratch(rec, n_parts_max * sizeof(float), &parts);
@@ -96,8 +115,8 @@ pxl_status pxl_dot_record(pxl_recorder *rec, pxl_buffer *a, pxl_buffer *b, size_
         size_t lo = c * chunk;
         size_t len = n - lo < chunk ? n - lo : chunk;
         size_t n4 = (len + 3) / 4;
-        uint32_t groups = (uint32_t)((n4 + DOT_WG - 1) / DOT_WG);
-        if (groups > DOT_MAX_GROUPS) groups = DOT_MAX_GROUPS;
+        uint32_t groups = (uint32_t)((n4 + wg_size - 1) / wg_size);
+        if (groups > max_groups) groups = max_groups;
         if (groups == 0) groups = 1;
         uint32_t params[4] = {(uint32_t)len, n_parts, 0, 0};
         uint64_t bind = ((uint64_t)len * 4 + 15) / 16 * 16;

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# One device call for the foundation issue: build, pxl info, GPU tests, the
+# dot benchmark (with launch-shape variants) and the torch baseline, all on
+# the same GPU in the same run. Results land in $OUT.
+set -uo pipefail
+for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-dev -j 16 >/dev/null || exit 1
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv | tee "$OUT/nvidia-smi.txt"
+build-dev/pxl info | tee "$OUT/info.txt"
+build-dev/pxl info --json > "$OUT/info.json"
+(cd build-dev && ctest --output-on-failure -j 4 2>&1 | tail -25) | tee "$OUT/ctest.txt"
+python3 bench/dot_torch.py --min 20 --max 28 > "$OUT/torch_dot.json"
+build-dev/pxl bench dot --min 10 --max 28 --reps 7 --json > "$OUT/pxl_dot.json"
+for tune in "${@:-256,1024}"; do
+  echo "== PXL_DOT_TUNE=$tune"
+  PXL_DOT_TUNE=$tune build-dev/pxl bench dot --min 24 --max 28 --reps 7 --no-cpu
+done 2>&1 | tee "$OUT/tune.txt"
+python3 bench/dot_torch.py --min 26 --max 28 >> "$OUT/torch_dot.json"
