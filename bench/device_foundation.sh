@@ -11,10 +11,13 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format
 build-dev/pxl info | tee "$OUT/info.txt"
 build-dev/pxl info --json > "$OUT/info.json"
 (cd build-dev && ctest --output-on-failure -j 4 2>&1 | tail -25) | tee "$OUT/ctest.txt"
+# baseline, then pxl, then the baseline again: the ratio uses the better torch figure
 python3 bench/dot_torch.py --min 20 --max 28 > "$OUT/torch_dot.json"
-build-dev/pxl bench dot --min 10 --max 28 --reps 7 --json > "$OUT/pxl_dot.json"
-for tune in "${@:-256,1024}"; do
+build-dev/pxl bench dot --min 10 --max 28 --reps 7 | tee "$OUT/pxl_dot.txt"
+build-dev/pxl bench dot --min 20 --max 28 --reps 7 --json > "$OUT/pxl_dot.json"
+python3 bench/dot_torch.py --min 20 --max 28 >> "$OUT/torch_dot.json"
+# optional launch-shape variants: bench/device_foundation.sh 256,528 512,1024 ...
+for tune in "$@"; do
   echo "== PXL_DOT_TUNE=$tune"
   PXL_DOT_TUNE=$tune build-dev/pxl bench dot --min 24 --max 28 --reps 7 --no-cpu
 done 2>&1 | tee "$OUT/tune.txt"
-python3 bench/dot_torch.py --min 26 --max 28 >> "$OUT/torch_dot.json"

@@ -3,10 +3,11 @@
  *
  * Bandwidth counts the bytes the op must read: 8n (two f32 vectors); the
  * 4-byte result is ignored. GPU time comes from timestamp queries around a
- * recording of k back-to-back dots (k chosen so a recording reads >= 256 MiB,
+ * recording of k back-to-back dots (k chosen so a recording reads >= 1 GiB,
  * at most 1000), divided by k; without timestamps it is wall time around
  * submit-and-wait. CPU time is wall time of pxl_dot_cpu on all threads.
- * Each figure is the median of --reps repetitions after one warm-up. Every
+ * Each figure is the median of --reps repetitions after a warm-up that keeps
+ * the GPU busy for 0.25 s (the first run after idle is slower). Every
  * GPU result is checked against the CPU reference and its error reported.
  */
 #include "cli.h"
@@ -158,11 +159,13 @@ static int run_dot(pxl_ctx *ctx, const bench_opts *o) {
         }
         if (gi) {
             double bytes = 8.0 * (double)r->n;
-            int k = (int)ceil((256.0 * 1048576.0) / bytes);
+            int k = (int)ceil((1024.0 * 1048576.0) / bytes);
             r->k = k < 1 ? 1 : (k > 1000 ? 1000 : k);
             r->timestamps = gi->has_timestamps;
-            double dummy;
-            s = time_gpu(ctx, ga, gb, gout, r->n, r->k, r->timestamps, &dummy); /* warm-up */
+            /* warm-up: keep the GPU busy for >= 0.25 s so clocks settle before timing */
+            double dummy, t_warm = pxl_time_now();
+            do s = time_gpu(ctx, ga, gb, gout, r->n, r->k, r->timestamps, &dummy);
+            while (s == PXL_OK && pxl_time_now() - t_warm < 0.25);
             for (uint32_t i = 0; s == PXL_OK && i < o->reps; i++)
                 s = time_gpu(ctx, ga, gb, gout, r->n, r->k, r->timestamps, &t[i]);
             if (s != PXL_OK) goto fail;
