@@ -105,7 +105,8 @@ pxl_status pxl_gpu_load_library(pxl_gpu *g) {
         PXL_WGPU_FUNCTIONS(PXL_RESOLVE)
 #undef PXL_RESOLVE
         g->lib = h;
-        g->lib_path = pxl_strdup(ctx, p);
+        char canon[PATH_MAX];
+        g->lib_path = pxl_strdup(ctx, strchr(p, '/') && realpath(p, canon) ? canon : p);
         if (!g->lib_path) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
         return PXL_OK;
     }
