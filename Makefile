@@ -29,8 +29,12 @@ test: build
 bench: build
 	$(BUILD)/pxl bench dot
 
-install: build
-	cmake --install $(BUILD) --prefix $(PREFIX)
+# Reconfigures with the prefix so the library's compiled-in search path for
+# the Dawn library (<prefix>/lib/pxl/) is right.
+install: configure
+	@cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+	cmake --install $(BUILD)
 
 clean:
 	rm -rf $(BUILD) build-asan
