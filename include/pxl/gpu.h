@@ -162,8 +162,21 @@ pxl_ctx *pxl_recorder_ctx(const pxl_recorder *rec);
 /* Drops a recording without submitting it. NULL is a no-op. */
 void pxl_recorder_discard(pxl_recorder *rec);
 
-/* Waits until all submitted GPU work is done. */
+/* Waits until all submitted GPU work is done (submits the stream first). */
 pxl_status pxl_gpu_finish(pxl_ctx *ctx);
+
+/*
+ * The context's stream: one recorder that ops (pxl/ops.h) record into, begun
+ * on first use and submitted by pxl_gpu_flush(), by any upload or download,
+ * by pxl_recorder_begin() (so work runs in call order), or when it holds more
+ * than 4096 dispatches. Owned by the context: never submit or discard it.
+ */
+pxl_status pxl_gpu_stream(pxl_ctx *ctx, pxl_recorder **out);
+/* Submits the stream if one is open. wait = 1 waits for the GPU. If gpu_ns is
+ * non-NULL and the stream was begun timed, it receives its GPU time (waits). */
+pxl_status pxl_gpu_flush(pxl_ctx *ctx, int wait, uint64_t *gpu_ns);
+/* Flushes, then begins a stream with timestamps (for benchmarks). */
+pxl_status pxl_gpu_stream_begin_timed(pxl_ctx *ctx);
 
 #ifdef __cplusplus
 }

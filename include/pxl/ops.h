@@ -1,10 +1,23 @@
 /*
- * pxl/ops.h: the kernel library. Every op has a CPU reference and a WGSL
- * path; the plain entry points pick the path from the context's backend.
+ * pxl/ops.h: the kernel library.
  *
- * Host-memory entry points (pxl_dot) copy data to the GPU and back when the
- * backend is GPU. *_record entry points take GPU buffers and record into a
- * pxl_recorder, so that chains of ops run in one submit.
+ * Tensors live where the context computes: in GPU buffers on a GPU context,
+ * in host memory on a CPU context. Every op has a CPU reference and a WGSL
+ * path, and the context's backend picks one. tests/ops_* check each GPU op
+ * against its CPU reference.
+ *
+ * Layout: row-major and contiguous; the last dimension is the row. Shapes
+ * have 1 to 4 dimensions. Quantized dtypes store each row as GGUF blocks of
+ * 32 elements, so their row length must be a multiple of 32.
+ *
+ * Execution: on a GPU context, ops are recorded into the context's stream and
+ * submitted together (one submit for a whole chain of ops); pxl_tensor_read()
+ * and pxl_finish() wait for them, pxl_flush() submits without waiting. An
+ * error found by WebGPU after recording (rare: validation) is returned by the
+ * next flush/read. Shape or dtype mismatches are found at the call and return
+ * PXL_ERR_INVALID_ARG with a message naming the op and the operand.
+ *
+ * Output tensors must not alias inputs unless an op says so.
  */
 #ifndef PXL_OPS_H
 #define PXL_OPS_H
@@ -16,25 +29,169 @@
 extern "C" {
 #endif
 
+/* ---- dtypes and tensors ---------------------------------------------------- */
+
+typedef enum pxl_dtype {
+    PXL_F32 = 0,
+    PXL_F16,   /* IEEE half, 2 bytes; stored as halves, computed in f32 */
+    PXL_I32,
+    PXL_Q8_0,  /* GGUF Q8_0: blocks of 32 = f16 scale d + 32 x int8 q; x = d * q (34 bytes) */
+    PXL_Q4_0,  /* GGUF Q4_0: blocks of 32 = f16 scale d + 16 bytes of nibbles; element j < 16 is
+                  the low nibble of byte j, element j >= 16 the high nibble of byte j-16;
+                  x = d * (q - 8) (18 bytes) */
+    PXL_DTYPE_COUNT
+} pxl_dtype;
+
+#define PXL_MAX_DIMS 4
+#define PXL_QK 32 /* elements per quantization block */
+
+const char *pxl_dtype_name(pxl_dtype t);
+int pxl_dtype_is_quantized(pxl_dtype t);
+/* Bytes of one row of n elements; 0 if n is not allowed for the dtype
+ * (quantized: n % 32 != 0) or the size overflows. */
+size_t pxl_dtype_row_bytes(pxl_dtype t, int64_t n);
+
+typedef struct pxl_tensor pxl_tensor;
+
 /*
- * Dot product of two f32 vectors of any length n (n = 0 gives 0).
- * CPU: products are exact in f64 and summed in f64 over fixed 64 Ki-element
- * blocks, so the result is deterministic for any thread count and correctly
- * rounded for all practical n. GPU: f32 partial sums per invocation, tree
- * reduction per workgroup, then a second pass over the partials; the relative
- * error is bounded by about (n / invocations + log2 n) * 2^-24 * sum|a_i b_i|.
+ * A tensor of the given dtype and shape (ndim in 1..4, every dim >= 1),
+ * uninitialised, on the context's backend. Fails with PXL_ERR_INVALID_ARG on
+ * a bad shape or a size that overflows or exceeds the device.
+ */
+pxl_status pxl_tensor_create(pxl_ctx *ctx, pxl_dtype dtype, int ndim, const int64_t *shape,
+                             pxl_tensor **out);
+/* Frees the tensor (pending GPU work that uses it still completes). NULL: no-op. */
+void pxl_tensor_free(pxl_tensor *t);
+pxl_dtype pxl_tensor_dtype(const pxl_tensor *t);
+int pxl_tensor_ndim(const pxl_tensor *t);
+int64_t pxl_tensor_dim(const pxl_tensor *t, int i); /* i < 0 counts from the end */
+int64_t pxl_tensor_nelem(const pxl_tensor *t);
+size_t pxl_tensor_bytes(const pxl_tensor *t);
+/* The GPU buffer behind a tensor (NULL on a CPU context). Owned by the tensor. */
+pxl_buffer *pxl_tensor_buffer(const pxl_tensor *t);
+
+/* Copies `bytes` (must equal pxl_tensor_bytes) from host memory into the tensor. */
+pxl_status pxl_tensor_write(pxl_ctx *ctx, pxl_tensor *t, const void *src, size_t bytes);
+/* Copies the tensor to host memory after all pending ops finished. */
+pxl_status pxl_tensor_read(pxl_ctx *ctx, const pxl_tensor *t, void *dst, size_t bytes);
+
+/* Submits pending GPU ops without waiting / waits for them. No-ops on CPU. */
+pxl_status pxl_flush(pxl_ctx *ctx);
+pxl_status pxl_finish(pxl_ctx *ctx);
+
+/* f16 <-> f32 conversion (round to nearest even; NaN and Inf kept). */
+uint16_t pxl_f32_to_f16(float f);
+float pxl_f16_to_f32(uint16_t h);
+/* Quantizes n floats (n % 32 == 0) into GGUF blocks / dequantizes them. */
+pxl_status pxl_quantize(pxl_dtype t, const float *src, int64_t n, void *dst, size_t dst_bytes);
+pxl_status pxl_dequantize(pxl_dtype t, const void *src, size_t src_bytes, float *dst, int64_t n);
+
+/* ---- dot product ------------------------------------------------------------- */
+
+/*
+ * Dot product of two f32 vectors of any length n (n = 0 gives 0), from host
+ * memory. CPU: products are exact in f64 and summed in f64 over fixed 64 Ki
+ * blocks: deterministic for any thread count. GPU: f32 partial sums per
+ * invocation, tree reduction per workgroup, then a pass over the partials.
  * NaN and Inf propagate as IEEE arithmetic says (Inf * 0 and Inf - Inf are NaN).
  */
 pxl_status pxl_dot(pxl_ctx *ctx, const float *a, const float *b, size_t n, float *out);
 /* The CPU reference, whatever the backend. */
 pxl_status pxl_dot_cpu(pxl_ctx *ctx, const float *a, const float *b, size_t n, float *out);
-/*
- * Records a · b (first n floats of each buffer) into element out_index of
- * `out`. Vectors longer than the device's max storage binding are processed
- * in chunks.
- */
+/* Records a . b (first n floats of each buffer) into element out_index of `out`;
+ * vectors longer than the device's storage binding limit run in chunks. */
 pxl_status pxl_dot_record(pxl_recorder *rec, pxl_buffer *a, pxl_buffer *b, size_t n,
                           pxl_buffer *out, size_t out_index);
+
+/* ---- matrix products ------------------------------------------------------------ */
+
+typedef struct pxl_matmul_opts {
+    int trans_a;  /* A is stored [K, M] */
+    int trans_b;  /* B is stored [N, K] (the layout of GGUF weights) */
+    float alpha;  /* default 1 */
+    float beta;   /* default 0: C is not read (so NaN in C does not leak) */
+} pxl_matmul_opts;
+pxl_matmul_opts pxl_matmul_opts_default(void);
+
+/*
+ * C = alpha * op(A) . op(B) + beta * C, for any M, N, K >= 1.
+ * A: [M, K] (or [K, M] with trans_a), f32.
+ * B: [K, N] (or [N, K] with trans_b), f32 or f16; or Q8_0/Q4_0 with trans_b
+ *    (weights [N, K], K % 32 == 0), dequantized in the shader.
+ * C: [M, N], f32.
+ * Batched: a leading dimension on A, B and C ([batch, rows, cols]); A or B may
+ * have batch 1, which is broadcast. M = 1 (a matrix-vector product) uses a
+ * dedicated kernel.
+ */
+pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
+                      const pxl_matmul_opts *opts);
+
+/* ---- row-wise ops (rows = the last dimension) ------------------------------------------ */
+
+/*
+ * y = softmax(scale * x) over each row, computed stably (max subtracted).
+ * causal: x is viewed as [..., R, L]; in row r, columns j > r + causal_offset
+ * are masked (give 0). A row whose entries are all masked or -Inf gives zeros.
+ */
+pxl_status pxl_softmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, float scale, int causal,
+                       int64_t causal_offset);
+/* y = x / sqrt(mean(x^2) + eps) * w; w: [L] f32. */
+pxl_status pxl_rmsnorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w, pxl_tensor *y,
+                       float eps);
+/* y = (x - mean) / sqrt(var + eps) * w + b; w, b: [L] f32 (b may be NULL). */
+pxl_status pxl_layernorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w,
+                         const pxl_tensor *b, pxl_tensor *y, float eps);
+/* idx[r] = the first index of the largest value of row r (NaN counts as largest); idx: I32 [rows]. */
+pxl_status pxl_argmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *idx);
+/* The k largest values of each row in descending order, ties by lower index;
+ * vals: f32 [rows, k], idx: I32 [rows, k]; 1 <= k <= min(L, 256). */
+pxl_status pxl_topk(pxl_ctx *ctx, const pxl_tensor *x, int k, pxl_tensor *vals, pxl_tensor *idx);
+
+/* ---- element-wise ops --------------------------------------------------------------- */
+
+typedef enum pxl_gelu_form { PXL_GELU_TANH = 0, PXL_GELU_ERF = 1 } pxl_gelu_form;
+pxl_status pxl_gelu(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, pxl_gelu_form form);
+pxl_status pxl_silu(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y);
+/* y = silu(gate) * up, all the same shape. */
+pxl_status pxl_swiglu(pxl_ctx *ctx, const pxl_tensor *gate, const pxl_tensor *up, pxl_tensor *y);
+/* y = a + b, y = a * b: b has a's shape, or is one row [L] broadcast over every row. */
+pxl_status pxl_add(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *y);
+pxl_status pxl_mul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *y);
+/* y = s * x */
+pxl_status pxl_scale(pxl_ctx *ctx, const pxl_tensor *x, float s, pxl_tensor *y);
+
+/* ---- lookups and positions ---------------------------------------------------------- */
+
+/* out[i, :] = table[ids[i], :]; table: [V, D] f32/f16/Q8_0/Q4_0; ids: I32 [n]; out: f32 [n, D].
+ * An id outside [0, V) is an error on the CPU and gives a row of NaN on the GPU. */
+pxl_status pxl_embedding(pxl_ctx *ctx, const pxl_tensor *table, const pxl_tensor *ids,
+                         pxl_tensor *out);
+
+typedef enum pxl_rope_layout {
+    PXL_ROPE_ADJACENT = 0, /* pairs (x[2i], x[2i+1]): llama.cpp's default for llama */
+    PXL_ROPE_HALVES = 1    /* pairs (x[i], x[i + d/2]): GPT-NeoX, Hugging Face */
+} pxl_rope_layout;
+/*
+ * Rotary position embedding. x, y: [T, H, D] f32 with D even; row t is at
+ * position pos_offset + t; pair i turns by (pos * base^(-2i/D)) radians.
+ * y may be x (in place).
+ */
+pxl_status pxl_rope(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, int64_t pos_offset,
+                    float base, pxl_rope_layout layout);
+
+/* ---- attention ---------------------------------------------------------------------- */
+
+/*
+ * Causal multi-head attention over a KV cache, with grouped-query heads.
+ * q: [T, Hq, D]; k, v: [C, Hkv, D] (a cache of capacity C, of which the first
+ * kv_len rows are valid); y: [T, Hq, D]; all f32. Hkv must divide Hq; query
+ * head h uses KV head h / (Hq / Hkv). Query t sits at position
+ * kv_len - T + t and sees keys 0 .. kv_len - T + t. T = 1 is decode, T > 1
+ * prefill. The softmax is online (flash-style), so kv_len is bounded only by
+ * memory. scale is usually 1/sqrt(D).
+ */
+pxl_status pxl_attention(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k,
+                         const pxl_tensor *v, pxl_tensor *y, int64_t kv_len, float scale);
 
 #ifdef __cplusplus
 }

@@ -112,6 +112,9 @@ pxl_status pxl_buffer_upload(pxl_ctx *ctx, pxl_buffer *b, size_t offset, const v
     pxl_status s = check_range(ctx, b, offset, size, "pxl_buffer_upload");
     if (s != PXL_OK) return s;
     if (g->lost) return pxl_gpu_take_deferred(g);
+    /* queue writes run before unsubmitted work: submit the stream first */
+    s = pxl_gpu_stream_submit(g);
+    if (s != PXL_OK) return s;
     const uint8_t *p = src;
     for (size_t done = 0; done < size;) {
         size_t n = size - done < CHUNK ? size - done : (size_t)CHUNK;
@@ -187,6 +190,8 @@ pxl_status pxl_buffer_download(pxl_ctx *ctx, pxl_buffer *b, size_t offset, void 
     pxl_status s = check_range(ctx, b, offset, size, "pxl_buffer_download");
     if (s != PXL_OK) return s;
     if (g->lost) return pxl_gpu_take_deferred(g);
+    s = pxl_gpu_stream_submit(g);
+    if (s != PXL_OK) return s;
     if (size == 0) return pxl_gpu_take_deferred(g);
     uint64_t stage = size < CHUNK ? round_up(size, 16) : CHUNK;
     s = ensure_staging(g, stage);

@@ -421,6 +421,8 @@ void pxl_gpu_close(pxl_ctx *ctx) {
     pxl_gpu *g = ctx->gpu;
     if (!g) return;
     g->closing = 1;
+    if (g->stream) pxl_recorder_discard(g->stream);
+    g->stream = NULL;
     if (g->device) {
         pxl_gpu_kernels_release(g);
         pxl_gpu_buffers_release(g);

@@ -81,7 +81,14 @@ struct pxl_gpu {
     WGPUBuffer query_resolve, query_read;
 
     pxl_gpu_stats stats;
+
+    /* the ops stream (see pxl_gpu_stream) */
+    pxl_recorder *stream;
 };
+
+#define PXL_STREAM_MAX_DISPATCHES 4096
+/* Submits the open stream without waiting (before queue writes and copies). */
+pxl_status pxl_gpu_stream_submit(pxl_gpu *g);
 
 static inline WGPUStringView pxl_sv(const char *s) {
     WGPUStringView v = {s, s ? WGPU_STRLEN : 0};

@@ -22,6 +22,7 @@ struct pxl_recorder {
     pxl_uniform_block *uniforms; /* blocks in use, newest first */
     pxl_buffer **scratch;
     size_t n_scratch, cap_scratch;
+    size_t n_dispatches;
 };
 
 static pxl_uniform_block *take_block(pxl_gpu *g) {
@@ -82,9 +83,8 @@ static void begin_pass(pxl_recorder *r, const WGPUPassTimestampWrites *ts) {
     r->pass = r->g->fn.CommandEncoderBeginComputePass(r->enc, &d);
 }
 
-pxl_status pxl_recorder_begin(pxl_ctx *ctx, int timed, pxl_recorder **out) {
-    PXL_GPU_OR_FAIL(ctx, g);
-    if (g->lost) return pxl_gpu_take_deferred(g);
+static pxl_status recorder_begin(pxl_gpu *g, int timed, pxl_recorder **out) {
+    pxl_ctx *ctx = g->ctx;
     pxl_recorder *r = pxl_calloc(ctx, 1, sizeof *r);
     if (!r) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
     r->g = g;
@@ -98,6 +98,14 @@ pxl_status pxl_recorder_begin(pxl_ctx *ctx, int timed, pxl_recorder **out) {
     }
     *out = r;
     return PXL_OK;
+}
+
+pxl_status pxl_recorder_begin(pxl_ctx *ctx, int timed, pxl_recorder **out) {
+    PXL_GPU_OR_FAIL(ctx, g);
+    if (g->lost) return pxl_gpu_take_deferred(g);
+    pxl_status s = pxl_gpu_stream_submit(g); /* keep call order */
+    if (s != PXL_OK) return s;
+    return recorder_begin(g, timed, out);
 }
 
 static pxl_status rec_fail(pxl_recorder *r, pxl_status s) {
@@ -173,6 +181,7 @@ pxl_status pxl_recorder_dispatch(pxl_recorder *r, const pxl_dispatch *d) {
                                                d->groups[1] ? d->groups[1] : 1,
                                                d->groups[2] ? d->groups[2] : 1);
     g->stats.dispatches++;
+    r->n_dispatches++;
     return PXL_OK;
 }
 
@@ -229,9 +238,7 @@ void pxl_recorder_discard(pxl_recorder *r) {
     end_pass(r);
     WGPUCommandBuffer cmd = g->fn.CommandEncoderFinish(r->enc, NULL);
     if (cmd) g->fn.CommandBufferRelease(cmd);
-    pxl_status saved = r->error;
-    (void)saved;
-    pxl_gpu_pop_scopes(g, "discarded recording");
+    pxl_gpu_pop_scopes(g, "discarded recording"); /* errors of a dropped recording are moot */
     recorder_free(r);
 }
 
@@ -292,5 +299,47 @@ pxl_status pxl_recorder_submit(pxl_recorder *r, int wait, uint64_t *gpu_ns) {
 pxl_status pxl_gpu_finish(pxl_ctx *ctx) {
     PXL_GPU_OR_FAIL(ctx, g);
     if (g->lost) return pxl_gpu_take_deferred(g);
+    pxl_status s = pxl_gpu_stream_submit(g);
+    if (s != PXL_OK) return s;
     return wait_queue(g);
+}
+
+/* ---- the ops stream ----------------------------------------------------------- */
+
+pxl_status pxl_gpu_stream_submit(pxl_gpu *g) {
+    if (!g->stream) return PXL_OK;
+    pxl_recorder *r = g->stream;
+    g->stream = NULL;
+    return pxl_recorder_submit(r, 0, NULL);
+}
+
+pxl_status pxl_gpu_stream(pxl_ctx *ctx, pxl_recorder **out) {
+    PXL_GPU_OR_FAIL(ctx, g);
+    if (g->lost) return pxl_gpu_take_deferred(g);
+    if (g->stream && g->stream->n_dispatches >= PXL_STREAM_MAX_DISPATCHES && !g->stream->timed) {
+        pxl_status s = pxl_gpu_stream_submit(g);
+        if (s != PXL_OK) return s;
+    }
+    if (!g->stream) {
+        pxl_status s = recorder_begin(g, 0, &g->stream);
+        if (s != PXL_OK) return s;
+    }
+    *out = g->stream;
+    return PXL_OK;
+}
+
+pxl_status pxl_gpu_stream_begin_timed(pxl_ctx *ctx) {
+    PXL_GPU_OR_FAIL(ctx, g);
+    pxl_status s = pxl_gpu_stream_submit(g);
+    if (s != PXL_OK) return s;
+    return recorder_begin(g, 1, &g->stream);
+}
+
+pxl_status pxl_gpu_flush(pxl_ctx *ctx, int wait, uint64_t *gpu_ns) {
+    PXL_GPU_OR_FAIL(ctx, g);
+    if (gpu_ns) *gpu_ns = 0;
+    if (!g->stream) return wait ? wait_queue(g) : pxl_gpu_take_deferred(g);
+    pxl_recorder *r = g->stream;
+    g->stream = NULL;
+    return pxl_recorder_submit(r, wait, gpu_ns);
 }
