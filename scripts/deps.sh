@@ -32,6 +32,7 @@ libdir=/usr/lib/x86_64-linux-gnu
 [ -d "$libdir" ] || libdir=/usr/lib/$(uname -m)-linux-gnu
 
 need_cmd  gcc              cc
+need_file libc6-dev        /usr/include/stdio.h
 need_cmd  make             make
 need_cmd  cmake            cmake
 need_cmd  pkg-config       pkg-config
@@ -42,6 +43,7 @@ need_file libgles2         "$libdir/libGLESv2.so.2"
 need_file libgl1-mesa-dri  "$libdir/dri/swrast_dri.so"
 need_cmd  npm              npm
 need_cmd  python3          python3
+need_file ca-certificates  /etc/ssl/certs/ca-certificates.crt
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ $CHECK_ONLY = 1 ]; then say "missing Debian packages: ${missing[*]}"; exit 1; fi
