@@ -1,0 +1,185 @@
+/*
+ * Matrix products: C = alpha * op(A) . op(B) + beta * C, batched, any M, N, K.
+ * f32 A; f32 or f16 B (quantized B goes to matmul_quant.c). M = 1 uses the
+ * matrix-vector kernels.
+ */
+#include "ops_internal.h"
+
+#include <string.h>
+
+typedef struct {
+    uint32_t M, N, K, pad0;
+    uint32_t stride_a, stride_b, stride_c, pad1;
+    float alpha, beta;
+    uint32_t pad2, pad3;
+} mm_params;
+
+pxl_matmul_opts pxl_matmul_opts_default(void) {
+    pxl_matmul_opts o = {0, 0, 1.0f, 0.0f};
+    return o;
+}
+
+typedef struct {
+    int64_t batch, M, N, K;
+    int64_t batch_a, batch_b; /* 1 or batch */
+} mm_shape;
+
+/* op(X) dims: rows x cols of the stored matrix, per its last two dims. */
+static pxl_status shapes(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, const pxl_tensor *c,
+                         const pxl_matmul_opts *o, mm_shape *s) {
+    if (a->ndim > 3 || b->ndim > 3 || c->ndim > 3)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_matmul: operands have at most 3 dimensions ([batch,] rows, cols)");
+    int64_t ar = a->ndim >= 2 ? a->shape[a->ndim - 2] : 1, ac = a->shape[a->ndim - 1];
+    int64_t br = b->ndim >= 2 ? b->shape[b->ndim - 2] : 1, bc = b->shape[b->ndim - 1];
+    int64_t cr = c->ndim >= 2 ? c->shape[c->ndim - 2] : 1, cc = c->shape[c->ndim - 1];
+    int64_t ab = a->ndim == 3 ? a->shape[0] : 1, bb = b->ndim == 3 ? b->shape[0] : 1;
+    int64_t cb = c->ndim == 3 ? c->shape[0] : 1;
+    s->M = o->trans_a ? ac : ar;
+    s->K = o->trans_a ? ar : ac;
+    int64_t kb = o->trans_b ? bc : br;
+    s->N = o->trans_b ? br : bc;
+    if (kb != s->K)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_matmul: A has K=%lld but B has K=%lld", (long long)s->K,
+                        (long long)kb);
+    if (cr != s->M || cc != s->N)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_matmul: C is %lldx%lld, expected %lldx%lld",
+                        (long long)cr, (long long)cc, (long long)s->M, (long long)s->N);
+    s->batch = cb;
+    if ((ab != 1 && ab != cb) || (bb != 1 && bb != cb))
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
+                        "pxl_matmul: batch sizes A=%lld B=%lld C=%lld (A and B must match C or be 1)",
+                        (long long)ab, (long long)bb, (long long)cb);
+    s->batch_a = ab;
+    s->batch_b = bb;
+    return PXL_OK;
+}
+
+/* ---- CPU reference: threads over output rows of every batch. B stored
+ * [K, N]: row-axpy order (contiguous, vectorisable); B stored [N, K]: dot
+ * products of contiguous rows with four accumulators. ------------------------ */
+
+typedef struct {
+    const float *a, *b;
+    float *c;
+    mm_shape s;
+    pxl_matmul_opts o;
+} mm_job;
+
+static void mm_rows(void *arg, int64_t lo, int64_t hi) {
+    const mm_job *j = arg;
+    const mm_shape *s = &j->s;
+    int64_t K = s->K, N = s->N, M = s->M;
+    float alpha = j->o.alpha, beta = j->o.beta;
+    for (int64_t r = lo; r < hi; r++) { /* r = batch * M + m */
+        int64_t bt = r / M, m = r % M;
+        const float *a = j->a + (s->batch_a == 1 ? 0 : bt) * M * K;
+        const float *b = j->b + (s->batch_b == 1 ? 0 : bt) * K * N;
+        float *c = j->c + r * N;
+        if (j->o.trans_b) {
+            for (int64_t n = 0; n < N; n++) {
+                const float *bn = b + n * K;
+                float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+                int64_t k = 0;
+                if (!j->o.trans_a) {
+                    const float *am = a + m * K;
+                    for (; k + 4 <= K; k += 4) {
+                        s0 += am[k] * bn[k];
+                        s1 += am[k + 1] * bn[k + 1];
+                        s2 += am[k + 2] * bn[k + 2];
+                        s3 += am[k + 3] * bn[k + 3];
+                    }
+                    for (; k < K; k++) s0 += am[k] * bn[k];
+                } else {
+                    for (; k < K; k++) s0 += a[k * M + m] * bn[k];
+                }
+                float acc = (s0 + s1) + (s2 + s3);
+                c[n] = beta != 0.0f ? alpha * acc + beta * c[n] : alpha * acc;
+            }
+        } else {
+            if (beta == 0.0f) memset(c, 0, (size_t)N * sizeof *c);
+            else for (int64_t n = 0; n < N; n++) c[n] *= beta;
+            for (int64_t k = 0; k < K; k++) {
+                float av = alpha * (j->o.trans_a ? a[k * M + m] : a[m * K + k]);
+                const float *bk = b + k * N;
+                for (int64_t n = 0; n < N; n++) c[n] += av * bk[n];
+            }
+        }
+    }
+}
+
+pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
+                      const pxl_matmul_opts *opts) {
+    pxl_matmul_opts o = opts ? *opts : pxl_matmul_opts_default();
+    pxl_status st;
+    if ((st = pxl_check_ctx(ctx, "pxl_matmul", b)) != PXL_OK) return st;
+    if (pxl_dtype_is_quantized(b->dtype)) return pxl_matmul_quant(ctx, a, b, c, &o);
+    if ((st = pxl_check_dtype(ctx, "pxl_matmul", "A", a, PXL_F32)) != PXL_OK) return st;
+    if ((st = pxl_check_dtype(ctx, "pxl_matmul", "C", c, PXL_F32)) != PXL_OK) return st;
+    if (b->dtype != PXL_F32 && b->dtype != PXL_F16)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_matmul: B is %s (f32, f16, q8_0 or q4_0 expected)",
+                        pxl_dtype_name(b->dtype));
+    if (c == a || c == b) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_matmul: C may not be an input");
+    mm_shape s;
+    if ((st = shapes(ctx, a, b, c, &o, &s)) != PXL_OK) return st;
+
+    if (!pxl_on_gpu(ctx)) {
+        float *bf = NULL; /* f16 B is widened once */
+        if (b->dtype == PXL_F16) {
+            bf = pxl_calloc(ctx, (size_t)b->nelem, sizeof *bf);
+            if (!bf) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_matmul: out of memory widening f16 B");
+            const uint16_t *h = b->host;
+            for (int64_t i = 0; i < b->nelem; i++) bf[i] = pxl_f16_to_f32(h[i]);
+        }
+        mm_job j = {a->host, bf ? bf : b->host, c->host, s, o};
+        int64_t min_rows = 1 + 65536 / (s.N * s.K);
+        pxl_parallel_range(ctx, s.batch * s.M, min_rows, mm_rows, &j);
+        pxl_free(ctx, bf);
+        return PXL_OK;
+    }
+
+    if (a->nelem > UINT32_MAX || b->nelem > UINT32_MAX || c->nelem > UINT32_MAX)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_matmul: operands over 2^32 elements");
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+    if (s.batch > gi->max_workgroups_per_dimension)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_matmul: batch %lld exceeds the device grid",
+                        (long long)s.batch);
+    mm_params p = {(uint32_t)s.M, (uint32_t)s.N, (uint32_t)s.K, 0,
+                   (uint32_t)(s.batch_a == 1 ? 0 : s.M * s.K), (uint32_t)(s.batch_b == 1 ? 0 : s.K * s.N),
+                   (uint32_t)(s.M * s.N), 0, o.alpha, o.beta, 0, 0};
+    const pxl_tensor *t[3] = {a, b, c};
+    int f16 = b->dtype == PXL_F16;
+    uint32_t maxd = gi->max_workgroups_per_dimension;
+
+    if (s.M == 1) {
+        uint32_t wg = gi->max_invocations_per_workgroup >= 256 ? 256 : gi->max_invocations_per_workgroup;
+        if (o.trans_b) {
+            uint32_t rows = 4;
+            uint64_t groups = ((uint64_t)s.N + rows - 1) / rows;
+            uint32_t gx = (uint32_t)(groups < maxd ? groups : maxd), gy = (uint32_t)((groups + gx - 1) / gx);
+            pxl_constant k[3] = {{"WG", wg}, {"ROWS", rows}, {"B_F16", f16}};
+            return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_matmul, "gemv_t", k, 3, t, 3, &p, sizeof p, gx,
+                                    gy, (uint32_t)s.batch);
+        }
+        uint64_t groups = ((uint64_t)s.N + wg - 1) / wg;
+        uint32_t gx = (uint32_t)(groups < maxd ? groups : maxd), gy = (uint32_t)((groups + gx - 1) / gx);
+        pxl_constant k[2] = {{"WG", wg}, {"B_F16", f16}};
+        return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_matmul, "gemv_n", k, 2, t, 3, &p, sizeof p, gx, gy,
+                                (uint32_t)s.batch);
+    }
+    int check = !(s.M % 128 == 0 && s.N % 128 == 0 && s.K % 16 == 0);
+    pxl_constant k[4] = {{"TRANS_A", o.trans_a != 0}, {"TRANS_B", o.trans_b != 0}, {"B_F16", f16},
+                         {"CHECK", check}};
+    uint64_t gx = ((uint64_t)s.N + 127) / 128, gy = ((uint64_t)s.M + 127) / 128;
+    if (gx > maxd || gy > maxd)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_matmul: %lldx%lld output exceeds the device grid",
+                        (long long)s.M, (long long)s.N);
+    return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_matmul, "gemm", k, 4, t, 3, &p, sizeof p,
+                            (uint32_t)gx, (uint32_t)gy, (uint32_t)s.batch);
+}
+
+/* TEMPORARY until matmul_quant.c lands: a weak fallback so the library links. */
+__attribute__((weak)) pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b,
+                                                  pxl_tensor *c, const pxl_matmul_opts *opts) {
+    (void)a, (void)b, (void)c, (void)opts;
+    return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_matmul: quantized B not built");
+}

@@ -1,0 +1,216 @@
+// Matrix products. C = alpha * op(A) . op(B) + beta * C (beta = 0: C not read).
+//
+// gemm: 128x128 output tile per workgroup of 256 invocations (16 x 16), each
+// computing 8 x 8 outputs held in registers: rows ty*4+{0..3} and
+// 64+ty*4+{0..3}, columns tx*4+{0..3} and 64+tx*4+{0..3}, so that the
+// invocations of a subgroup read consecutive vec4s of workgroup memory.
+// K advances in steps of 16 through workgroup memory tiles stored k-major
+// (As[k][m], Bs[k][n]). Transposes, f16 storage of B and bounds checks are
+// override constants, so each variant compiles to straight-line code.
+// B is bound as u32 words: f32 elements are bitcast, f16 elements unpacked.
+// Batches run along the grid's z dimension (a stride of 0 broadcasts).
+
+override TRANS_A: bool = false;
+override TRANS_B: bool = false;
+override B_F16: bool = false;
+override CHECK: bool = true;   // false only when M, N are multiples of 128 and K of 16
+
+const BM: u32 = 128u;
+const BN: u32 = 128u;
+const BK: u32 = 16u;
+
+struct Params {
+    M: u32, N: u32, K: u32, _pad: u32,
+    stride_a: u32, stride_b: u32, stride_c: u32, _pad2: u32,
+    alpha: f32, beta: f32, _pad3: u32, _pad4: u32,
+}
+
+@group(0) @binding(0) var<storage, read> A: array<f32>;
+@group(0) @binding(1) var<storage, read> B: array<u32>;
+@group(0) @binding(2) var<storage, read_write> C: array<f32>;
+@group(0) @binding(3) var<uniform> p: Params;
+
+var<workgroup> As: array<vec4<f32>, 512>;   // BK * BM / 4
+var<workgroup> Bs: array<vec4<f32>, 512>;   // BK * BN / 4
+
+fn load_b(e: u32) -> f32 {
+    if (B_F16) {
+        let w = B[e >> 1u];
+        let h = unpack2x16float(w);
+        return select(h.x, h.y, (e & 1u) == 1u);
+    }
+    return bitcast<f32>(B[e]);
+}
+
+// element (m, k) of op(A) for this batch
+fn a_at(base: u32, m: u32, k: u32) -> f32 {
+    if (CHECK && (m >= p.M || k >= p.K)) { return 0.0; }
+    if (TRANS_A) { return A[base + k * p.M + m]; }
+    return A[base + m * p.K + k];
+}
+
+// element (k, n) of op(B)
+fn b_at(base: u32, k: u32, n: u32) -> f32 {
+    if (CHECK && (k >= p.K || n >= p.N)) { return 0.0; }
+    if (TRANS_B) { return load_b(base + n * p.K + k); }
+    return load_b(base + k * p.N + n);
+}
+
+fn set4(arr_is_a: bool, k: u32, col: u32, v: f32) {
+    // col is the m (or n) index inside the tile
+    if (arr_is_a) { As[k * 32u + (col >> 2u)][col & 3u] = v; }
+    else { Bs[k * 32u + (col >> 2u)][col & 3u] = v; }
+}
+
+fn store4(base_c: u32, m: u32, nb: u32, v: vec4<f32>) {
+    if (m >= p.M) { return; }
+    for (var c = 0u; c < 4u; c = c + 1u) {
+        let n = nb + c;
+        if (n < p.N) {
+            let idx = base_c + m * p.N + n;
+            var out = p.alpha * v[c];
+            if (p.beta != 0.0) { out = out + p.beta * C[idx]; }
+            C[idx] = out;
+        }
+    }
+}
+
+@compute @workgroup_size(16, 16)
+fn gemm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let tx = lid.x;
+    let ty = lid.y;
+    let tid = ty * 16u + tx;
+    let m0 = wid.y * BM;
+    let n0 = wid.x * BN;
+    let base_a = wid.z * p.stride_a;
+    let base_b = wid.z * p.stride_b;
+    let base_c = wid.z * p.stride_c;
+
+    var acc: array<vec4<f32>, 16>;   // zero-initialised; only constant indices, so it stays in registers
+
+    for (var k0 = 0u; k0 < p.K; k0 = k0 + BK) {
+        // A tile: 128 x 16 values, 8 per invocation
+        if (TRANS_A) {
+            let k = tid >> 4u;
+            let m = (tid & 15u) * 8u;
+            for (var j = 0u; j < 8u; j = j + 1u) { set4(true, k, m + j, a_at(base_a, m0 + m + j, k0 + k)); }
+        } else {
+            let m = tid >> 1u;
+            let k = (tid & 1u) * 8u;
+            for (var j = 0u; j < 8u; j = j + 1u) { set4(true, k + j, m, a_at(base_a, m0 + m, k0 + k + j)); }
+        }
+        // B tile: 16 x 128 values, 8 per invocation
+        if (TRANS_B) {
+            let n = tid >> 1u;
+            let k = (tid & 1u) * 8u;
+            for (var j = 0u; j < 8u; j = j + 1u) { set4(false, k + j, n, b_at(base_b, k0 + k + j, n0 + n)); }
+        } else {
+            let k = tid >> 4u;
+            let n = (tid & 15u) * 8u;
+            for (var j = 0u; j < 8u; j = j + 1u) { set4(false, k, n + j, b_at(base_b, k0 + k, n0 + n + j)); }
+        }
+        workgroupBarrier();
+        for (var k = 0u; k < BK; k = k + 1u) {
+            let a0 = As[k * 32u + ty];
+            let a1 = As[k * 32u + 16u + ty];
+            let b0 = Bs[k * 32u + tx];
+            let b1 = Bs[k * 32u + 16u + tx];
+        acc[0] = fma(vec4<f32>(a0.x), b0, acc[0]);
+        acc[1] = fma(vec4<f32>(a0.x), b1, acc[1]);
+        acc[2] = fma(vec4<f32>(a0.y), b0, acc[2]);
+        acc[3] = fma(vec4<f32>(a0.y), b1, acc[3]);
+        acc[4] = fma(vec4<f32>(a0.z), b0, acc[4]);
+        acc[5] = fma(vec4<f32>(a0.z), b1, acc[5]);
+        acc[6] = fma(vec4<f32>(a0.w), b0, acc[6]);
+        acc[7] = fma(vec4<f32>(a0.w), b1, acc[7]);
+        acc[8] = fma(vec4<f32>(a1.x), b0, acc[8]);
+        acc[9] = fma(vec4<f32>(a1.x), b1, acc[9]);
+        acc[10] = fma(vec4<f32>(a1.y), b0, acc[10]);
+        acc[11] = fma(vec4<f32>(a1.y), b1, acc[11]);
+        acc[12] = fma(vec4<f32>(a1.z), b0, acc[12]);
+        acc[13] = fma(vec4<f32>(a1.z), b1, acc[13]);
+        acc[14] = fma(vec4<f32>(a1.w), b0, acc[14]);
+        acc[15] = fma(vec4<f32>(a1.w), b1, acc[15]);
+        }
+        workgroupBarrier();
+    }
+
+    store4(base_c, m0 + ty * 4u + 0u, n0 + 0u + tx * 4u, acc[0]);
+    store4(base_c, m0 + ty * 4u + 0u, n0 + 64u + tx * 4u, acc[1]);
+    store4(base_c, m0 + ty * 4u + 1u, n0 + 0u + tx * 4u, acc[2]);
+    store4(base_c, m0 + ty * 4u + 1u, n0 + 64u + tx * 4u, acc[3]);
+    store4(base_c, m0 + ty * 4u + 2u, n0 + 0u + tx * 4u, acc[4]);
+    store4(base_c, m0 + ty * 4u + 2u, n0 + 64u + tx * 4u, acc[5]);
+    store4(base_c, m0 + ty * 4u + 3u, n0 + 0u + tx * 4u, acc[6]);
+    store4(base_c, m0 + ty * 4u + 3u, n0 + 64u + tx * 4u, acc[7]);
+    store4(base_c, m0 + 64u + ty * 4u + 0u, n0 + 0u + tx * 4u, acc[8]);
+    store4(base_c, m0 + 64u + ty * 4u + 0u, n0 + 64u + tx * 4u, acc[9]);
+    store4(base_c, m0 + 64u + ty * 4u + 1u, n0 + 0u + tx * 4u, acc[10]);
+    store4(base_c, m0 + 64u + ty * 4u + 1u, n0 + 64u + tx * 4u, acc[11]);
+    store4(base_c, m0 + 64u + ty * 4u + 2u, n0 + 0u + tx * 4u, acc[12]);
+    store4(base_c, m0 + 64u + ty * 4u + 2u, n0 + 64u + tx * 4u, acc[13]);
+    store4(base_c, m0 + 64u + ty * 4u + 3u, n0 + 0u + tx * 4u, acc[14]);
+    store4(base_c, m0 + 64u + ty * 4u + 3u, n0 + 64u + tx * 4u, acc[15]);
+}
+
+// Matrix-vector products (M = 1). y[n] = alpha * sum_k x[k] * op(B)[k, n] + beta * y[n].
+// gemv_t: B stored [N, K] (rows are contiguous): one workgroup of WG per ROWS
+// rows, invocations stride over k, then a tree reduction per row.
+// gemv_n: B stored [K, N]: one invocation per output column n, loop over k
+// (consecutive invocations read consecutive n: coalesced).
+
+override WG: u32 = 256u;
+override ROWS: u32 = 4u;
+
+var<workgroup> red: array<f32, 1024>;   // WG * ROWS <= 1024
+
+@compute @workgroup_size(WG)
+fn gemv_t(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+          @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = lid.x;
+    let row0 = (wid.y * nwg.x + wid.x) * ROWS;
+    let base_a = wid.z * p.stride_a;
+    let base_b = wid.z * p.stride_b;
+    let base_c = wid.z * p.stride_c;
+    for (var r = 0u; r < ROWS; r = r + 1u) {
+        let n = row0 + r;
+        var s = 0.0;
+        if (n < p.N) {
+            for (var k = t; k < p.K; k = k + WG) { s = fma(A[base_a + k], load_b(base_b + n * p.K + k), s); }
+        }
+        red[r * WG + t] = s;
+    }
+    workgroupBarrier();
+    var w = WG / 2u;
+    loop {
+        if (w == 0u) { break; }
+        if (t < w) {
+            for (var r = 0u; r < ROWS; r = r + 1u) { red[r * WG + t] = red[r * WG + t] + red[r * WG + t + w]; }
+        }
+        workgroupBarrier();
+        w = w / 2u;
+    }
+    if (t < ROWS) {
+        let n = row0 + t;
+        if (n < p.N) {
+            var out = p.alpha * red[t * WG];
+            if (p.beta != 0.0) { out = out + p.beta * C[base_c + n]; }
+            C[base_c + n] = out;
+        }
+    }
+}
+
+@compute @workgroup_size(WG)
+fn gemv_n(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+          @builtin(num_workgroups) nwg: vec3<u32>) {
+    let n = (wid.y * nwg.x + wid.x) * WG + lid.x;
+    if (n >= p.N) { return; }
+    let base_a = wid.z * p.stride_a;
+    let base_b = wid.z * p.stride_b;
+    let base_c = wid.z * p.stride_c;
+    var s = 0.0;
+    for (var k = 0u; k < p.K; k = k + 1u) { s = fma(A[base_a + k], load_b(base_b + k * p.N + n), s); }
+    var out = p.alpha * s;
+    if (p.beta != 0.0) { out = out + p.beta * C[base_c + n]; }
+    C[base_c + n] = out;
+}
