@@ -38,6 +38,7 @@ need_cmd  cmake            cmake
 need_cmd  pkg-config       pkg-config
 need_file libpng-dev       /usr/include/png.h
 need_file libegl1          "$libdir/libEGL.so.1"
+need_file libegl-dev       "$libdir/libEGL.so"      # Dawn dlopens the unversioned name
 need_file libegl-mesa0     "$libdir/libEGL_mesa.so.0"
 need_file libgles2         "$libdir/libGLESv2.so.2"
 need_file libgl1-mesa-dri  "$libdir/dri/swrast_dri.so"
