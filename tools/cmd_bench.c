@@ -21,14 +21,20 @@
 typedef struct {
     cli_common c;
     uint32_t min_log2, max_log2, reps;
-    int no_cpu;
+    int no_cpu, small;
+    const char *only;
 } bench_opts;
 
-static const char *k_usage = "pxl bench dot [--min E] [--max E] [--reps N] [--backend B] [--json]";
+int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small);
+
+static const char *k_usage = "pxl bench dot|ops [options]";
 static const char *k_about =
-    "Times the f32 dot product at sizes 2^E for E in [min, max] (default 10..28) on the\n"
-    "CPU and, unless --backend cpu, on the GPU. Reports GB/s counting 8n bytes read,\n"
-    "the GPU/CPU ratio, and the GPU result's error against the CPU reference.";
+    "dot: times the f32 dot product at sizes 2^E for E in [min, max] (default 10..28) on\n"
+    "     the CPU and, unless --backend cpu, on the GPU. Reports GB/s counting 8n bytes\n"
+    "     read, the GPU/CPU ratio, and the GPU result's error against the CPU reference.\n"
+    "ops: times the kernel library on the GPU: f32/f16 matmul, softmax, RMSNorm, add,\n"
+    "     SiLU, Q4_0/Q8_0 matvec, decode attention, and a chain of 1000 dispatches.\n"
+    "     bench/ops_compare.py runs the same cases in PyTorch and prints ratios.";
 
 static int parse(int argc, char **argv, bench_opts *o, const char **what) {
     memset(o, 0, sizeof *o);
@@ -39,7 +45,9 @@ static int parse(int argc, char **argv, bench_opts *o, const char **what) {
         {"min", CLI_U32, &o->min_log2, 0, 31, "E", "smallest size is 2^E (default 10)"},
         {"max", CLI_U32, &o->max_log2, 0, 31, "E", "largest size is 2^E (default 28)"},
         {"reps", CLI_U32, &o->reps, 1, 1000, "N", "timed repetitions per size (default 5)"},
-        {"no-cpu", CLI_FLAG, &o->no_cpu, 0, 0, NULL, "skip the CPU timing (still checks results)"},
+        {"no-cpu", CLI_FLAG, &o->no_cpu, 0, 0, NULL, "dot: skip the CPU timing (still checks results)"},
+        {"only", CLI_STRING, &o->only, 0, 0, "TEXT", "ops: only cases whose name contains TEXT"},
+        {"small", CLI_FLAG, &o->small, 0, 0, NULL, "ops: tiny sizes (a smoke test for software adapters)"},
         CLI_COMMON_OPTS(&o->c),
     };
     size_t n_opts = sizeof opts / sizeof opts[0];
@@ -55,11 +63,11 @@ static int parse(int argc, char **argv, bench_opts *o, const char **what) {
         return 1;
     }
     if (n == 0) {
-        fprintf(stderr, "pxl bench: name a benchmark (dot); see pxl bench --help\n");
+        fprintf(stderr, "pxl bench: name a benchmark (dot or ops); see pxl bench --help\n");
         return 2;
     }
-    if (strcmp(pos[0], "dot") != 0) {
-        fprintf(stderr, "pxl bench: unknown benchmark '%.64s' (known: dot)\n", pos[0]);
+    if (strcmp(pos[0], "dot") != 0 && strcmp(pos[0], "ops") != 0) {
+        fprintf(stderr, "pxl bench: unknown benchmark '%.64s' (known: dot, ops)\n", pos[0]);
         return 2;
     }
     if (o->min_log2 > o->max_log2) {
@@ -239,6 +247,11 @@ int cmd_bench(int argc, char **argv) {
     if (p) return p == 1 ? 0 : 2;
     pxl_ctx *ctx;
     if (cli_open_ctx(&o.c, &ctx)) return 1;
+    if (strcmp(what, "ops") == 0) {
+        int rc = bench_ops(ctx, o.only, o.reps, o.c.json, o.small);
+        pxl_ctx_free(ctx);
+        return rc;
+    }
     if (!o.c.json && !pxl_gpu_get_info(ctx) && o.c.backend != PXL_BACKEND_CPU)
         fprintf(stderr, "pxl bench: no GPU (%s); timing the CPU only\n", pxl_ctx_gpu_unavailable_reason(ctx));
     int rc = run_dot(ctx, &o);

@@ -290,13 +290,31 @@ static pxl_status create_device(pxl_gpu *g) {
         return pxl_fail(g->ctx, PXL_ERR_GPU, "could not read the adapter's limits");
     limits.nextInChain = NULL;
 
-    /* Timestamps are rounded to ~65 us unless quantization is off. */
+    /* Timestamps are rounded to ~65 us unless quantization is off.
+     * PXL_DAWN_TOGGLES="a,b" enables more Dawn toggles (for experiments such as
+     * disable_robustness; at most 8, names up to 63 characters). */
     static const char *const disabled[] = {"timestamp_quantization"};
     DawnTogglesDescriptor toggles;
     memset(&toggles, 0, sizeof toggles);
     toggles.chain.sType = DAWN_SType_TogglesDescriptor;
     toggles.disabledToggleCount = 1;
     toggles.disabledToggles = disabled;
+    char names[8][64];
+    const char *enabled[8];
+    size_t n_enabled = 0;
+    const char *env = getenv("PXL_DAWN_TOGGLES");
+    while (env && *env && n_enabled < 8) {
+        size_t len = strcspn(env, ",");
+        if (len > 0 && len < sizeof names[0]) {
+            memcpy(names[n_enabled], env, len);
+            names[n_enabled][len] = '\0';
+            enabled[n_enabled] = names[n_enabled];
+            n_enabled++;
+        }
+        env += len + (env[len] == ',');
+    }
+    toggles.enabledToggleCount = n_enabled;
+    toggles.enabledToggles = enabled;
 
     WGPUDeviceDescriptor d;
     memset(&d, 0, sizeof d);

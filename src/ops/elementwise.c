@@ -6,7 +6,7 @@
 #define EW_WG 256u
 
 typedef struct {
-    uint32_t n, cols;
+    uint32_t n4, cols;
     float s;
     uint32_t form;
 } ew_params;
@@ -64,9 +64,10 @@ static pxl_status run(pxl_ctx *ctx, const char *op_name, const char *entry, int 
         pxl_parallel_range(ctx, a->nelem, 16384, ew_range, &j);
         return PXL_OK;
     }
-    ew_params p = {(uint32_t)a->nelem, (uint32_t)cols, s, op == 1 ? 1u : 0u};
+    uint64_t n4 = ((uint64_t)a->nelem + 3) / 4;
+    ew_params p = {(uint32_t)n4, (uint32_t)cols, s, op == 1 ? 1u : 0u};
     pxl_constant wg = {"WG", EW_WG};
-    uint64_t groups = ((uint64_t)a->nelem + EW_WG - 1) / EW_WG;
+    uint64_t groups = (n4 + EW_WG - 1) / EW_WG;
     if (b) {
         const pxl_tensor *t[3] = {a, b, y};
         return pxl_op_dispatch(ctx, "elementwise.wgsl", pxl_wgsl_elementwise, entry, &wg, 1, t, 3, &p,

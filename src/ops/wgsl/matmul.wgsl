@@ -5,7 +5,8 @@
 // 64+ty*4+{0..3}, columns tx*4+{0..3} and 64+tx*4+{0..3}, so that the
 // invocations of a subgroup read consecutive vec4s of workgroup memory.
 // K advances in steps of 16 through workgroup memory tiles stored k-major
-// (As[k][m], Bs[k][n]). Transposes, f16 storage of B and bounds checks are
+// (As[k][m], Bs[k][n]); the next tile is loaded into registers while the
+// current one is multiplied. Transposes, f16 storage of B and bounds checks are
 // override constants, so each variant compiles to straight-line code.
 // B is bound as u32 words: f32 elements are bitcast, f16 elements unpacked.
 // Batches run along the grid's z dimension (a stride of 0 broadcasts).
@@ -56,10 +57,13 @@ fn b_at(base: u32, k: u32, n: u32) -> f32 {
     return load_b(base + k * p.N + n);
 }
 
-fn set4(arr_is_a: bool, k: u32, col: u32, v: f32) {
-    // col is the m (or n) index inside the tile
-    if (arr_is_a) { As[k * 32u + (col >> 2u)][col & 3u] = v; }
-    else { Bs[k * 32u + (col >> 2u)][col & 3u] = v; }
+// Four consecutive rows (A) or columns (B) of one k, as the vec4 stored in
+// the k-major tile.
+fn a4(base: u32, m: u32, k: u32) -> vec4<f32> {
+    return vec4<f32>(a_at(base, m, k), a_at(base, m + 1u, k), a_at(base, m + 2u, k), a_at(base, m + 3u, k));
+}
+fn b4(base: u32, k: u32, n: u32) -> vec4<f32> {
+    return vec4<f32>(b_at(base, k, n), b_at(base, k, n + 1u), b_at(base, k, n + 2u), b_at(base, k, n + 3u));
 }
 
 fn store4(base_c: u32, m: u32, nb: u32, v: vec4<f32>) {
@@ -88,28 +92,31 @@ fn gemm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
 
     var acc: array<vec4<f32>, 16>;   // zero-initialised; only constant indices, so it stays in registers
 
+    // Which (k, group of 4) each invocation loads: consecutive invocations walk
+    // the operand's contiguous axis, so global reads coalesce.
+    let ak = select(tid & 15u, tid >> 4u, TRANS_A);
+    let ag = select(tid >> 4u, tid & 15u, TRANS_A);
+    let bk = select(tid >> 4u, tid & 15u, TRANS_B);
+    let bg = select(tid & 15u, tid >> 4u, TRANS_B);
+    // Registers hold the next tile while the current one is multiplied.
+    var pa0 = a4(base_a, m0 + ag * 4u, ak);
+    var pa1 = a4(base_a, m0 + 64u + ag * 4u, ak);
+    var pb0 = b4(base_b, bk, n0 + bg * 4u);
+    var pb1 = b4(base_b, bk, n0 + 64u + bg * 4u);
+
     for (var k0 = 0u; k0 < p.K; k0 = k0 + BK) {
-        // A tile: 128 x 16 values, 8 per invocation
-        if (TRANS_A) {
-            let k = tid >> 4u;
-            let m = (tid & 15u) * 8u;
-            for (var j = 0u; j < 8u; j = j + 1u) { set4(true, k, m + j, a_at(base_a, m0 + m + j, k0 + k)); }
-        } else {
-            let m = tid >> 1u;
-            let k = (tid & 1u) * 8u;
-            for (var j = 0u; j < 8u; j = j + 1u) { set4(true, k + j, m, a_at(base_a, m0 + m, k0 + k + j)); }
-        }
-        // B tile: 16 x 128 values, 8 per invocation
-        if (TRANS_B) {
-            let n = tid >> 1u;
-            let k = (tid & 1u) * 8u;
-            for (var j = 0u; j < 8u; j = j + 1u) { set4(false, k + j, n, b_at(base_b, k0 + k + j, n0 + n)); }
-        } else {
-            let k = tid >> 4u;
-            let n = (tid & 15u) * 8u;
-            for (var j = 0u; j < 8u; j = j + 1u) { set4(false, k, n + j, b_at(base_b, k0 + k, n0 + n + j)); }
-        }
+        As[ak * 32u + ag] = pa0;
+        As[ak * 32u + 16u + ag] = pa1;
+        Bs[bk * 32u + bg] = pb0;
+        Bs[bk * 32u + 16u + bg] = pb1;
         workgroupBarrier();
+        let kn = k0 + BK;
+        if (kn < p.K) {
+            pa0 = a4(base_a, m0 + ag * 4u, kn + ak);
+            pa1 = a4(base_a, m0 + 64u + ag * 4u, kn + ak);
+            pb0 = b4(base_b, kn + bk, n0 + bg * 4u);
+            pb1 = b4(base_b, kn + bk, n0 + 64u + bg * 4u);
+        }
         for (var k = 0u; k < BK; k = k + 1u) {
             let a0 = As[k * 32u + ty];
             let a1 = As[k * 32u + 16u + ty];

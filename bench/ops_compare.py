@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Kernel library against PyTorch on the same GPU, in the same run.
+
+Runs `pxl bench ops --json` and the same cases in PyTorch (CUDA events,
+median of 20 after warm-up), then prints each pxl figure, the torch figure and
+the ratio pxl/torch (for rates; for times torch/pxl, so > 1 is pxl faster).
+
+Baselines per case:
+  matmul f32      torch.matmul, f32, TF32 off (allow_tf32 = False)
+  matmul f16      torch.matmul in f16 (tensor cores)
+  softmax/rmsnorm/add/silu (64M f32 elements): torch's copy of 64M f32 elements
+                  (bytes read + written), the issue's reference, and the torch op
+  q4_0/q8_0 matvec: torch's copy bandwidth (torch has no GGUF kernels)
+  attention decode: F.scaled_dot_product_attention (enable_gqa) on [1,32,1,128] x [1,8,4096,128]
+  dispatch chain:   1000 dependent tiny torch ops (x.mul_(1.0) on 256 floats), per op
+
+usage: python3 bench/ops_compare.py [--pxl build/pxl] [--json OUT.json]
+"""
+import argparse
+import json
+import statistics
+import subprocess
+
+import torch
+import torch.nn.functional as F
+
+
+def timed(fn, reps=20, warm=5):
+    for _ in range(warm):
+        fn()
+    torch.cuda.synchronize()
+    out = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        torch.cuda.synchronize()
+        out.append(s.elapsed_time(e) * 1e3)  # microseconds
+    return statistics.median(out)
+
+
+def torch_cases():
+    dev = "cuda"
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    r = {}
+    for n in (4096, 8192):
+        a = torch.randn(n, n, device=dev)
+        b = torch.randn(n, n, device=dev)
+        us = timed(lambda: torch.matmul(a, b), reps=10)
+        r[f"matmul_f32_{n}"] = ("TFLOP/s", 2 * n**3 / us / 1e6, us)
+        del a, b
+    n = 8192
+    a = torch.randn(n, n, device=dev, dtype=torch.float16)
+    b = torch.randn(n, n, device=dev, dtype=torch.float16)
+    us = timed(lambda: torch.matmul(a, b), reps=10)
+    r["matmul_f16_8192"] = ("TFLOP/s", 2 * n**3 / us / 1e6, us)
+    del a, b
+    rows, cols = 16384, 4096
+    e = rows * cols
+    x = torch.randn(rows, cols, device=dev)
+    y = torch.randn(rows, cols, device=dev)
+    w = torch.randn(cols, device=dev)
+    dst = torch.empty_like(x)
+    us = timed(lambda: dst.copy_(x))
+    r["copy_64M"] = ("GB/s", 8 * e / us / 1e3, us)
+    r["softmax_64M"] = ("GB/s", 8 * e / (u := timed(lambda: torch.softmax(x, dim=-1))) / 1e3, u)
+    r["rmsnorm_64M"] = ("GB/s", 8 * e / (u := timed(lambda: F.rms_norm(x, (cols,), w, 1e-5))) / 1e3, u)
+    r["add_64M"] = ("GB/s", 12 * e / (u := timed(lambda: torch.add(x, y, out=dst))) / 1e3, u)
+    r["silu_64M"] = ("GB/s", 8 * e / (u := timed(lambda: F.silu(x))) / 1e3, u)
+    del x, y, dst
+    q = torch.randn(1, 32, 1, 128, device=dev)
+    k = torch.randn(1, 8, 4096, 128, device=dev)
+    v = torch.randn(1, 8, 4096, 128, device=dev)
+    us = timed(lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True))
+    r["attention_decode_32x8x128_ctx4096"] = ("us", us, us)
+    t = torch.randn(256, device=dev)
+
+    def chain():
+        for _ in range(1000):
+            t.mul_(1.0)
+    us = timed(chain, reps=5)
+    r["dispatch_chain_1000"] = ("us", us / 1000, us / 1000)
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pxl", default="build/pxl")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    base = torch_cases()
+    out = subprocess.run([args.pxl, "bench", "ops", "--json", "--reps", "7"], check=True,
+                         capture_output=True, text=True).stdout
+    pxl = json.loads(out)
+    base2 = torch_cases()  # again after pxl: take the better of the two runs
+    for key, (unit, rate, us) in base2.items():
+        if unit == "us":
+            if us < base[key][2]:
+                base[key] = (unit, rate, us)
+        elif rate > base[key][1]:
+            base[key] = (unit, rate, us)
+    copy = base["copy_64M"][1]
+    rows = []
+    print(f"pxl on {pxl['device']} ({pxl['api']}) vs torch {torch.__version__} on {torch.cuda.get_device_name()}")
+    print(f"{'case':36} {'pxl':>12} {'torch':>12} {'ratio':>8}  notes")
+    for c in pxl["results"]:
+        name = c["name"]
+        if not c["ok"]:
+            print(f"{name:36} {'failed':>12}  {c['note']}")
+            rows.append({"name": name, "ok": False, "note": c["note"]})
+            continue
+        row = {"name": name, "pxl_us": c["us"], "pxl_rate": c["rate"], "unit": c["unit"]}
+        if name.startswith("q4_0") or name.startswith("q8_0"):
+            ratio = c["rate"] / copy
+            print(f"{name:36} {c['rate']:9.1f} GB/s {copy:7.1f} GB/s {ratio:7.2f}x  vs torch copy bandwidth")
+            row.update(baseline="torch copy", baseline_rate=copy, ratio=ratio)
+        elif c["unit"] == "us":
+            t = base[name][2]
+            ratio = t / c["us"]
+            print(f"{name:36} {c['us']:9.2f} us {t:9.2f} us {ratio:7.2f}x  (torch time / pxl time)")
+            row.update(baseline="torch", baseline_us=t, ratio=ratio)
+        else:
+            b = base[name][1]
+            ratio = c["rate"] / b
+            extra = ""
+            if c["unit"] == "GB/s":
+                extra = f"; {c['rate'] / copy:.2f}x of torch copy ({copy:.0f} GB/s)"
+                row.update(copy_rate=copy, ratio_copy=c["rate"] / copy)
+            print(f"{name:36} {c['rate']:9.2f} {c['unit']:4} {b:9.2f} {ratio:7.2f}x  vs torch op{extra}")
+            row.update(baseline="torch", baseline_rate=b, ratio=ratio)
+        rows.append(row)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": pxl["device"], "torch": torch.__version__, "cases": rows,
+                       "torch_raw": base}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

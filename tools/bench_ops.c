@@ -1,0 +1,240 @@
+/*
+ * pxl bench ops: the kernel library's speed on this context's GPU (part of the
+ * bench subcommand, see cmd_bench.c). Each case reports the GPU time per call
+ * (timestamp queries around k back-to-back calls recorded into one submit,
+ * median of --reps, after 0.25 s of warm-up) and a rate: TFLOP/s for matrix
+ * products, GB/s for memory-bound ops counting every byte read and written
+ * once, weight GB/s for quantized matvec, microseconds for attention and for
+ * the dispatch chain. bench/ops_compare.py runs the same cases in PyTorch on
+ * the same GPU and prints the ratios.
+ */
+#include "cli.h"
+#include "pxl/gpu.h"
+#include "pxl/ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct bench_case bench_case;
+typedef pxl_status (*bench_fn)(pxl_ctx *ctx, bench_case *c);
+
+struct bench_case {
+    const char *name;
+    const char *unit;   /* "TFLOP/s", "GB/s", "us" */
+    double work;        /* flops or bytes per call (0 for "us") */
+    bench_fn setup, run;
+    pxl_tensor *t[6];
+    int64_t n[4];
+    double us, rate;
+    int ok;
+    char note[160];
+};
+
+static float frand(uint32_t *s) {
+    *s = *s * 1664525u + 1013904223u;
+    return (float)(*s >> 8) / 16777216.0f - 0.5f;
+}
+
+static pxl_status make(pxl_ctx *ctx, pxl_dtype dt, int nd, const int64_t *shape, int fill, pxl_tensor **out) {
+    pxl_status s = pxl_tensor_create(ctx, dt, nd, shape, out);
+    if (s != PXL_OK || !fill) return s;
+    size_t bytes = pxl_tensor_bytes(*out);
+    void *h = malloc(bytes);
+    if (!h) return PXL_ERR_OUT_OF_MEMORY;
+    uint32_t seed = (uint32_t)bytes;
+    int64_t n = pxl_tensor_nelem(*out);
+    if (dt == PXL_F32) for (int64_t i = 0; i < n; i++) ((float *)h)[i] = frand(&seed);
+    else if (dt == PXL_F16) for (int64_t i = 0; i < n; i++) ((uint16_t *)h)[i] = pxl_f32_to_f16(frand(&seed));
+    else if (dt == PXL_I32) for (int64_t i = 0; i < n; i++) ((int32_t *)h)[i] = (int32_t)(i % 7);
+    else {
+        float *f = malloc((size_t)n * sizeof *f);
+        if (!f) { free(h); return PXL_ERR_OUT_OF_MEMORY; }
+        for (int64_t i = 0; i < n; i++) f[i] = frand(&seed);
+        s = pxl_quantize(dt, f, n, h, bytes);
+        free(f);
+    }
+    if (s == PXL_OK) s = pxl_tensor_write(ctx, *out, h, bytes);
+    free(h);
+    return s;
+}
+
+/* matmul: n = {M, N, K, b_dtype} */
+static pxl_status mm_setup(pxl_ctx *ctx, bench_case *c) {
+    int64_t sa[2] = {c->n[0], c->n[2]}, sb[2] = {c->n[2], c->n[1]}, sc[2] = {c->n[0], c->n[1]};
+    pxl_status s = make(ctx, PXL_F32, 2, sa, 1, &c->t[0]);
+    if (s == PXL_OK) s = make(ctx, (pxl_dtype)c->n[3], 2, sb, 1, &c->t[1]);
+    if (s == PXL_OK) s = make(ctx, PXL_F32, 2, sc, 0, &c->t[2]);
+    return s;
+}
+static pxl_status mm_run(pxl_ctx *ctx, bench_case *c) { return pxl_matmul(ctx, c->t[0], c->t[1], c->t[2], NULL); }
+
+/* quantized matvec: weight [N, K] (trans_b), x [1, K] */
+static pxl_status qmv_setup(pxl_ctx *ctx, bench_case *c) {
+    int64_t sa[2] = {1, c->n[2]}, sb[2] = {c->n[1], c->n[2]}, sc[2] = {1, c->n[1]};
+    pxl_status s = make(ctx, PXL_F32, 2, sa, 1, &c->t[0]);
+    if (s == PXL_OK) s = make(ctx, (pxl_dtype)c->n[3], 2, sb, 1, &c->t[1]);
+    if (s == PXL_OK) s = make(ctx, PXL_F32, 2, sc, 0, &c->t[2]);
+    return s;
+}
+static pxl_status qmv_run(pxl_ctx *ctx, bench_case *c) {
+    pxl_matmul_opts o = pxl_matmul_opts_default();
+    o.trans_b = 1;
+    return pxl_matmul(ctx, c->t[0], c->t[1], c->t[2], &o);
+}
+
+/* memory-bound row/element ops on [rows, cols]: n = {rows, cols} */
+static pxl_status rows_setup(pxl_ctx *ctx, bench_case *c) {
+    int64_t s2[2] = {c->n[0], c->n[1]}, s1[1] = {c->n[1]};
+    pxl_status s = make(ctx, PXL_F32, 2, s2, 1, &c->t[0]);
+    if (s == PXL_OK) s = make(ctx, PXL_F32, 2, s2, 1, &c->t[1]);
+    if (s == PXL_OK) s = make(ctx, PXL_F32, 2, s2, 0, &c->t[2]);
+    if (s == PXL_OK) s = make(ctx, PXL_F32, 1, s1, 1, &c->t[3]);
+    return s;
+}
+static pxl_status softmax_run(pxl_ctx *ctx, bench_case *c) { return pxl_softmax(ctx, c->t[0], c->t[2], 1.0f, 0, 0); }
+static pxl_status rmsnorm_run(pxl_ctx *ctx, bench_case *c) { return pxl_rmsnorm(ctx, c->t[0], c->t[3], c->t[2], 1e-5f); }
+static pxl_status add_run(pxl_ctx *ctx, bench_case *c) { return pxl_add(ctx, c->t[0], c->t[1], c->t[2]); }
+static pxl_status silu_run(pxl_ctx *ctx, bench_case *c) { return pxl_silu(ctx, c->t[0], c->t[2]); }
+
+/* decode attention: n = {Hq, Hkv, D, kv_len} */
+static pxl_status attn_setup(pxl_ctx *ctx, bench_case *c) {
+    int64_t sq[3] = {1, c->n[0], c->n[2]}, skv[3] = {c->n[3], c->n[1], c->n[2]};
+    pxl_status s = make(ctx, PXL_F32, 3, sq, 1, &c->t[0]);
+    if (s == PXL_OK) s = make(ctx, PXL_F32, 3, skv, 1, &c->t[1]);
+    if (s == PXL_OK) s = make(ctx, PXL_F32, 3, skv, 1, &c->t[2]);
+    if (s == PXL_OK) s = make(ctx, PXL_F32, 3, sq, 0, &c->t[3]);
+    return s;
+}
+static pxl_status attn_run(pxl_ctx *ctx, bench_case *c) {
+    return pxl_attention(ctx, c->t[0], c->t[1], c->t[2], c->t[3], c->n[3], 1.0f / sqrtf((float)c->n[2]));
+}
+
+/* dispatch overhead: a chain of 1000 dependent scale kernels on 256 floats */
+static pxl_status chain_setup(pxl_ctx *ctx, bench_case *c) {
+    int64_t s1[1] = {256};
+    pxl_status s = make(ctx, PXL_F32, 1, s1, 1, &c->t[0]);
+    if (s == PXL_OK) s = make(ctx, PXL_F32, 1, s1, 1, &c->t[1]);
+    return s;
+}
+static pxl_status chain_run(pxl_ctx *ctx, bench_case *c) {
+    pxl_status s = PXL_OK;
+    for (int i = 0; i < 1000 && s == PXL_OK; i++)
+        s = pxl_scale(ctx, c->t[i & 1], 1.0f, c->t[(i + 1) & 1]);
+    return s;
+}
+
+/* Times k calls recorded into one timed stream; returns microseconds per call. */
+static pxl_status time_calls(pxl_ctx *ctx, bench_case *c, int k, int timestamps, double *us) {
+    pxl_status s = pxl_gpu_stream_begin_timed(ctx);
+    double t0 = pxl_time_now();
+    for (int i = 0; i < k && s == PXL_OK; i++) s = c->run(ctx, c);
+    uint64_t ns = 0;
+    if (s == PXL_OK) s = pxl_gpu_flush(ctx, 1, &ns);
+    double wall = pxl_time_now() - t0;
+    *us = (timestamps && ns ? (double)ns * 1e-3 : wall * 1e6) / k;
+    return s;
+}
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void measure(pxl_ctx *ctx, bench_case *c, uint32_t reps) {
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+    pxl_status s = c->setup(ctx, c);
+    if (s == PXL_OK) s = pxl_finish(ctx);
+    double us1 = 0;
+    if (s == PXL_OK) s = time_calls(ctx, c, 1, gi->has_timestamps, &us1); /* first call: compiles */
+    double t_warm = pxl_time_now();
+    while (s == PXL_OK && pxl_time_now() - t_warm < 0.25) s = time_calls(ctx, c, 1, gi->has_timestamps, &us1);
+    int k = us1 > 0 ? (int)(100000.0 / us1) : 1; /* ~0.1 s per timed recording */
+    if (k < 1) k = 1;
+    if (k > 200) k = 200;
+    if (!strcmp(c->name, "dispatch_chain_1000")) k = 1;
+    double t[64];
+    if (reps > 64) reps = 64;
+    for (uint32_t i = 0; s == PXL_OK && i < reps; i++) s = time_calls(ctx, c, k, gi->has_timestamps, &t[i]);
+    if (s != PXL_OK) {
+        c->ok = 0;
+        snprintf(c->note, sizeof c->note, "%s", pxl_ctx_error(ctx));
+    } else {
+        qsort(t, reps, sizeof t[0], cmp_d);
+        c->us = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+        if (!strcmp(c->name, "dispatch_chain_1000")) c->us /= 1000.0; /* per dispatch */
+        c->rate = c->work > 0 ? c->work / (c->us * 1e-6) / (strcmp(c->unit, "TFLOP/s") ? 1e9 : 1e12) : 0;
+        c->ok = 1;
+        snprintf(c->note, sizeof c->note, "k=%d per submit, %s timing", k, gi->has_timestamps ? "timestamp" : "wall");
+    }
+    for (int i = 0; i < 6; i++) {
+        pxl_tensor_free(c->t[i]);
+        c->t[i] = NULL;
+    }
+    pxl_finish(ctx);
+}
+
+int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small);
+int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small) {
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+    if (!gi) {
+        fprintf(stderr, "pxl bench ops: needs a GPU (%s)\n", pxl_ctx_gpu_unavailable_reason(ctx));
+        return 1;
+    }
+    /* --small shrinks every case (for CI smoke tests on software adapters) */
+    int64_t big = small ? 256 : 4096, huge = small ? 256 : 8192, rows = small ? 64 : 16384;
+    int64_t qn = small ? 256 : 14336, qk = small ? 256 : 4096, ctxlen = small ? 128 : 4096;
+    double e = (double)rows * 4096.0, fb = (double)big, fh = (double)huge;
+    double qbytes = (double)qn * (double)qk / 32.0;
+    bench_case cases[] = {
+        {"matmul_f32_4096", "TFLOP/s", 2.0 * fb * fb * fb, mm_setup, mm_run, {0}, {big, big, big, PXL_F32}, 0, 0, 0, ""},
+        {"matmul_f32_8192", "TFLOP/s", 2.0 * fh * fh * fh, mm_setup, mm_run, {0}, {huge, huge, huge, PXL_F32}, 0, 0, 0, ""},
+        {"matmul_f16_8192", "TFLOP/s", 2.0 * fh * fh * fh, mm_setup, mm_run, {0}, {huge, huge, huge, PXL_F16}, 0, 0, 0, ""},
+        {"softmax_64M", "GB/s", 8.0 * e, rows_setup, softmax_run, {0}, {rows, 4096}, 0, 0, 0, ""},
+        {"rmsnorm_64M", "GB/s", 8.0 * e, rows_setup, rmsnorm_run, {0}, {rows, 4096}, 0, 0, 0, ""},
+        {"add_64M", "GB/s", 12.0 * e, rows_setup, add_run, {0}, {rows, 4096}, 0, 0, 0, ""},
+        {"silu_64M", "GB/s", 8.0 * e, rows_setup, silu_run, {0}, {rows, 4096}, 0, 0, 0, ""},
+        {"q4_0_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_0}, 0, 0, 0, ""},
+        {"q8_0_matvec_4096x14336", "GB/s", qbytes * 34.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q8_0}, 0, 0, 0, ""},
+        {"attention_decode_32x8x128_ctx4096", "us", 0, attn_setup, attn_run, {0}, {32, 8, 128, ctxlen}, 0, 0, 0, ""},
+        {"dispatch_chain_1000", "us", 0, chain_setup, chain_run, {0}, {0}, 0, 0, 0, ""},
+    };
+    size_t n = sizeof cases / sizeof cases[0];
+    pxl_progress *prog = pxl_progress_begin(ctx, "bench ops", n);
+    for (size_t i = 0; i < n; i++) {
+        if (only && !strstr(cases[i].name, only)) {
+            cases[i].ok = -1;
+            continue;
+        }
+        measure(ctx, &cases[i], reps);
+        pxl_progress_update(prog, i + 1);
+    }
+    pxl_progress_end(prog);
+    if (json) {
+        printf("{\"bench\":\"ops\",\"device\":");
+        cli_json_string(stdout, gi->adapter_name);
+        printf(",\"api\":");
+        cli_json_string(stdout, gi->backend);
+        printf(",\"results\":[");
+        int first = 1;
+        for (size_t i = 0; i < n; i++) {
+            if (cases[i].ok < 0) continue;
+            printf("%s{\"name\":\"%s\",\"ok\":%s,\"us\":%.6g,\"rate\":%.6g,\"unit\":\"%s\",\"note\":", first ? "" : ",",
+                   cases[i].name, cases[i].ok ? "true" : "false", cases[i].us, cases[i].rate, cases[i].unit);
+            cli_json_string(stdout, cases[i].note);
+            printf("}");
+            first = 0;
+        }
+        printf("]}\n");
+    } else {
+        printf("ops on %s (%s)\n%-36s %12s %14s  %s\n", gi->adapter_name, gi->backend, "case", "us/call", "rate", "note");
+        for (size_t i = 0; i < n; i++) {
+            bench_case *c = &cases[i];
+            if (c->ok < 0) continue;
+            if (!c->ok) printf("%-36s %12s %14s  failed: %s\n", c->name, "-", "-", c->note);
+            else if (c->work > 0) printf("%-36s %12.2f %9.2f %-7s %s\n", c->name, c->us, c->rate, c->unit, c->note);
+            else printf("%-36s %12.2f %14s  %s\n", c->name, c->us, "", c->note);
+        }
+    }
+    return 0;
+}
