@@ -61,6 +61,12 @@ static void print_text(pxl_ctx *ctx) {
         else printf(" 0x%x", g->features[i]);
     }
     printf("\n");
+    static const char *ct[] = {"?", "f32", "f16", "u32", "i32", "u8", "i8"};
+    for (size_t i = 0; i < g->matrix_config_count; i++) {
+        const pxl_gpu_matrix_config *m = &g->matrix_configs[i];
+        printf("%s %s x %s -> %s, %ux%ux%u\n", i ? "               " : "subgroup matrix:", ct[m->component < 7 ? m->component : 0],
+               ct[m->component < 7 ? m->component : 0], ct[m->result < 7 ? m->result : 0], m->m, m->n, m->k);
+    }
     printf("limits:\n");
     printf("  max buffer size              %llu\n", (unsigned long long)g->max_buffer_size);
     printf("  max storage binding size     %llu\n", (unsigned long long)g->max_storage_binding_size);

@@ -24,6 +24,13 @@ extern "C" {
 
 /* ---- Loader and adapter ------------------------------------------------ */
 
+/* A cooperative-matrix (subgroup matrix) shape the adapter offers. Component
+ * types: 1 f32, 2 f16, 3 u32, 4 i32, 5 u8, 6 i8. */
+typedef struct pxl_gpu_matrix_config {
+    uint32_t component, result;
+    uint32_t m, n, k;
+} pxl_gpu_matrix_config;
+
 /* Description of the adapter in use; strings are owned by the context. */
 typedef struct pxl_gpu_info {
     const char *library_path;  /* the WebGPU library that was loaded */
@@ -47,8 +54,10 @@ typedef struct pxl_gpu_info {
     uint32_t min_storage_offset_alignment;
     uint32_t min_uniform_offset_alignment;
     uint64_t max_uniform_binding_size;
-    size_t feature_count;       /* features the device was created with */
+    size_t feature_count;       /* the adapter's features */
     const uint32_t *features;   /* raw WGPUFeatureName values */
+    size_t matrix_config_count; /* subgroup-matrix shapes (Dawn's experimental feature, */
+    const pxl_gpu_matrix_config *matrix_configs; /* visible with PXL_DAWN_TOGGLES=allow_unsafe_apis) */
 } pxl_gpu_info;
 
 /* NULL unless the context's backend is GPU. Valid for the context's lifetime. */

@@ -217,6 +217,45 @@ pxl_status pxl_gpu_pop_scopes(pxl_gpu *g, const char *what) {
     return pxl_gpu_take_deferred(g);
 }
 
+/* ---- Dawn toggles ------------------------------------------------------------- */
+
+/*
+ * Toggles chained on both the adapter request and the device descriptor:
+ * timestamp_quantization is off (timestamps would be rounded to ~65 us).
+ * PXL_DAWN_TOGGLES="name,-name,..." enables (or, with '-', disables) more, for
+ * experiments such as disable_robustness or allow_unsafe_apis (at most 8
+ * names of up to 63 characters).
+ */
+typedef struct {
+    DawnTogglesDescriptor desc;
+    const char *on[8], *off[10];
+    char names[8][64];
+} pxl_toggles;
+
+static void toggles_init(pxl_toggles *t) {
+    memset(t, 0, sizeof *t);
+    t->desc.chain.sType = DAWN_SType_TogglesDescriptor;
+    size_t n_on = 0, n_off = 0, used = 0;
+    t->off[n_off++] = "timestamp_quantization";
+    const char *env = getenv("PXL_DAWN_TOGGLES");
+    while (env && *env && used < 8) {
+        size_t len = strcspn(env, ",");
+        int neg = env[0] == '-';
+        if (len > (size_t)neg && len - (size_t)neg < sizeof t->names[0]) {
+            memcpy(t->names[used], env + neg, len - (size_t)neg);
+            t->names[used][len - (size_t)neg] = '\0';
+            if (neg) t->off[n_off++] = t->names[used];
+            else t->on[n_on++] = t->names[used];
+            used++;
+        }
+        env += len + (env[len] == ',');
+    }
+    t->desc.enabledToggleCount = n_on;
+    t->desc.enabledToggles = t->on;
+    t->desc.disabledToggleCount = n_off;
+    t->desc.disabledToggles = t->off;
+}
+
 /* ---- open / close ----------------------------------------------------------- */
 
 static void copy_sv(char *dst, size_t cap, WGPUStringView v) {
@@ -229,8 +268,11 @@ static void copy_sv(char *dst, size_t cap, WGPUStringView v) {
 static pxl_status request_adapter(pxl_gpu *g, const pxl_adapter_attempt *a, char *why,
                                   size_t why_cap) {
     if (a->backend == WGPUBackendType_OpenGLES) setenv("EGL_PLATFORM", "surfaceless", 0);
+    pxl_toggles tg;
+    toggles_init(&tg);
     WGPURequestAdapterOptions opt;
     memset(&opt, 0, sizeof opt);
+    opt.nextInChain = &tg.desc.chain;
     opt.featureLevel = a->level;
     opt.powerPreference = WGPUPowerPreference_HighPerformance;
     opt.backendType = a->backend;
@@ -249,7 +291,21 @@ static pxl_status request_adapter(pxl_gpu *g, const pxl_adapter_attempt *a, char
     }
     WGPUAdapterInfo info;
     memset(&info, 0, sizeof info);
+    DawnAdapterPropertiesSubgroupMatrixConfigs smc;
+    memset(&smc, 0, sizeof smc);
+    smc.chain.sType = DAWN_SType_AdapterPropertiesSubgroupMatrixConfigs;
+    int has_smc = g->fn.AdapterHasFeature(r.adapter, DAWN_FeatureName_SubgroupMatrix) != 0;
+    if (has_smc) info.nextInChain = &smc.chain;
     g->fn.AdapterGetInfo(r.adapter, &info);
+    g->n_matrix_configs = 0;
+    for (size_t i = 0; has_smc && i < smc.configCount && g->n_matrix_configs < PXL_GPU_MAX_MATRIX_CONFIGS; i++) {
+        pxl_gpu_matrix_config *c = &g->matrix_configs[g->n_matrix_configs++];
+        c->component = smc.configs[i].componentType;
+        c->result = smc.configs[i].resultComponentType;
+        c->m = smc.configs[i].M;
+        c->n = smc.configs[i].N;
+        c->k = smc.configs[i].K;
+    }
     if (info.backendType == WGPUBackendType_Null) {
         g->fn.AdapterInfoFreeMembers(info);
         g->fn.AdapterRelease(r.adapter);
@@ -290,35 +346,11 @@ static pxl_status create_device(pxl_gpu *g) {
         return pxl_fail(g->ctx, PXL_ERR_GPU, "could not read the adapter's limits");
     limits.nextInChain = NULL;
 
-    /* Timestamps are rounded to ~65 us unless quantization is off.
-     * PXL_DAWN_TOGGLES="a,b" enables more Dawn toggles (for experiments such as
-     * disable_robustness; at most 8, names up to 63 characters). */
-    static const char *const disabled[] = {"timestamp_quantization"};
-    DawnTogglesDescriptor toggles;
-    memset(&toggles, 0, sizeof toggles);
-    toggles.chain.sType = DAWN_SType_TogglesDescriptor;
-    toggles.disabledToggleCount = 1;
-    toggles.disabledToggles = disabled;
-    char names[8][64];
-    const char *enabled[8];
-    size_t n_enabled = 0;
-    const char *env = getenv("PXL_DAWN_TOGGLES");
-    while (env && *env && n_enabled < 8) {
-        size_t len = strcspn(env, ",");
-        if (len > 0 && len < sizeof names[0]) {
-            memcpy(names[n_enabled], env, len);
-            names[n_enabled][len] = '\0';
-            enabled[n_enabled] = names[n_enabled];
-            n_enabled++;
-        }
-        env += len + (env[len] == ',');
-    }
-    toggles.enabledToggleCount = n_enabled;
-    toggles.enabledToggles = enabled;
-
+    pxl_toggles tg;
+    toggles_init(&tg);
     WGPUDeviceDescriptor d;
     memset(&d, 0, sizeof d);
-    d.nextInChain = &toggles.chain;
+    d.nextInChain = &tg.desc.chain;
     d.label = pxl_sv("pxl");
     d.requiredFeatureCount = n_want;
     d.requiredFeatures = want;
@@ -380,6 +412,8 @@ static void fill_info(pxl_gpu *g) {
     g->fn.SupportedFeaturesFreeMembers(sf);
     i->feature_count = g->n_features;
     i->features = g->features;
+    i->matrix_config_count = g->n_matrix_configs;
+    i->matrix_configs = g->matrix_configs;
 }
 
 pxl_status pxl_gpu_open(pxl_ctx *ctx) {

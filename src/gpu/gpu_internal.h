@@ -10,6 +10,7 @@
 #include "webgpu_api.h"
 
 #define PXL_GPU_MAX_FEATURES 96
+#define PXL_GPU_MAX_MATRIX_CONFIGS 16
 #define PXL_UNIFORM_BLOCK_SIZE 65536u
 #define PXL_UNIFORM_MAX 256u
 
@@ -54,6 +55,8 @@ struct pxl_gpu {
     char name[256], description[256], vendor[128], architecture[128];
     uint32_t features[PXL_GPU_MAX_FEATURES];
     size_t n_features;
+    pxl_gpu_matrix_config matrix_configs[PXL_GPU_MAX_MATRIX_CONFIGS];
+    size_t n_matrix_configs;
 
     /* errors reported outside any call, and device loss */
     int lost;

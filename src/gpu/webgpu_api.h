@@ -50,7 +50,8 @@ typedef uint64_t WGPUFlags64;
 typedef uint32_t WGPUSType;
 enum {
     WGPUSType_ShaderSourceWGSL = 0x00000002,
-    DAWN_SType_TogglesDescriptor = 0x0005000A
+    DAWN_SType_TogglesDescriptor = 0x0005000A,
+    DAWN_SType_AdapterPropertiesSubgroupMatrixConfigs = 0x0005003B
 };
 
 typedef uint32_t WGPUBackendType;
@@ -94,7 +95,8 @@ enum {
     WGPUFeatureName_TimestampQuery = 0x03,
     WGPUFeatureName_ShaderF16 = 0x0A,
     WGPUFeatureName_Subgroups = 0x11,
-    WGPUFeatureName_CoreFeaturesAndLimits = 0x12
+    WGPUFeatureName_CoreFeaturesAndLimits = 0x12,
+    DAWN_FeatureName_SubgroupMatrix = 0x50037 /* visible with the toggle allow_unsafe_apis */
 };
 
 typedef uint32_t WGPUInstanceFeatureName;
@@ -247,6 +249,20 @@ typedef struct WGPUAdapterInfo {
     uint32_t subgroupMinSize;
     uint32_t subgroupMaxSize;
 } WGPUAdapterInfo;
+
+/* Dawn extension, chained on WGPUAdapterInfo: the cooperative-matrix shapes.
+ * Component types: f32 = 1, f16 = 2, u32 = 3, i32 = 4, u8 = 5, i8 = 6. */
+typedef struct DawnSubgroupMatrixConfig {
+    uint32_t componentType;
+    uint32_t resultComponentType;
+    uint32_t M, N, K;
+} DawnSubgroupMatrixConfig;
+
+typedef struct DawnAdapterPropertiesSubgroupMatrixConfigs {
+    WGPUChainedStruct chain;
+    size_t configCount;
+    const DawnSubgroupMatrixConfig *configs;
+} DawnAdapterPropertiesSubgroupMatrixConfigs;
 
 typedef struct WGPULimits {
     WGPUChainedStruct *nextInChain;

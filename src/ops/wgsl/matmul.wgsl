@@ -31,8 +31,11 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> C: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
 
-var<workgroup> As: array<vec4<f32>, 512>;   // BK * BM / 4
-var<workgroup> Bs: array<vec4<f32>, 512>;   // BK * BN / 4
+// Rows of the k-major tiles are padded from 32 to 33 vec4s (LD), so that
+// invocations storing consecutive k do not all hit the same memory bank.
+const LD: u32 = 33u;
+var<workgroup> As: array<vec4<f32>, 528>;   // BK * LD
+var<workgroup> Bs: array<vec4<f32>, 528>;
 
 fn load_b(e: u32) -> f32 {
     if (B_F16) {
@@ -105,10 +108,10 @@ fn gemm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     var pb1 = b4(base_b, bk, n0 + 64u + bg * 4u);
 
     for (var k0 = 0u; k0 < p.K; k0 = k0 + BK) {
-        As[ak * 32u + ag] = pa0;
-        As[ak * 32u + 16u + ag] = pa1;
-        Bs[bk * 32u + bg] = pb0;
-        Bs[bk * 32u + 16u + bg] = pb1;
+        As[ak * LD + ag] = pa0;
+        As[ak * LD + 16u + ag] = pa1;
+        Bs[bk * LD + bg] = pb0;
+        Bs[bk * LD + 16u + bg] = pb1;
         workgroupBarrier();
         let kn = k0 + BK;
         if (kn < p.K) {
@@ -118,10 +121,10 @@ fn gemm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             pb1 = b4(base_b, kn + bk, n0 + 64u + bg * 4u);
         }
         for (var k = 0u; k < BK; k = k + 1u) {
-            let a0 = As[k * 32u + ty];
-            let a1 = As[k * 32u + 16u + ty];
-            let b0 = Bs[k * 32u + tx];
-            let b1 = Bs[k * 32u + 16u + tx];
+            let a0 = As[k * LD + ty];
+            let a1 = As[k * LD + 16u + ty];
+            let b0 = Bs[k * LD + tx];
+            let b1 = Bs[k * LD + 16u + tx];
         acc[0] = fma(vec4<f32>(a0.x), b0, acc[0]);
         acc[1] = fma(vec4<f32>(a0.x), b1, acc[1]);
         acc[2] = fma(vec4<f32>(a0.y), b0, acc[2]);
