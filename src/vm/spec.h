@@ -1,0 +1,73 @@
+/*
+ * The pxVM instruction set in one table, shared by the validator, both
+ * interpreters, the assembler and the disassembler. docs/pxvm-spec.md is the
+ * normative text; this table must agree with it.
+ */
+#ifndef PXL_VM_SPEC_H
+#define PXL_VM_SPEC_H
+
+#include <stdint.h>
+
+enum {
+    PXL_OP_HALT = 0,
+    /* v0: one pixel (op, G, B, A) */
+    PXL_OP_V0_DOT = 1,
+    PXL_OP_V0_ADD = 2,
+    PXL_OP_V0_RELU = 3,
+    PXL_OP_V0_MATMUL = 4,
+    /* v1: two pixels (op, out lo, out hi, imm) (a lo, a hi, b lo, b hi) */
+    PXL_OP_MATMUL = 16,
+    PXL_OP_ADD = 17,
+    PXL_OP_MUL = 18,
+    PXL_OP_LUT = 19,
+    PXL_OP_GATHER = 20,
+    PXL_OP_ARGMAX = 21,
+    PXL_OP_COPY = 22
+};
+
+/* v1 marker at pixel (0, 0) */
+#define PXL_VM_MAGIC_R 0x50 /* 'P' */
+#define PXL_VM_MAGIC_G 0x58 /* 'X' */
+#define PXL_VM_MAGIC_B 0x56 /* 'V' */
+#define PXL_VM_MAGIC_VERSION 0x01
+
+/* v1 tensor header */
+#define PXL_VM_TENSOR_MAGIC 0x54 /* 'T' */
+#define PXL_VM_HEADER_PIXELS 3
+enum { PXL_VM_INT8 = 1, PXL_VM_INT32 = 2 };
+
+#define PXL_VM_FLAG_FLATTEN_A 0x01 /* MATMUL imm8 bit 0 */
+#define PXL_VM_DEFAULT_BUDGET ((uint64_t)1 << 32)
+
+/* Operand usage per opcode: which of out, a, b are tensors (v1) or rows (v0). */
+typedef struct pxl_vm_opinfo {
+    uint8_t op;
+    uint8_t version;
+    const char *name;       /* mnemonic, as the assembler writes it */
+    uint8_t uses_out, uses_a, uses_b, uses_imm;
+} pxl_vm_opinfo;
+
+static const pxl_vm_opinfo pxl_vm_ops[] = {
+    {PXL_OP_HALT, 0, "halt", 0, 0, 0, 0},
+    {PXL_OP_V0_DOT, 0, "dot_rgb", 1, 1, 1, 0},
+    {PXL_OP_V0_ADD, 0, "add_r", 1, 1, 1, 0},
+    {PXL_OP_V0_RELU, 0, "relu_r", 1, 1, 0, 0},
+    {PXL_OP_V0_MATMUL, 0, "matmul_r", 1, 1, 1, 0},
+    {PXL_OP_HALT, 1, "halt", 0, 0, 0, 0},
+    {PXL_OP_MATMUL, 1, "matmul", 1, 1, 1, 1},
+    {PXL_OP_ADD, 1, "add", 1, 1, 1, 0},
+    {PXL_OP_MUL, 1, "mul", 1, 1, 1, 0},
+    {PXL_OP_LUT, 1, "lut", 1, 1, 1, 0},
+    {PXL_OP_GATHER, 1, "gather", 1, 1, 1, 0},
+    {PXL_OP_ARGMAX, 1, "argmax", 1, 1, 0, 0},
+    {PXL_OP_COPY, 1, "copy", 1, 1, 0, 0},
+};
+#define PXL_VM_N_OPS (sizeof pxl_vm_ops / sizeof pxl_vm_ops[0])
+
+static inline const pxl_vm_opinfo *pxl_vm_opinfo_find(int version, uint8_t op) {
+    for (unsigned i = 0; i < PXL_VM_N_OPS; i++)
+        if (pxl_vm_ops[i].version == version && pxl_vm_ops[i].op == op) return &pxl_vm_ops[i];
+    return 0;
+}
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * The decoded form of a pxVM program: what the validator produces and both
+ * interpreters consume. Decoding is validation: a program that decodes is
+ * valid, and every shape, extent and cost is known before it runs.
+ */
+#ifndef PXL_VM_INTERNAL_H
+#define PXL_VM_INTERNAL_H
+
+#include "../core/internal.h"
+#include "pxl/vm.h"
+#include "spec.h"
+
+/* A v1 tensor, or a v0 MATMUL matrix (dtype 0: one byte per element in the
+ * R channel of consecutive pixels from linear pixel data_px). */
+typedef struct pxl_vm_tensor {
+    uint32_t row;       /* header row */
+    uint8_t dtype;      /* 0 (v0 matrix), PXL_VM_INT8, PXL_VM_INT32 */
+    uint8_t shift;
+    int32_t mult;
+    uint32_t rows, cols;
+    uint64_t data_px;   /* linear pixel index (y * W + x) of the first data pixel */
+    uint64_t n_bytes;   /* v1: data bytes; v0: elements */
+    uint64_t end_px;    /* one past the last pixel of the extent (header included) */
+} pxl_vm_tensor;
+
+typedef struct pxl_vm_insn {
+    uint8_t op;
+    uint8_t imm;
+    uint32_t x;             /* column of the instruction's first pixel in row 0 */
+    uint32_t out, a, b;     /* row operands as written */
+    pxl_vm_tensor t_out, t_a, t_b; /* v1 operands, and v0 MATMUL matrices */
+    uint64_t cost;          /* work units (spec 3.6; v0 DOT costs 1 + W) */
+} pxl_vm_insn;
+
+typedef struct pxl_vm_program {
+    int version;
+    size_t n;               /* instructions before HALT / end of row 0 */
+    pxl_vm_insn *insns;     /* owned; free with pxl_vm_program_free */
+} pxl_vm_program;
+
+/* Decodes and validates; on failure PXL_ERR_FORMAT naming the pixel. */
+pxl_status pxl_vm_decode(pxl_ctx *ctx, const pxl_image *img, pxl_vm_program *out);
+void pxl_vm_program_free(pxl_ctx *ctx, pxl_vm_program *p);
+
+/* Interpreters over a decoded program (validate first). */
+pxl_status pxl_vm_exec_cpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p,
+                           const pxl_vm_options *opts);
+pxl_status pxl_vm_exec_gpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p,
+                           const pxl_vm_options *opts);
+
+/* Requantization (spec 3.3), shared so both interpreters agree by construction. */
+static inline int64_t pxl_vm_rq(int64_t acc, int32_t mult, uint8_t shift, uint8_t dtype) {
+    int64_t t = acc * (int64_t)mult;
+    int64_t q = shift ? (t + ((int64_t)1 << (shift - 1))) >> shift : t;
+    int64_t lo = dtype == PXL_VM_INT8 ? -128 : -2147483648LL;
+    int64_t hi = dtype == PXL_VM_INT8 ? 127 : 2147483647LL;
+    return q < lo ? lo : q > hi ? hi : q;
+}
+
+#endif
