@@ -36,7 +36,7 @@ struct pxl_ctx {
 
 /* Records a formatted message on the context and returns `s`. */
 pxl_status pxl_fail(pxl_ctx *ctx, pxl_status s, const char *fmt, ...) PXL_PRINTF(3, 4);
-pxl_status pxl_failv(pxl_ctx *ctx, pxl_status s, const char *fmt, va_list ap);
+pxl_status pxl_failv(pxl_ctx *ctx, pxl_status s, const char *fmt, va_list ap) PXL_PRINTF(3, 0);
 void pxl_clear_error(pxl_ctx *ctx);
 /* Appends to the current message (for multi-line compiler output). */
 void pxl_append_error(pxl_ctx *ctx, const char *fmt, ...) PXL_PRINTF(2, 3);

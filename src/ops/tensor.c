@@ -193,7 +193,7 @@ pxl_status pxl_quantize(pxl_dtype t, const float *src, int64_t n, void *dst, siz
         if (t == PXL_Q8_0) {
             float amax = 0;
             for (int i = 0; i < PXL_QK; i++) amax = fmaxf(amax, fabsf(x[i]));
-            float d = amax / 127.0f, id = d ? 1.0f / d : 0.0f;
+            float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
             uint16_t dh = pxl_f32_to_f16(d);
             memcpy(o, &dh, 2);
             for (int i = 0; i < PXL_QK; i++) o[2 + i] = (uint8_t)(int8_t)lrintf(x[i] * id);
@@ -202,7 +202,7 @@ pxl_status pxl_quantize(pxl_dtype t, const float *src, int64_t n, void *dst, siz
             float amax = 0, max = 0;
             for (int i = 0; i < PXL_QK; i++)
                 if (fabsf(x[i]) > amax) { amax = fabsf(x[i]); max = x[i]; }
-            float d = max / -8.0f, id = d ? 1.0f / d : 0.0f;
+            float d = max / -8.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
             uint16_t dh = pxl_f32_to_f16(d);
             memcpy(o, &dh, 2);
             for (int i = 0; i < 16; i++) {
