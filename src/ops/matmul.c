@@ -177,9 +177,3 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
                             (uint32_t)gx, (uint32_t)gy, (uint32_t)s.batch);
 }
 
-/* TEMPORARY until matmul_quant.c lands: a weak fallback so the library links. */
-__attribute__((weak)) pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b,
-                                                  pxl_tensor *c, const pxl_matmul_opts *opts) {
-    (void)a, (void)b, (void)c, (void)opts;
-    return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_matmul: quantized B not built");
-}

@@ -37,7 +37,7 @@ enum {
 enum { PXL_VM_INT8 = 1, PXL_VM_INT32 = 2 };
 
 #define PXL_VM_FLAG_FLATTEN_A 0x01 /* MATMUL imm8 bit 0 */
-#define PXL_VM_DEFAULT_BUDGET ((uint64_t)1 << 32)
+#define PXL_VM_DEFAULT_BUDGET ((uint64_t)1 << 40)
 
 /* Operand usage per opcode: which of out, a, b are tensors (v1) or rows (v0). */
 typedef struct pxl_vm_opinfo {
