@@ -1,0 +1,436 @@
+/*
+ * Row-wise ops: softmax (scale, causal mask), RMSNorm, LayerNorm, argmax, top-k.
+ * A row is the last dimension.
+ *
+ * CPU references: per row, sums in double (softmax denominators, sums of
+ * squares, means and variances), threads over rows.
+ *
+ * GPU: one workgroup per row (the row index is the linear workgroup id of a
+ * 2-D grid, so any number of rows works); each invocation walks the row with
+ * stride WG, a tree reduction in workgroup memory combines the partials, and
+ * a last strided pass writes the row. See rowwise.wgsl for the kernels.
+ *
+ * Softmax special values (both backends): z = scale * x is computed in f32;
+ * -Inf entries give 0; a NaN or +Inf z among a row's unmasked entries makes
+ * all of its unmasked outputs NaN (as exp(z - max) / sum would); masked
+ * entries are 0 and never read.
+ *
+ * Value order used by argmax and top-k (both backends): NaN (any sign or
+ * payload) is the largest value, -0 equals +0, and equal values rank by
+ * lower index. It is implemented on both sides through the same 32-bit
+ * order-preserving key (row_key below and okey in the WGSL).
+ */
+#include "ops_internal.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RW_MAX_WG 256u
+#define RW_TOPK_MAX 256
+#define RW_TOPK_SMALL 256 /* rows up to this long use the rank-counting top-k kernel */
+
+typedef struct {
+    uint32_t rows, cols;
+    float f;         /* softmax: scale; norms: eps */
+    uint32_t causal; /* softmax: 1 if masking applies */
+    uint32_t crows;  /* softmax: rows per causal matrix (R) */
+    int32_t coff;    /* softmax: causal offset clamped to [-R, L - 1] */
+    uint32_t k;      /* topk: k; layernorm: 1 if there is a bias */
+    uint32_t ksort;  /* topk: the power of two >= k */
+} rw_params;
+
+/* ---- shared helpers ------------------------------------------------------------------- */
+
+/* Order-preserving key: a larger key is a larger value; NaN above +Inf; -0 == +0. */
+static uint32_t row_key(float v) {
+    uint32_t b;
+    memcpy(&b, &v, 4);
+    if ((b & 0x7fffffffu) > 0x7f800000u) return 0xffffffffu;
+    if (b == 0x80000000u) b = 0;
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+/* Rows per task so that a task touches at least ~32 Ki elements. */
+static int64_t min_rows(int64_t cols) { return cols >= 32768 ? 1 : 32768 / cols; }
+
+/* Workgroup size: a power of two in [32, 256] (fewer if the device says so),
+ * about a quarter of the row length so short rows do not idle most lanes. */
+static uint32_t pick_wg(pxl_ctx *ctx, int64_t cols) {
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+    uint32_t lim = RW_MAX_WG;
+    if (gi->max_invocations_per_workgroup < lim) lim = gi->max_invocations_per_workgroup;
+    if (gi->max_workgroup_size[0] < lim) lim = gi->max_workgroup_size[0];
+    uint32_t maxwg = 1;
+    while (maxwg * 2 <= lim) maxwg *= 2;
+    uint32_t wg = 32;
+    while (wg < maxwg && (int64_t)wg * 4 < cols) wg *= 2;
+    return wg < maxwg ? wg : maxwg;
+}
+
+static pxl_status null_check(pxl_ctx *ctx, const char *op, const char *name, const void *t) {
+    if (!t) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %s is NULL", op, name);
+    return PXL_OK;
+}
+
+/* x f32; y f32 of x's shape, not x. */
+static pxl_status check_xy(pxl_ctx *ctx, const char *op, const pxl_tensor *x, const pxl_tensor *y) {
+    pxl_status s;
+    if ((s = null_check(ctx, op, "x", x)) != PXL_OK) return s;
+    if ((s = null_check(ctx, op, "y", y)) != PXL_OK) return s;
+    if ((s = pxl_check_dtype(ctx, op, "x", x, PXL_F32)) != PXL_OK) return s;
+    if ((s = pxl_check_dtype(ctx, op, "y", y, PXL_F32)) != PXL_OK) return s;
+    if ((s = pxl_check_same_shape(ctx, op, "x", x, "y", y)) != PXL_OK) return s;
+    return pxl_check_no_alias(ctx, op, x, y);
+}
+
+/* A per-row weight vector: f32 with L elements, not the output. */
+static pxl_status check_weight(pxl_ctx *ctx, const char *op, const char *name, const pxl_tensor *w,
+                               const pxl_tensor *x, const pxl_tensor *y) {
+    pxl_status s;
+    if ((s = pxl_check_dtype(ctx, op, name, w, PXL_F32)) != PXL_OK) return s;
+    if ((s = pxl_check_vec(ctx, op, name, w, pxl_t_cols(x))) != PXL_OK) return s;
+    return pxl_check_no_alias(ctx, op, w, y);
+}
+
+/* GPU kernels index with 32-bit integers. */
+static pxl_status check_gpu_size(pxl_ctx *ctx, const char *op, const pxl_tensor *x) {
+    if (x->nelem > INT32_MAX)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: more than 2^31-1 elements on the GPU", op);
+    return PXL_OK;
+}
+
+static pxl_status rw_dispatch(pxl_ctx *ctx, const char *entry, const pxl_tensor *x,
+                              const pxl_tensor *const *t, size_t n, const rw_params *p) {
+    pxl_constant wg = {"WG", pick_wg(ctx, pxl_t_cols(x))};
+    return pxl_op_dispatch(ctx, "rowwise.wgsl", pxl_wgsl_rowwise, entry, &wg, 1, t, n, p, sizeof *p,
+                           (uint64_t)pxl_t_rows(x));
+}
+
+/* ---- softmax ------------------------------------------------------------------------------ */
+
+typedef struct {
+    const float *x;
+    float *y;
+    int64_t cols, crows, coff;
+    float scale;
+    int causal;
+} sm_job;
+
+static void softmax_rows(void *arg, int64_t lo, int64_t hi) {
+    const sm_job *j = arg;
+    const int64_t L = j->cols;
+    for (int64_t r = lo; r < hi; r++) {
+        const float *x = j->x + r * L;
+        float *y = j->y + r * L;
+        int64_t valid = L;
+        if (j->causal) {
+            int64_t v = r % j->crows + j->coff + 1;
+            valid = v < 0 ? 0 : v > L ? L : v;
+        }
+        float m = -FLT_MAX;
+        int bad = 0, any = 0;
+        for (int64_t i = 0; i < valid; i++) {
+            float z = j->scale * x[i];
+            if (isnan(z) || z == INFINITY) bad = 1;
+            else if (z != -INFINITY) {
+                any = 1;
+                if (z > m) m = z;
+            }
+        }
+        if (bad) {
+            for (int64_t i = 0; i < valid; i++) y[i] = NAN;
+        } else if (!any) {
+            for (int64_t i = 0; i < valid; i++) y[i] = 0.0f;
+        } else {
+            double sum = 0;
+            for (int64_t i = 0; i < valid; i++) {
+                float z = j->scale * x[i];
+                if (z != -INFINITY) sum += exp((double)z - (double)m);
+            }
+            for (int64_t i = 0; i < valid; i++) {
+                float z = j->scale * x[i];
+                y[i] = z == -INFINITY ? 0.0f : (float)(exp((double)z - (double)m) / sum);
+            }
+        }
+        for (int64_t i = valid; i < L; i++) y[i] = 0.0f;
+    }
+}
+
+pxl_status pxl_softmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, float scale, int causal,
+                       int64_t causal_offset) {
+    static const char op[] = "pxl_softmax";
+    if (!ctx) return PXL_ERR_INVALID_ARG;
+    pxl_status s = check_xy(ctx, op, x, y);
+    if (s != PXL_OK) return s;
+    int64_t L = pxl_t_cols(x);
+    int64_t R = x->ndim >= 2 ? x->shape[x->ndim - 2] : 1;
+    /* Clamp the offset to [-R, L - 1]: any offset below masks every column of
+     * every row, any offset above masks none. */
+    int64_t off = causal_offset < -R ? -R : causal_offset > L - 1 ? L - 1 : causal_offset;
+    if (!pxl_on_gpu(ctx)) {
+        sm_job j = {x->host, y->host, L, R, off, scale, causal != 0};
+        pxl_parallel_range(ctx, pxl_t_rows(x), min_rows(L), softmax_rows, &j);
+        return PXL_OK;
+    }
+    if ((s = check_gpu_size(ctx, op, x)) != PXL_OK) return s;
+    rw_params p = {(uint32_t)pxl_t_rows(x), (uint32_t)L, scale, causal != 0, (uint32_t)R, (int32_t)off, 0, 0};
+    const pxl_tensor *t[2] = {x, y};
+    return rw_dispatch(ctx, "softmax", x, t, 2, &p);
+}
+
+/* ---- RMSNorm and LayerNorm ---------------------------------------------------------------------- */
+
+typedef struct {
+    const float *x, *w, *b;
+    float *y;
+    int64_t cols;
+    float eps;
+} norm_job;
+
+static void rmsnorm_rows(void *arg, int64_t lo, int64_t hi) {
+    const norm_job *j = arg;
+    const int64_t L = j->cols;
+    for (int64_t r = lo; r < hi; r++) {
+        const float *x = j->x + r * L;
+        float *y = j->y + r * L;
+        double ss = 0;
+        for (int64_t i = 0; i < L; i++) ss += (double)x[i] * (double)x[i];
+        double inv = 1.0 / sqrt(ss / (double)L + (double)j->eps);
+        for (int64_t i = 0; i < L; i++) y[i] = (float)((double)x[i] * inv * (double)j->w[i]);
+    }
+}
+
+static void layernorm_rows(void *arg, int64_t lo, int64_t hi) {
+    const norm_job *j = arg;
+    const int64_t L = j->cols;
+    for (int64_t r = lo; r < hi; r++) {
+        const float *x = j->x + r * L;
+        float *y = j->y + r * L;
+        double sum = 0;
+        for (int64_t i = 0; i < L; i++) sum += (double)x[i];
+        double mean = sum / (double)L, var = 0;
+        for (int64_t i = 0; i < L; i++) {
+            double d = (double)x[i] - mean;
+            var += d * d;
+        }
+        double rstd = 1.0 / sqrt(var / (double)L + (double)j->eps);
+        for (int64_t i = 0; i < L; i++) {
+            double v = ((double)x[i] - mean) * rstd * (double)j->w[i];
+            if (j->b) v += (double)j->b[i];
+            y[i] = (float)v;
+        }
+    }
+}
+
+static pxl_status check_eps(pxl_ctx *ctx, const char *op, float eps) {
+    if (!(eps >= 0.0f))
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: eps is %g (must be >= 0)", op, (double)eps);
+    return PXL_OK;
+}
+
+pxl_status pxl_rmsnorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w, pxl_tensor *y,
+                       float eps) {
+    static const char op[] = "pxl_rmsnorm";
+    if (!ctx) return PXL_ERR_INVALID_ARG;
+    pxl_status s = check_xy(ctx, op, x, y);
+    if (s == PXL_OK) s = null_check(ctx, op, "w", w);
+    if (s == PXL_OK) s = check_weight(ctx, op, "w", w, x, y);
+    if (s == PXL_OK) s = check_eps(ctx, op, eps);
+    if (s != PXL_OK) return s;
+    int64_t L = pxl_t_cols(x);
+    if (!pxl_on_gpu(ctx)) {
+        norm_job j = {x->host, w->host, NULL, y->host, L, eps};
+        pxl_parallel_range(ctx, pxl_t_rows(x), min_rows(L), rmsnorm_rows, &j);
+        return PXL_OK;
+    }
+    if ((s = check_gpu_size(ctx, op, x)) != PXL_OK) return s;
+    rw_params p = {(uint32_t)pxl_t_rows(x), (uint32_t)L, eps, 0, 0, 0, 0, 0};
+    const pxl_tensor *t[3] = {x, w, y};
+    return rw_dispatch(ctx, "rmsnorm", x, t, 3, &p);
+}
+
+pxl_status pxl_layernorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w,
+                         const pxl_tensor *b, pxl_tensor *y, float eps) {
+    static const char op[] = "pxl_layernorm";
+    if (!ctx) return PXL_ERR_INVALID_ARG;
+    pxl_status s = check_xy(ctx, op, x, y);
+    if (s == PXL_OK) s = null_check(ctx, op, "w", w);
+    if (s == PXL_OK) s = check_weight(ctx, op, "w", w, x, y);
+    if (s == PXL_OK && b) s = check_weight(ctx, op, "b", b, x, y);
+    if (s == PXL_OK) s = check_eps(ctx, op, eps);
+    if (s != PXL_OK) return s;
+    int64_t L = pxl_t_cols(x);
+    if (!pxl_on_gpu(ctx)) {
+        norm_job j = {x->host, w->host, b ? b->host : NULL, y->host, L, eps};
+        pxl_parallel_range(ctx, pxl_t_rows(x), min_rows(L), layernorm_rows, &j);
+        return PXL_OK;
+    }
+    if ((s = check_gpu_size(ctx, op, x)) != PXL_OK) return s;
+    /* Without a bias, w is bound in its place too (two read-only bindings may share a buffer). */
+    rw_params p = {(uint32_t)pxl_t_rows(x), (uint32_t)L, eps, 0, 0, 0, b != NULL, 0};
+    const pxl_tensor *t[4] = {x, w, b ? b : w, y};
+    return rw_dispatch(ctx, "layernorm", x, t, 4, &p);
+}
+
+/* ---- argmax and top-k ------------------------------------------------------------------------ */
+
+static pxl_status check_index_range(pxl_ctx *ctx, const char *op, const pxl_tensor *x) {
+    if (pxl_t_cols(x) > INT32_MAX)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: rows longer than 2^31-1 (indices are i32)", op);
+    return PXL_OK;
+}
+
+typedef struct {
+    const float *x;
+    int32_t *idx;
+    float *vals;
+    int64_t cols;
+    int k;
+} sel_job;
+
+static void argmax_rows(void *arg, int64_t lo, int64_t hi) {
+    const sel_job *j = arg;
+    const int64_t L = j->cols;
+    for (int64_t r = lo; r < hi; r++) {
+        const float *x = j->x + r * L;
+        uint32_t best = row_key(x[0]);
+        int64_t bi = 0;
+        for (int64_t i = 1; i < L; i++) {
+            uint32_t k = row_key(x[i]);
+            if (k > best) {
+                best = k;
+                bi = i;
+            }
+        }
+        j->idx[r] = (int32_t)bi;
+    }
+}
+
+pxl_status pxl_argmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *idx) {
+    static const char op[] = "pxl_argmax";
+    if (!ctx) return PXL_ERR_INVALID_ARG;
+    pxl_status s = null_check(ctx, op, "x", x);
+    if (s == PXL_OK) s = null_check(ctx, op, "idx", idx);
+    if (s == PXL_OK) s = pxl_check_dtype(ctx, op, "x", x, PXL_F32);
+    if (s == PXL_OK) s = pxl_check_dtype(ctx, op, "idx", idx, PXL_I32);
+    if (s != PXL_OK) return s;
+    int64_t rows = pxl_t_rows(x);
+    if (idx->nelem != rows)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_argmax: idx has %lld elements, x has %lld rows",
+                        (long long)idx->nelem, (long long)rows);
+    if ((s = check_index_range(ctx, op, x)) != PXL_OK) return s;
+    if (!pxl_on_gpu(ctx)) {
+        sel_job j = {x->host, idx->host, NULL, pxl_t_cols(x), 1};
+        pxl_parallel_range(ctx, rows, min_rows(pxl_t_cols(x)), argmax_rows, &j);
+        return PXL_OK;
+    }
+    if ((s = check_gpu_size(ctx, op, x)) != PXL_OK) return s;
+    rw_params p = {(uint32_t)rows, (uint32_t)pxl_t_cols(x), 0, 0, 0, 0, 0, 0};
+    const pxl_tensor *t[2] = {x, idx};
+    return rw_dispatch(ctx, "argmax", x, t, 2, &p);
+}
+
+typedef struct {
+    uint32_t key, idx;
+} sel_ent;
+
+/* a ranks before b: larger key, then lower index. */
+static int ent_before(sel_ent a, sel_ent b) { return a.key > b.key || (a.key == b.key && a.idx < b.idx); }
+
+static int ent_cmp(const void *pa, const void *pb) {
+    const sel_ent *a = pa, *b = pb;
+    return ent_before(*a, *b) ? -1 : ent_before(*b, *a) ? 1 : 0;
+}
+
+/* Min-heap on the rank order: the root is the last of the kept entries. */
+static void heap_down(sel_ent *h, int n, int i) {
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, w = i;
+        if (l < n && ent_before(h[w], h[l])) w = l;
+        if (r < n && ent_before(h[w], h[r])) w = r;
+        if (w == i) return;
+        sel_ent t = h[i];
+        h[i] = h[w];
+        h[w] = t;
+        i = w;
+    }
+}
+
+static void heap_up(sel_ent *h, int i) {
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (!ent_before(h[p], h[i])) return;
+        sel_ent t = h[i];
+        h[i] = h[p];
+        h[p] = t;
+        i = p;
+    }
+}
+
+static void topk_rows(void *arg, int64_t lo, int64_t hi) {
+    const sel_job *j = arg;
+    const int64_t L = j->cols;
+    const int k = j->k;
+    sel_ent h[RW_TOPK_MAX];
+    for (int64_t r = lo; r < hi; r++) {
+        const float *x = j->x + r * L;
+        int n = 0;
+        for (int64_t i = 0; i < L; i++) {
+            sel_ent e = {row_key(x[i]), (uint32_t)i};
+            if (n < k) {
+                h[n] = e;
+                heap_up(h, n++);
+            } else if (ent_before(e, h[0])) {
+                h[0] = e;
+                heap_down(h, n, 0);
+            }
+        }
+        qsort(h, (size_t)n, sizeof h[0], ent_cmp);
+        for (int t = 0; t < k; t++) {
+            j->vals[r * k + t] = x[h[t].idx];
+            j->idx[r * k + t] = (int32_t)h[t].idx;
+        }
+    }
+}
+
+static pxl_status check_topk_out(pxl_ctx *ctx, const char *name, const pxl_tensor *t, pxl_dtype dt,
+                                 int64_t rows, int k) {
+    pxl_status s = pxl_check_dtype(ctx, "pxl_topk", name, t, dt);
+    if (s != PXL_OK) return s;
+    if (pxl_t_cols(t) != k || t->nelem != rows * k)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
+                        "pxl_topk: %s has %lld elements in rows of %lld, expected %lld rows of k=%d", name,
+                        (long long)t->nelem, (long long)pxl_t_cols(t), (long long)rows, k);
+    return PXL_OK;
+}
+
+pxl_status pxl_topk(pxl_ctx *ctx, const pxl_tensor *x, int k, pxl_tensor *vals, pxl_tensor *idx) {
+    static const char op[] = "pxl_topk";
+    if (!ctx) return PXL_ERR_INVALID_ARG;
+    pxl_status s = null_check(ctx, op, "x", x);
+    if (s == PXL_OK) s = null_check(ctx, op, "vals", vals);
+    if (s == PXL_OK) s = null_check(ctx, op, "idx", idx);
+    if (s == PXL_OK) s = pxl_check_dtype(ctx, op, "x", x, PXL_F32);
+    if (s != PXL_OK) return s;
+    int64_t L = pxl_t_cols(x), rows = pxl_t_rows(x);
+    if (k < 1 || k > RW_TOPK_MAX || k > L)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_topk: k=%d outside 1..min(L=%lld, %d)", k,
+                        (long long)L, RW_TOPK_MAX);
+    if ((s = check_topk_out(ctx, "vals", vals, PXL_F32, rows, k)) != PXL_OK) return s;
+    if ((s = check_topk_out(ctx, "idx", idx, PXL_I32, rows, k)) != PXL_OK) return s;
+    if ((s = pxl_check_no_alias(ctx, op, x, vals)) != PXL_OK) return s;
+    if ((s = check_index_range(ctx, op, x)) != PXL_OK) return s;
+    if (!pxl_on_gpu(ctx)) {
+        sel_job j = {x->host, idx->host, vals->host, L, k};
+        pxl_parallel_range(ctx, rows, min_rows(L), topk_rows, &j);
+        return PXL_OK;
+    }
+    if ((s = check_gpu_size(ctx, op, x)) != PXL_OK) return s;
+    uint32_t ksort = 1;
+    while (ksort < (uint32_t)k) ksort *= 2;
+    rw_params p = {(uint32_t)rows, (uint32_t)L, 0, 0, 0, 0, (uint32_t)k, ksort};
+    const pxl_tensor *t[3] = {x, vals, idx};
+    return rw_dispatch(ctx, L <= RW_TOPK_SMALL ? "topk_small" : "topk", x, t, 3, &p);
+}
