@@ -1,0 +1,90 @@
+/*
+ * Embedding lookup: out[i, :] = table[ids[i], :] for f32, f16, Q8_0 and Q4_0
+ * tables (wgsl/embedding.wgsl on the GPU). The CPU checks every id first and
+ * fails naming the first one out of range; the GPU gives that row NaN.
+ */
+#include "ops_internal.h"
+
+#include <string.h>
+
+#define EMB_WG 256u
+
+typedef struct {
+    uint32_t n, D, V, row_bytes;
+} emb_params;
+
+typedef struct {
+    const uint8_t *table;
+    const int32_t *ids;
+    float *out;
+    pxl_dtype dt;
+    int64_t D;
+    size_t row_bytes;
+} emb_job;
+
+static void emb_range(void *arg, int64_t lo, int64_t hi) {
+    const emb_job *j = arg;
+    for (int64_t i = lo; i < hi; i++) {
+        const uint8_t *row = j->table + (size_t)j->ids[i] * j->row_bytes;
+        float *y = j->out + i * j->D;
+        if (j->dt == PXL_F32) {
+            memcpy(y, row, (size_t)j->D * sizeof *y);
+        } else if (j->dt == PXL_F16) {
+            for (int64_t k = 0; k < j->D; k++) {
+                uint16_t h;
+                memcpy(&h, row + 2 * k, 2);
+                y[k] = pxl_f16_to_f32(h);
+            }
+        } else {
+            pxl_dequantize(j->dt, row, j->row_bytes, y, j->D); /* cannot fail: checked sizes */
+        }
+    }
+}
+
+pxl_status pxl_embedding(pxl_ctx *ctx, const pxl_tensor *table, const pxl_tensor *ids, pxl_tensor *out) {
+    static const char *op = "pxl_embedding";
+    pxl_status st;
+    if (!ctx) return PXL_ERR_INVALID_ARG;
+    if (!table || !ids || !out)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: table, ids and out must not be NULL", op);
+    if ((st = pxl_check_ctx(ctx, op, table)) != PXL_OK) return st;
+    if ((st = pxl_check_dtype(ctx, op, "ids", ids, PXL_I32)) != PXL_OK) return st;
+    if ((st = pxl_check_dtype(ctx, op, "out", out, PXL_F32)) != PXL_OK) return st;
+    if (table->dtype != PXL_F32 && table->dtype != PXL_F16 && !pxl_dtype_is_quantized(table->dtype))
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: table is %s (f32, f16, q8_0 or q4_0 expected)", op,
+                        pxl_dtype_name(table->dtype));
+    if (table->ndim != 2)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: table has %d dimensions, expected 2 ([V, D])", op,
+                        table->ndim);
+    int64_t V = table->shape[0], D = table->shape[1], n = ids->nelem;
+    if (ids->ndim != 1)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: ids has %d dimensions, expected 1 ([n])", op, ids->ndim);
+    if (out->ndim != 2 || out->shape[0] != n || out->shape[1] != D)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: out must be [%lld, %lld] ([n, D])", op, (long long)n,
+                        (long long)D);
+    size_t row_bytes = pxl_dtype_row_bytes(table->dtype, D);
+
+    if (!pxl_on_gpu(ctx)) {
+        const int32_t *id = ids->host;
+        for (int64_t i = 0; i < n; i++)
+            if (id[i] < 0 || id[i] >= V)
+                return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: ids[%lld] = %d is outside the table's rows [0, %lld)",
+                                op, (long long)i, (int)id[i], (long long)V);
+        emb_job j = {table->host, id, out->host, table->dtype, D, row_bytes};
+        int64_t min_rows = 1 + 16384 / D;
+        pxl_parallel_range(ctx, n, min_rows, emb_range, &j);
+        return PXL_OK;
+    }
+
+    if (out->nelem > UINT32_MAX || table->nelem > UINT32_MAX || table->bytes > UINT32_MAX - 64)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: tensors over 2^32 elements or bytes", op);
+    emb_params p = {(uint32_t)n, (uint32_t)D, V > UINT32_MAX ? UINT32_MAX : (uint32_t)V, (uint32_t)row_bytes};
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+    uint32_t wg = gi->max_invocations_per_workgroup >= EMB_WG ? EMB_WG : 64u;
+    double dt = table->dtype == PXL_F32 ? 0 : table->dtype == PXL_F16 ? 1 : table->dtype == PXL_Q8_0 ? 2 : 3;
+    pxl_constant k[2] = {{"WG", wg}, {"DT", dt}};
+    const pxl_tensor *t[3] = {table, ids, out};
+    uint64_t groups = ((uint64_t)out->nelem + wg - 1) / wg;
+    return pxl_op_dispatch(ctx, "embedding.wgsl", pxl_wgsl_embedding, "embedding", k, 2, t, 3, &p, sizeof p,
+                           groups);
+}

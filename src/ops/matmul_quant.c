@@ -1,0 +1,317 @@
+/*
+ * Quantized matrix products: C = alpha * A . B^T + beta * C with B a GGUF
+ * Q8_0 or Q4_0 weight matrix [N, K] (or [batch, N, K]), A f32 [M, K] or
+ * [batch, M, K], C f32 [M, N] or [batch, M, N]. pxl_matmul hands over here
+ * when B is quantized.
+ *
+ * CPU: each output is a dot of an A row with the blocks of a B row, decoded
+ * on the fly: 32 products per block summed in f32, scaled by the block's d and
+ * accumulated in double. Threads split (batch, tiles of 16 B rows); inside a
+ * tile the A rows run outermost so that the tile of B stays in cache.
+ *
+ * GPU (wgsl/quant.wgsl): M = 1 uses qmv_xs, which keeps the A vector in
+ * registers and streams B (K from 1024 to 16384, or 32768 where workgroups
+ * of 512 are allowed; 4096-wide weights stream at about 2.3 TB/s in Q8_0 and
+ * 1.5 TB/s in Q4_0 on an H100); M <= 8, and M = 1 outside that K range, use
+ * qmv, which streams B once for all M rows of A; M > 8 uses qmm, a 64x64-tiled
+ * kernel that decodes B tiles into workgroup memory. Launch shapes are
+ * override constants, chosen below and open to tuning through environment
+ * variables (benchmarks only). */
+#include "ops_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The uniform block of quant.wgsl (48 bytes). */
+typedef struct {
+    uint32_t M, N, K, nb;                             /* nb = K / 32 */
+    uint32_t row_bytes, stride_a, stride_b, stride_c; /* a, c in floats; b in bytes (0: broadcast) */
+    float alpha, beta;
+    uint32_t rpg, pad1; /* rpg: rows per row group (qmv_xs) */
+} qmm_params;
+
+typedef struct {
+    int64_t batch, batch_a, batch_b, M, N, K;
+    size_t row_bytes; /* bytes of one B row */
+} q_shape;
+
+static const char *OP = "pxl_matmul";
+
+/* ---- argument checks ------------------------------------------------------- */
+
+static pxl_status q_check(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, const pxl_tensor *c,
+                          const pxl_matmul_opts *o, q_shape *s) {
+    pxl_status st;
+    if (!ctx) return PXL_ERR_INVALID_ARG;
+    if (!a || !b || !c) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: A, B and C must not be NULL", OP);
+    if ((st = pxl_check_ctx(ctx, OP, a)) != PXL_OK) return st;
+    if ((st = pxl_check_ctx(ctx, OP, b)) != PXL_OK) return st;
+    if ((st = pxl_check_ctx(ctx, OP, c)) != PXL_OK) return st;
+    if (!pxl_dtype_is_quantized(b->dtype))
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: B is %s, expected q8_0 or q4_0", OP,
+                        pxl_dtype_name(b->dtype));
+    if (!o->trans_b)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
+                        "%s: quantized B (%s) is stored [N, K]: trans_b must be set", OP,
+                        pxl_dtype_name(b->dtype));
+    if (o->trans_a)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: trans_a with a quantized B (%s) is not supported", OP,
+                        pxl_dtype_name(b->dtype));
+    if ((st = pxl_check_dtype(ctx, OP, "A", a, PXL_F32)) != PXL_OK) return st;
+    if ((st = pxl_check_dtype(ctx, OP, "C", c, PXL_F32)) != PXL_OK) return st;
+    if (c == a) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: C may not be an input", OP);
+    if (a->ndim > 3 || b->ndim > 3 || c->ndim > 3)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
+                        "%s: operands have at most 3 dimensions ([batch,] rows, cols)", OP);
+    int64_t ar = a->ndim >= 2 ? a->shape[a->ndim - 2] : 1, ac = a->shape[a->ndim - 1];
+    int64_t br = b->ndim >= 2 ? b->shape[b->ndim - 2] : 1, bc = b->shape[b->ndim - 1];
+    int64_t cr = c->ndim >= 2 ? c->shape[c->ndim - 2] : 1, cc = c->shape[c->ndim - 1];
+    int64_t ab = a->ndim == 3 ? a->shape[0] : 1, bb = b->ndim == 3 ? b->shape[0] : 1;
+    int64_t cb = c->ndim == 3 ? c->shape[0] : 1;
+    s->M = ar;
+    s->K = ac;
+    s->N = br;
+    if (bc != s->K)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: A has K=%lld but B (%s, [N, K]) has K=%lld", OP,
+                        (long long)s->K, pxl_dtype_name(b->dtype), (long long)bc);
+    if (cr != s->M || cc != s->N)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: C is %lldx%lld, expected %lldx%lld", OP, (long long)cr,
+                        (long long)cc, (long long)s->M, (long long)s->N);
+    if ((ab != 1 && ab != cb) || (bb != 1 && bb != cb))
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
+                        "%s: batch sizes A=%lld B=%lld C=%lld (A and B must match C or be 1)", OP,
+                        (long long)ab, (long long)bb, (long long)cb);
+    s->batch = cb;
+    s->batch_a = ab;
+    s->batch_b = bb;
+    s->row_bytes = pxl_dtype_row_bytes(b->dtype, s->K); /* nonzero: K % 32 == 0 since B exists */
+    return PXL_OK;
+}
+
+/* ---- CPU ------------------------------------------------------------------------ */
+
+#define Q_CPU_TILE 16 /* B rows per task tile */
+
+typedef struct {
+    const float *a;
+    const uint8_t *b;
+    float *c;
+    q_shape s;
+    pxl_dtype dt;
+    float alpha, beta;
+    int64_t tiles; /* B row tiles per batch */
+} q_job;
+
+static float half_at(const uint8_t *p) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return pxl_f16_to_f32(h);
+}
+
+/* dot of 32 floats with a Q8_0 / Q4_0 block's integers (before the scale) */
+static float block_dot_q8(const uint8_t *q, const float *x) {
+    float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int i = 0; i < 32; i += 8)
+        for (int j = 0; j < 8; j++) s[j] += (float)(int8_t)q[i + j] * x[i + j];
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+static float block_dot_q4(const uint8_t *q, const float *x) {
+    float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int i = 0; i < 16; i += 8)
+        for (int j = 0; j < 8; j++) {
+            s[j] += (float)((int)(q[i + j] & 0x0f) - 8) * x[i + j];
+            s[j] += (float)((int)(q[i + j] >> 4) - 8) * x[16 + i + j];
+        }
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+static double row_dot(pxl_dtype dt, const uint8_t *w, const float *x, int64_t nb) {
+    double acc = 0;
+    if (dt == PXL_Q8_0) {
+        for (int64_t k = 0; k < nb; k++, w += 34, x += 32) acc += (double)(half_at(w) * block_dot_q8(w + 2, x));
+    } else {
+        for (int64_t k = 0; k < nb; k++, w += 18, x += 32) acc += (double)(half_at(w) * block_dot_q4(w + 2, x));
+    }
+    return acc;
+}
+
+static void q_range(void *arg, int64_t lo, int64_t hi) {
+    const q_job *j = arg;
+    const q_shape *s = &j->s;
+    int64_t nb = s->K / PXL_QK;
+    for (int64_t u = lo; u < hi; u++) { /* u = batch * tiles + tile */
+        int64_t bt = u / j->tiles, n0 = (u % j->tiles) * Q_CPU_TILE;
+        int64_t n1 = n0 + Q_CPU_TILE < s->N ? n0 + Q_CPU_TILE : s->N;
+        const float *a = j->a + (s->batch_a == 1 ? 0 : bt) * s->M * s->K;
+        const uint8_t *b = j->b + (size_t)(s->batch_b == 1 ? 0 : bt) * (size_t)s->N * s->row_bytes;
+        float *c = j->c + bt * s->M * s->N;
+        for (int64_t m = 0; m < s->M; m++)
+            for (int64_t n = n0; n < n1; n++) {
+                float v = (float)row_dot(j->dt, b + (size_t)n * s->row_bytes, a + m * s->K, nb);
+                float *cp = c + m * s->N + n;
+                *cp = j->beta != 0.0f ? j->alpha * v + j->beta * *cp : j->alpha * v;
+            }
+    }
+}
+
+static pxl_status q_cpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c, const q_shape *s,
+                        const pxl_matmul_opts *o) {
+    q_job j = {a->host, b->host, c->host, *s, b->dtype, o->alpha, o->beta, (s->N + Q_CPU_TILE - 1) / Q_CPU_TILE};
+    int64_t work = s->M * s->K * Q_CPU_TILE; /* multiply-adds per task */
+    int64_t min_tasks = 1 + 262144 / (work > 0 ? work : 1);
+    pxl_parallel_range(ctx, s->batch * j.tiles, min_tasks, q_range, &j);
+    return PXL_OK;
+}
+
+/* ---- GPU ------------------------------------------------------------------------- */
+
+/* qmv launch shape: WG invocations per workgroup, TPR invocations per row
+ * group (4 per block, so TPR / 4 blocks side by side), ROWS rows per row group
+ * (a workgroup computes WG / TPR * ROWS rows of C), UNROLL blocks per
+ * invocation whose loads are issued together. PXL_QMV_TUNE="wg,tpr,rows,unroll"
+ * overrides it, for tuning benchmarks only. M in 2..8 (NCOL = M) uses
+ * fewer rows and a shorter unroll (its registers hold NCOL sums per row). */
+#define QMV_WG 256u
+#define QMV_TPR 32u
+#define QMV_ROWS 2u
+#define QMV_UNROLL 4u
+#define QMV_MAX_NCOL 8
+
+static int pow2(uint32_t v) { return v && !(v & (v - 1)); }
+
+typedef struct {
+    uint32_t wg, tpr, rows, unroll, ncol;
+} qmv_launch;
+
+static qmv_launch qmv_shape(const pxl_gpu_info *gi, uint32_t ncol) {
+    qmv_launch l = {QMV_WG, QMV_TPR, ncol > 1 ? 1u : QMV_ROWS, ncol > 1 ? 2u : QMV_UNROLL, ncol};
+    const char *t = getenv("PXL_QMV_TUNE");
+    unsigned x, y, z, u;
+    if (t && sscanf(t, "%u,%u,%u,%u", &x, &y, &z, &u) == 4 && pow2(x) && pow2(y) && y >= 4 && y <= x &&
+        x <= 1024 && z >= 1 && z <= 8 && u >= 1 && u * z <= 16) {
+        l.wg = x;
+        l.tpr = y;
+        l.rows = z;
+        l.unroll = u;
+    }
+    while (l.rows * l.ncol > 32) l.rows /= 2;
+    /* the reduction's workgroup memory: WG * ROWS * NCOL floats */
+    uint32_t max_wg = gi->max_invocations_per_workgroup;
+    while (l.wg > 4 && (l.wg > max_wg || (uint64_t)l.wg * l.rows * l.ncol * 4 > gi->max_workgroup_storage_size))
+        l.wg /= 2;
+    if (l.tpr > l.wg) l.tpr = l.wg;
+    return l;
+}
+
+/* qmv_xs launch shape (M = 1, 64 <= 2 * nb <= 4 * WG): WG invocations; XT
+ * invocations per row group (WG, or the power of two >= 2 * nb when a row
+ * has fewer half blocks); XKCH = ceil(2 * nb / XT) half blocks per invocation;
+ * XRB rows per step (XRB * XKCH <= 16, and what workgroup memory holds);
+ * `steps` steps per row group. Defaults, from an H100 (Vulkan) sweep: WG 256
+ * and one step of 8 rows; rows of more than 256 half blocks (K > 4096) take
+ * WG 512 (XKCH <= 2) and two steps where the device allows.
+ * PXL_QMV_XS_TUNE="wg,xrb,steps" overrides them, for tuning benchmarks only. */
+typedef struct {
+    uint32_t wg, xt, kch, rb, steps;
+} xs_launch;
+
+static uint32_t pow2_ceil(uint64_t v) {
+    uint32_t r = 1;
+    while (r < v) r *= 2;
+    return r;
+}
+
+/* 0 if qmv_xs does not apply to rows of nb blocks on this device */
+static int xs_shape(const pxl_gpu_info *gi, int64_t nb, xs_launch *l) {
+    uint64_t nh = 2 * (uint64_t)nb;
+    int long_rows = nh > 256 && gi->max_invocations_per_workgroup >= 512;
+    l->wg = long_rows ? 512u : 256u;
+    l->rb = 8;
+    l->steps = long_rows ? 2u : 1u;
+    const char *t = getenv("PXL_QMV_XS_TUNE");
+    unsigned x, y, z;
+    if (t && sscanf(t, "%u,%u,%u", &x, &y, &z) == 3 && pow2(x) && x >= 64 && x <= 1024 && pow2(y) && y <= 16 &&
+        z >= 1 && z <= 1024) {
+        l->wg = x;
+        l->rb = y;
+        l->steps = z;
+    }
+    while (l->wg > gi->max_invocations_per_workgroup) l->wg /= 2;
+    if (nh < 64 || nh > 4 * (uint64_t)l->wg) return 0;
+    l->xt = nh >= l->wg ? l->wg : pow2_ceil(nh);
+    l->kch = (uint32_t)((nh + l->xt - 1) / l->xt);
+    while (l->rb * l->kch > 16) l->rb /= 2;
+    while (l->rb > 1 && 4 * ((uint64_t)(l->wg / l->xt) * l->rb * (l->xt + 1) + l->wg) > gi->max_workgroup_storage_size)
+        l->rb /= 2;
+    return 4 * ((uint64_t)(l->wg / l->xt) * l->rb * (l->xt + 1) + l->wg) <= gi->max_workgroup_storage_size;
+}
+
+static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c, const q_shape *s,
+                        const pxl_matmul_opts *o) {
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+    if (a->nelem > UINT32_MAX || c->nelem > UINT32_MAX || b->bytes > UINT32_MAX - 64)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: operands over 2^32 elements or bytes", OP);
+    uint32_t maxd = gi->max_workgroups_per_dimension;
+    if (s->batch > maxd)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: batch %lld exceeds the device grid", OP,
+                        (long long)s->batch);
+    qmm_params p = {(uint32_t)s->M,
+                    (uint32_t)s->N,
+                    (uint32_t)s->K,
+                    (uint32_t)(s->K / PXL_QK),
+                    (uint32_t)s->row_bytes,
+                    (uint32_t)(s->batch_a == 1 ? 0 : s->M * s->K),
+                    (uint32_t)(s->batch_b == 1 ? 0 : (size_t)s->N * s->row_bytes),
+                    (uint32_t)(s->M * s->N),
+                    o->alpha,
+                    o->beta,
+                    0,
+                    0};
+    const pxl_tensor *t[3] = {a, b, c};
+    double q4 = b->dtype == PXL_Q4_0 ? 1 : 0;
+    xs_launch xl;
+    const char *kern = getenv("PXL_QMV_KERNEL"); /* "q": never qmv_xs (tuning only) */
+    if (s->M == 1 && !(kern && !strcmp(kern, "q")) && xs_shape(gi, s->K / PXL_QK, &xl)) {
+        p.rpg = xl.rb * xl.steps;
+        uint64_t per_wg = (uint64_t)(xl.wg / xl.xt) * p.rpg;
+        uint64_t groups = ((uint64_t)s->N + per_wg - 1) / per_wg;
+        uint64_t gx = groups < maxd ? groups : maxd, gy = (groups + gx - 1) / gx;
+        if (gy > maxd)
+            return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: N=%lld exceeds the device grid", OP, (long long)s->N);
+        pxl_constant k[5] = {{"WG", xl.wg}, {"XT", xl.xt}, {"XKCH", xl.kch}, {"XRB", xl.rb}, {"Q4", q4}};
+        return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_quant, "qmv_xs", k, 5, t, 3, &p, sizeof p, (uint32_t)gx,
+                                (uint32_t)gy, (uint32_t)s->batch);
+    }
+    if (s->M <= QMV_MAX_NCOL) {
+        qmv_launch l = qmv_shape(gi, (uint32_t)s->M);
+        uint64_t per_wg = (uint64_t)(l.wg / l.tpr) * l.rows;
+        uint64_t groups = ((uint64_t)s->N + per_wg - 1) / per_wg;
+        uint64_t gx = groups < maxd ? groups : maxd, gy = (groups + gx - 1) / gx;
+        if (gy > maxd)
+            return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: N=%lld exceeds the device grid", OP, (long long)s->N);
+        pxl_constant k[6] = {{"WG", l.wg},         {"TPR", l.tpr},   {"ROWS", l.rows},
+                             {"UNROLL", l.unroll}, {"NCOL", l.ncol}, {"Q4", q4}};
+        return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_quant, "qmv", k, 6, t, 3, &p, sizeof p, (uint32_t)gx,
+                                (uint32_t)gy, (uint32_t)s->batch);
+    }
+    uint64_t gx = ((uint64_t)s->N + 63) / 64, gy = ((uint64_t)s->M + 63) / 64;
+    if (gx > maxd || gy > maxd)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: %lldx%lld output exceeds the device grid", OP,
+                        (long long)s->M, (long long)s->N);
+    if (gi->max_invocations_per_workgroup < 256)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: the quantized GEMM needs 256 invocations per workgroup", OP);
+    pxl_constant k[1] = {{"Q4", q4}};
+    return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_quant, "qmm", k, 1, t, 3, &p, sizeof p, (uint32_t)gx,
+                            (uint32_t)gy, (uint32_t)s->batch);
+}
+
+pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
+                            const pxl_matmul_opts *opts) {
+    pxl_matmul_opts o = opts ? *opts : pxl_matmul_opts_default();
+    q_shape s;
+    pxl_status st = q_check(ctx, a, b, c, &o, &s);
+    if (st != PXL_OK) return st;
+    return pxl_on_gpu(ctx) ? q_gpu(ctx, a, b, c, &s, &o) : q_cpu(ctx, a, b, c, &s, &o);
+}
