@@ -50,7 +50,8 @@ typedef struct cli_common {
     }
 
 /*
- * Parses argv[0..argc) against opts. Accepts "--name value" and "--name=value".
+ * Parses argv[0..argc) against opts. Accepts "--name value" and "--name=value";
+ * "-h" is "--help", and "-o" is "--output" where opts has an option "output".
  * Positional arguments are stored in order into pos[0..max_pos). On error
  * returns -1 with a message naming the argument in err; else returns the
  * number of positional arguments. Never reads past argv[argc-1].
@@ -83,5 +84,7 @@ int cmd_info(int argc, char **argv);
 int cmd_info_parse(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_bench_parse(int argc, char **argv);
+int cmd_vm(int argc, char **argv);
+int cmd_vm_parse(int argc, char **argv);
 
 #endif

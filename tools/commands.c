@@ -4,5 +4,6 @@
 const cli_command cli_commands[] = {
     {"info", "show the WebGPU library, adapter, features and limits", cmd_info, cmd_info_parse},
     {"bench", "benchmarks: dot", cmd_bench, cmd_bench_parse},
+    {"vm", "pxVM pixel programs: run, compare, asm, disasm, validate, show", cmd_vm, cmd_vm_parse},
 };
 const size_t cli_n_commands = sizeof cli_commands / sizeof cli_commands[0];
