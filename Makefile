@@ -18,10 +18,11 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The main demo. Until Pixel-LLM lands: what pxl found, and a dot product.
+# The main demo: what pxl found, then Pixel-LLM (a language model stored in
+# one PNG, run by the pixel VM) writing text on the GPU if there is one.
 run: build
 	$(BUILD)/pxl info
-	$(BUILD)/pxl bench dot --min 10 --max 22 --reps 3
+	$(BUILD)/pxl generate
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -14,6 +14,7 @@
  * No subcommand writes over its input, except run --in-place.
  */
 #include "cli.h"
+#include "cli_llm.h"
 #include "pxl/gpu.h"
 #include "pxl/vm.h"
 
@@ -95,6 +96,7 @@ static void vm_usage(FILE *f) {
                "pxVM: programs stored as pictures (docs/pxvm-spec.md; text format: docs/pxvm-asm.md).\n\n"
                "subcommands:\n");
     for (size_t i = 0; i < N_SUBS; i++) fprintf(f, "  %s\n", k_subs[i].usage);
+    fprintf(f, "  train [--corpus FILE] [--out FILE.pxi] [--seed S] [--json]   (train Pixel-LLM)\n");
     fprintf(f, "\nrun `pxl vm <subcommand> --help` for details.\n");
 }
 
@@ -108,7 +110,7 @@ static size_t build_opts(const vm_sub *sub, vm_opts *o, cli_opt *opts) {
         opts[n++] = (cli_opt){"trace", CLI_FLAG, &o->trace, 0, 0, NULL, "print each instruction as it runs"};
     if (sub->flags & O_STEPS)
         opts[n++] = (cli_opt){"max-steps", CLI_STRING, &o->max_steps_s, 0, 0, "N",
-                              "work-unit budget (default 2^32; spec section 3.6)"};
+                              "work-unit budget (default 2^40; spec section 3.6)"};
     if (sub->flags & O_ZOOM) {
         opts[n++] = (cli_opt){"zoom", CLI_U32, &o->zoom, 1, 256, "N", "each pixel becomes N x N (default: auto)"};
         opts[n++] = (cli_opt){"grid", CLI_FLAG, &o->grid, 0, 0, NULL, "draw a grid between pixels (zoom >= 4)"};
@@ -141,7 +143,7 @@ static int parse_u64(const char *s, uint64_t *out) {
 static int parse(int argc, char **argv, vm_opts *o, const vm_sub **out) {
     memset(o, 0, sizeof *o);
     if (argc < 2 || !argv[1]) {
-        fprintf(stderr, "pxl vm: name a subcommand (run, compare, asm, disasm, validate, show); see pxl vm --help\n");
+        fprintf(stderr, "pxl vm: name a subcommand (run, compare, asm, disasm, validate, show, train); see pxl vm --help\n");
         return 2;
     }
     const char *name = argv[1];
@@ -153,7 +155,7 @@ static int parse(int argc, char **argv, vm_opts *o, const vm_sub **out) {
     for (size_t i = 0; i < N_SUBS; i++)
         if (strcmp(name, k_subs[i].name) == 0) sub = &k_subs[i];
     if (!sub) {
-        fprintf(stderr, "pxl vm: unknown subcommand '%.64s' (known: run, compare, asm, disasm, validate, show)\n",
+        fprintf(stderr, "pxl vm: unknown subcommand '%.64s' (known: run, compare, asm, disasm, validate, show, train)\n",
                 name);
         return 2;
     }
@@ -201,12 +203,14 @@ static int parse(int argc, char **argv, vm_opts *o, const vm_sub **out) {
 }
 
 int cmd_vm_parse(int argc, char **argv) {
+    if (argc >= 2 && argv[1] && strcmp(argv[1], "train") == 0) return cmd_vm_train_parse(argc - 1, argv + 1);
     vm_opts o;
     const vm_sub *sub;
     return parse(argc, argv, &o, &sub);
 }
 
 int cmd_vm(int argc, char **argv) {
+    if (argc >= 2 && argv[1] && strcmp(argv[1], "train") == 0) return cmd_vm_train(argc - 1, argv + 1);
     vm_opts o;
     const vm_sub *sub = NULL;
     int p = parse(argc, argv, &o, &sub);

@@ -1,9 +1,12 @@
 /* The subcommand table (kept apart from main so the fuzzer can link it). */
 #include "cli.h"
+#include "cli_llm.h"
 
 const cli_command cli_commands[] = {
     {"info", "show the WebGPU library, adapter, features and limits", cmd_info, cmd_info_parse},
-    {"bench", "benchmarks: dot", cmd_bench, cmd_bench_parse},
-    {"vm", "pxVM pixel programs: run, compare, asm, disasm, validate, show", cmd_vm, cmd_vm_parse},
+    {"bench", "benchmarks: dot, ops (the kernel library)", cmd_bench, cmd_bench_parse},
+    {"vm", "pxVM pixel programs: run, compare, asm, disasm, validate, show, train", cmd_vm, cmd_vm_parse},
+    {"generate", "generate text with Pixel-LLM (models/pixel-llm.pxi) on the CPU or GPU", cmd_generate,
+     cmd_generate_parse},
 };
 const size_t cli_n_commands = sizeof cli_commands / sizeof cli_commands[0];
