@@ -636,9 +636,13 @@ pxl_status pxl_llm_generate(pxl_llm *m, const pxl_llm_gen_options *o, pxl_llm_ge
         return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pixel-llm: out of memory");
     }
     for (uint32_t i = 0; i < C; i++) ids[i] = (uint32_t)m->meta[LLM_M_PAD_ID];
-    if (o->prompt) {
-        const unsigned char *s = (const unsigned char *)o->prompt;
-        size_t n = strlen(o->prompt), i = 0;
+    /* Without a prompt the context starts as after the end of a verse (the
+     * corpus has one verse per line); a context of padding alone was never
+     * seen in training and gave a few garbage characters first. Not printed. */
+    const char *prime = o->prompt && o->prompt[0] ? o->prompt : "of the LORD.\n";
+    {
+        const unsigned char *s = (const unsigned char *)prime;
+        size_t n = strlen(prime), i = 0;
         while (i < n) {
             uint32_t id = pxl_llm_encode(m, utf8_get(s, n, &i));
             memmove(ids, ids + 1, (C - 1) * sizeof *ids);
