@@ -1,0 +1,237 @@
+/*
+ * Causal grouped-query attention over a KV cache.
+ * q: [T, Hq, D]; k, v: [C, Hkv, D] with kv_len valid rows; y: [T, Hq, D].
+ * Query t sits at position kv_len - T + t and sees keys 0 .. kv_len - T + t;
+ * query head h reads KV head h / (Hq / Hkv).
+ *
+ * CPU reference: per (t, h), scores scale * (q . k_j) with products summed
+ * in double, max-subtracted softmax and the weighted sum of V rows in double;
+ * threads over (t, h).
+ *
+ * GPU (attention.wgsl): one workgroup per block of ATTN_R query rows of one
+ * KV head (a row is a (position, head) pair of the head group, so K and V
+ * rows are read once per block) and per split of the keys; online softmax
+ * inside, with a second pass (attn_combine) merging the splits' (max, sum,
+ * accumulator) states when there is more than one (flash-decoding). The
+ * number of splits aims at ATTN_TARGET_WG workgroups in all, so decode (one
+ * block per KV head) still fills the GPU. Tunables: ATTN_WG invocations per
+ * workgroup, ATTN_CPV vec4s of a key row per invocation in the score phase
+ * (so D / (4 * ATTN_CPV) invocations share a key and a chunk holds
+ * ATTN_WG * 4 * ATTN_CPV / D keys), ATTN_TARGET_WG. PXL_ATTN_TUNE="wg,cpv,target"
+ * overrides them (for tuning benchmarks only). The GPU path takes D up to
+ * ATTN_MAX_D.
+ */
+#include "ops_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ATTN_R 4u           /* query rows per workgroup: R in attention.wgsl */
+#define ATTN_WG 256u
+#define ATTN_CPV 8u
+#define ATTN_TARGET_WG 256u
+#define ATTN_COMBINE_WG 64u
+#define ATTN_MAX_SPLIT 256 /* NSMAX in attention.wgsl */
+#define ATTN_REGS 8u       /* CMAX and KMAX in attention.wgsl */
+#define ATTN_MAX_D 512
+
+typedef struct {
+    uint32_t T, Hq, Hkv, G;
+    uint32_t kv_len, D, nsplit, split_len;
+    uint32_t nblocks;
+    float scale2;
+    uint32_t ml_off, pad;
+} attn_params;
+
+typedef struct {
+    uint32_t rows, D, nsplit, ml_off;
+} attn_cparams;
+
+/* ---- CPU reference ------------------------------------------------------------------- */
+
+typedef struct {
+    const float *q, *k, *v;
+    float *y;
+    int64_t T, Hq, Hkv, D, kv_len, per_task;
+    double scale;
+    double *scratch; /* kv_len + D doubles per task */
+} attn_job;
+
+static void attn_row(const attn_job *j, int64_t t, int64_t h, double *s, double *acc) {
+    int64_t D = j->D, hk = h / (j->Hq / j->Hkv), lim = j->kv_len - j->T + t + 1;
+    const float *q = j->q + (t * j->Hq + h) * D;
+    double m = -INFINITY;
+    for (int64_t i = 0; i < lim; i++) {
+        const float *k = j->k + (i * j->Hkv + hk) * D;
+        double dot = 0;
+        for (int64_t d = 0; d < D; d++) dot += (double)q[d] * (double)k[d];
+        s[i] = j->scale * dot;
+        if (s[i] > m) m = s[i]; /* NaN never wins, but poisons l below */
+    }
+    double l = 0;
+    for (int64_t d = 0; d < D; d++) acc[d] = 0;
+    for (int64_t i = 0; i < lim; i++) {
+        const float *v = j->v + (i * j->Hkv + hk) * D;
+        double w = exp(s[i] - m);
+        l += w;
+        for (int64_t d = 0; d < D; d++) acc[d] += w * (double)v[d];
+    }
+    float *y = j->y + (t * j->Hq + h) * D;
+    for (int64_t d = 0; d < D; d++) y[d] = (float)(acc[d] / l);
+}
+
+static void attn_range(void *arg, int64_t lo, int64_t hi) {
+    const attn_job *j = arg;
+    int64_t rows = j->T * j->Hq;
+    for (int64_t task = lo; task < hi; task++) {
+        double *s = j->scratch + task * (j->kv_len + j->D);
+        for (int64_t r = task * j->per_task; r < rows && r < (task + 1) * j->per_task; r++)
+            attn_row(j, r / j->Hq, r % j->Hq, s, s + j->kv_len);
+    }
+}
+
+static pxl_status attn_cpu(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
+                           pxl_tensor *y, int64_t kv_len, float scale) {
+    int64_t T = q->shape[0], Hq = q->shape[1], D = q->shape[2];
+    int64_t rows = T * Hq, tasks = (int64_t)pxl_ctx_threads(ctx) * 4;
+    if (tasks > rows) tasks = rows;
+    if (tasks < 1) tasks = 1;
+    double *scratch = pxl_calloc(ctx, (size_t)tasks, (size_t)(kv_len + D) * sizeof(double));
+    if (!scratch) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_attention: out of memory");
+    attn_job j = {q->host, k->host, v->host, y->host, T, Hq, k->shape[1], D, kv_len,
+                  (rows + tasks - 1) / tasks, (double)scale, scratch};
+    pxl_parallel_range(ctx, tasks, 1, attn_range, &j);
+    pxl_free(ctx, scratch);
+    return PXL_OK;
+}
+
+/* ---- GPU ------------------------------------------------------------------------------ */
+
+static void attn_tune(uint32_t *wg, uint32_t *cpv, uint32_t *target, uint32_t *cwg) {
+    *wg = ATTN_WG;
+    *cpv = ATTN_CPV;
+    *target = ATTN_TARGET_WG;
+    *cwg = ATTN_COMBINE_WG;
+    const char *t = getenv("PXL_ATTN_TUNE");
+    unsigned a, b, c, d = ATTN_COMBINE_WG;
+    int n = t ? sscanf(t, "%u,%u,%u,%u", &a, &b, &c, &d) : 0;
+    if (n >= 3 && a >= 32 && a <= 1024 && (a & (a - 1)) == 0 && b >= 1 && b <= ATTN_REGS && c >= 1 &&
+        c <= 65536 && d >= 32 && d <= 1024 && (d & (d - 1)) == 0) {
+        *wg = a;
+        *cpv = b;
+        *target = c;
+        *cwg = d;
+    }
+}
+
+static pxl_status attn_gpu(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
+                           pxl_tensor *y, int64_t kv_len, float scale) {
+    static const char *op = "pxl_attention";
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+    int64_t T = q->shape[0], Hq = q->shape[1], D = q->shape[2], Hkv = k->shape[1], G = Hq / Hkv;
+    uint32_t wg, cpv, target, cwg;
+    attn_tune(&wg, &cpv, &target, &cwg);
+    while (wg > gi->max_invocations_per_workgroup || wg > gi->max_workgroup_size[0]) wg /= 2;
+    uint32_t d4 = (uint32_t)((D + 3) / 4);
+    uint32_t parts, lc, slices, kps;
+    for (;;) { /* keys per invocation in the value phase must fit its registers */
+        parts = (d4 + cpv - 1) / cpv;
+        lc = wg / parts;
+        slices = wg / d4;
+        kps = slices ? (lc + slices - 1) / slices : 0;
+        if (kps <= ATTN_REGS || cpv == 1) break;
+        cpv /= 2;
+    }
+    uint64_t shared = ((uint64_t)ATTN_R * d4 + wg) * 16 + (uint64_t)ATTN_R * slices * 8;
+    if (D > ATTN_MAX_D || d4 > wg || lc == 0 || kps > ATTN_REGS || shared > gi->max_workgroup_storage_size)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: D = %lld is more than the GPU path takes (%d)", op,
+                        (long long)D, ATTN_MAX_D);
+    if (q->nelem > UINT32_MAX || k->nelem > UINT32_MAX)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: more than 2^32 elements", op);
+
+    /* splits of the keys: enough workgroups in all, whole chunks per split */
+    uint64_t nblocks = ((uint64_t)T * (uint64_t)G + ATTN_R - 1) / ATTN_R;
+    uint64_t base_wgs = nblocks * (uint64_t)Hkv;
+    uint64_t nchunks = ((uint64_t)kv_len + lc - 1) / lc;
+    uint64_t nsplit = (target + base_wgs - 1) / base_wgs;
+    if (nsplit > nchunks) nsplit = nchunks;
+    if (nsplit > ATTN_MAX_SPLIT) nsplit = ATTN_MAX_SPLIT;
+    if (nsplit < 1) nsplit = 1;
+    uint64_t split_len = (nchunks + nsplit - 1) / nsplit * lc;
+    nsplit = ((uint64_t)kv_len + split_len - 1) / split_len;
+    uint64_t rows = (uint64_t)T * (uint64_t)Hq;
+    uint64_t part_elems = rows * nsplit * (uint64_t)(D + 2);
+    if (nsplit > 1 && (part_elems > UINT32_MAX || rows > UINT32_MAX)) {
+        nsplit = 1;
+        split_len = nchunks * lc;
+    }
+    uint64_t ml_off = rows * nsplit * (uint64_t)D;
+
+    attn_params p = {(uint32_t)T, (uint32_t)Hq, (uint32_t)Hkv, (uint32_t)G, (uint32_t)kv_len, (uint32_t)D,
+                     (uint32_t)nsplit, (uint32_t)split_len, (uint32_t)nblocks,
+                     scale * 1.4426950408889634f, (uint32_t)ml_off, 0};
+    pxl_constant c[5] = {{"WG", wg}, {"D4", d4}, {"CPV", cpv}, {"ALIGNED", D % 4 == 0}, {"SPLIT", nsplit > 1}};
+    pxl_status s;
+    if (nsplit == 1) {
+        const pxl_tensor *t[6] = {q, k, v, k, v, y};
+        return pxl_op_dispatch(ctx, "attention.wgsl", pxl_wgsl_attention, "attn", c, 5, t, 6, &p, sizeof p,
+                               base_wgs);
+    }
+    pxl_recorder *rec;
+    pxl_buffer *buf;
+    if ((s = pxl_gpu_stream(ctx, &rec)) != PXL_OK) return s;
+    if ((s = pxl_recorder_scratch(rec, (size_t)part_elems * sizeof(float), &buf)) != PXL_OK) return s;
+    pxl_tensor part; /* a view of the scratch buffer for pxl_op_dispatch */
+    memset(&part, 0, sizeof part);
+    part.ctx = ctx;
+    part.dtype = PXL_F32;
+    part.ndim = 1;
+    part.shape[0] = (int64_t)part_elems;
+    part.nelem = (int64_t)part_elems;
+    part.bytes = (size_t)part_elems * sizeof(float);
+    part.buf = buf;
+    const pxl_tensor *t[6] = {q, k, v, k, v, &part};
+    s = pxl_op_dispatch(ctx, "attention.wgsl", pxl_wgsl_attention, "attn", c, 5, t, 6, &p, sizeof p,
+                        base_wgs * nsplit);
+    if (s != PXL_OK) return s;
+    attn_cparams cp = {(uint32_t)rows, (uint32_t)D, (uint32_t)nsplit, (uint32_t)ml_off};
+    while (cwg < d4) cwg *= 2; /* one vec4 column per invocation at least */
+    if (cwg > wg) cwg = wg;
+    pxl_constant cc[2] = {{"WG", cwg}, {"D4", d4}};
+    const pxl_tensor *t2[2] = {&part, y};
+    return pxl_op_dispatch(ctx, "attention.wgsl", pxl_wgsl_attention, "attn_combine", cc, 2, t2, 2, &cp,
+                           sizeof cp, rows);
+}
+
+pxl_status pxl_attention(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
+                         pxl_tensor *y, int64_t kv_len, float scale) {
+    static const char *op = "pxl_attention";
+    pxl_status s;
+    if ((s = pxl_check_dtype(ctx, op, "q", q, PXL_F32)) != PXL_OK) return s;
+    if ((s = pxl_check_dtype(ctx, op, "k", k, PXL_F32)) != PXL_OK) return s;
+    if ((s = pxl_check_dtype(ctx, op, "v", v, PXL_F32)) != PXL_OK) return s;
+    if ((s = pxl_check_dtype(ctx, op, "y", y, PXL_F32)) != PXL_OK) return s;
+    const pxl_tensor *ts[4] = {q, k, v, y};
+    const char *names[4] = {"q", "k", "v", "y"};
+    for (int i = 0; i < 4; i++)
+        if (ts[i]->ndim != 3)
+            return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %s has %d dimensions, expected 3", op, names[i],
+                            ts[i]->ndim);
+    if ((s = pxl_check_same_shape(ctx, op, "k", k, "v", v)) != PXL_OK) return s;
+    if ((s = pxl_check_same_shape(ctx, op, "q", q, "y", y)) != PXL_OK) return s;
+    int64_t T = q->shape[0], Hq = q->shape[1], D = q->shape[2], C = k->shape[0], Hkv = k->shape[1];
+    if (k->shape[2] != D)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: k has D = %lld, q has D = %lld", op,
+                        (long long)k->shape[2], (long long)D);
+    if (Hq % Hkv)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: k has %lld heads, which does not divide q's %lld", op,
+                        (long long)Hkv, (long long)Hq);
+    if (kv_len < T || kv_len > C)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: kv_len %lld outside [T, C] = [%lld, %lld] (q, k)", op,
+                        (long long)kv_len, (long long)T, (long long)C);
+    if (y == q || y == k || y == v)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: the output y may not be an input", op);
+    return pxl_on_gpu(ctx) ? attn_gpu(ctx, q, k, v, y, kv_len, scale) : attn_cpu(ctx, q, k, v, y, kv_len, scale);
+}

@@ -1,0 +1,160 @@
+/*
+ * Rotary position embedding: x, y [T, H, D] f32, D even; row t is at position
+ * pos = pos_offset + t and pair i of each head turns by pos * theta_i radians.
+ *
+ * theta_i, the same f32 on both backends: theta_i = A[a] * B[b] rounded to
+ * f32, with i = i0 + 32a + b, i0 = i rounded down to a multiple of
+ * ROPE_CHUNK, A[a] = f32(base^(-2(i0 + 32a)/D)) and B[b] = f32(base^(-2b/D))
+ * (pow in double, then rounded). Pairs below 32 get the correctly rounded
+ * f32 of base^(-2i/D); the others are within 1.5 ulp of it. The split keeps
+ * a dispatch's frequencies in a 256-byte uniform block (64 + 24 floats cover
+ * up to ROPE_CHUNK = 768 pairs; larger D takes one dispatch per 768 pairs).
+ *
+ * The angle: CPU in long double (pos * theta is exact there; sinl/cosl reduce
+ * exactly), the rotation in double. GPU: exact integer range reduction, then
+ * f32 polynomials (see rope.wgsl): |angle error| < 1e-7 rad at any |pos| <
+ * 2^31, so the GPU stays within a few f32 ulps of max(|x_2i|, |x_2i+1|) of the
+ * CPU at position 10^6 as at position 0.
+ *
+ * Positions must lie in (-2^31, 2^31) and base must be finite and >= 1
+ * (so every theta_i <= 1).
+ */
+#include "ops_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#define ROPE_WG 64u
+#define ROPE_HG 4          /* heads per invocation, as HG in rope.wgsl */
+#define ROPE_LO 32         /* B[] entries */
+#define ROPE_HI 24         /* A[] entries */
+#define ROPE_CHUNK (ROPE_LO * ROPE_HI)
+
+typedef struct {
+    int32_t pos_offset;
+    uint32_t T, H, half, i0, cn, layout, nhg;
+    float lo[ROPE_LO], hi[ROPE_HI];
+} rope_params;
+
+static float rope_pow(double base, int64_t i, int64_t D) {
+    return (float)pow(base, -2.0 * (double)i / (double)D);
+}
+
+/* theta_i as described above; the GPU tables hold the same factors. */
+static float rope_theta(double base, int64_t D, int64_t i) {
+    int64_t i0 = i / ROPE_CHUNK * ROPE_CHUNK, r = i - i0;
+    float a = rope_pow(base, i0 + r / ROPE_LO * ROPE_LO, D);
+    float b = rope_pow(base, r % ROPE_LO, D);
+    return a * b;
+}
+
+/* ---- CPU reference: one task per (t, pair), the rotation shared by all heads ---- */
+
+typedef struct {
+    const float *x;
+    float *y;
+    const float *theta;
+    int64_t T, H, D, pos_offset;
+    int layout;
+} rope_job;
+
+static void rope_range(void *arg, int64_t lo, int64_t hi) {
+    const rope_job *j = arg;
+    int64_t half = j->D / 2;
+    for (int64_t n = lo; n < hi; n++) {
+        int64_t t = n / half, i = n % half;
+        long double ang = (long double)(j->pos_offset + t) * (long double)j->theta[i];
+        double c = (double)cosl(ang), s = (double)sinl(ang);
+        for (int64_t h = 0; h < j->H; h++) {
+            int64_t base = (t * j->H + h) * j->D;
+            int64_t ia = j->layout == PXL_ROPE_ADJACENT ? base + 2 * i : base + i;
+            int64_t ib = j->layout == PXL_ROPE_ADJACENT ? ia + 1 : ia + half;
+            double a = j->x[ia], b = j->x[ib];
+            j->y[ia] = (float)(a * c - b * s);
+            j->y[ib] = (float)(a * s + b * c);
+        }
+    }
+}
+
+/* ---- GPU ---------------------------------------------------------------------------- */
+
+/* Records one dispatch: rope (x at binding 0, y at 1) or rope_inplace (y at 1); the
+ * uniform block at 2 in both, so the in-place entry binds y once, read_write. */
+static pxl_status rope_dispatch(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *y,
+                                const rope_params *p, uint64_t groups) {
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+    if (y->bytes > gi->max_storage_binding_size)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED,
+                        "pxl_rope: a tensor of %zu bytes exceeds the device's storage binding limit (%llu)",
+                        y->bytes, (unsigned long long)gi->max_storage_binding_size);
+    uint64_t maxd = gi->max_workgroups_per_dimension;
+    uint64_t gx = groups < maxd ? groups : maxd;
+    uint64_t gy = (groups + gx - 1) / gx;
+    if (gy > maxd)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_rope: %llu workgroups exceed the device's grid",
+                        (unsigned long long)groups);
+    pxl_constant wg = {"WG", ROPE_WG};
+    pxl_kernel *k;
+    pxl_status s = pxl_kernel_get(ctx, "rope.wgsl", pxl_wgsl_rope, x ? "rope" : "rope_inplace", &wg, 1, &k);
+    if (s != PXL_OK) return s;
+    pxl_binding b[2];
+    size_t nb = 0;
+    if (x) b[nb++] = (pxl_binding){0, x->buf, 0, 0};
+    b[nb++] = (pxl_binding){1, y->buf, 0, 0};
+    pxl_recorder *rec;
+    if ((s = pxl_gpu_stream(ctx, &rec)) != PXL_OK) return s;
+    pxl_dispatch d = {k, b, nb, p, sizeof *p, 2, {(uint32_t)gx, (uint32_t)gy, 1}};
+    return pxl_recorder_dispatch(rec, &d);
+}
+
+pxl_status pxl_rope(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, int64_t pos_offset, float base,
+                    pxl_rope_layout layout) {
+    static const char *op = "pxl_rope";
+    pxl_status s;
+    if ((s = pxl_check_dtype(ctx, op, "x", x, PXL_F32)) != PXL_OK) return s;
+    if ((s = pxl_check_dtype(ctx, op, "y", y, PXL_F32)) != PXL_OK) return s;
+    if (x->ndim != 3) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: x has %d dimensions, expected 3 [T, H, D]", op, x->ndim);
+    if ((s = pxl_check_same_shape(ctx, op, "x", x, "y", y)) != PXL_OK) return s;
+    int64_t T = x->shape[0], H = x->shape[1], D = x->shape[2];
+    if (D % 2) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: x has D = %lld, which is odd", op, (long long)D);
+    if (layout != PXL_ROPE_ADJACENT && layout != PXL_ROPE_HALVES)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: unknown layout %d", op, (int)layout);
+    if (!(base >= 1.0f) || isinf(base))
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: base %g must be finite and >= 1", op, (double)base);
+    if (pos_offset <= -2147483648LL || pos_offset > 2147483647LL - (T - 1))
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: positions %lld..%lld outside (-2^31, 2^31)", op,
+                        (long long)pos_offset, (long long)pos_offset + (T - 1));
+    int64_t half = D / 2;
+
+    if (!pxl_on_gpu(ctx)) {
+        float *theta = pxl_calloc(ctx, (size_t)half, sizeof *theta);
+        if (!theta) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
+        for (int64_t i = 0; i < half; i++) theta[i] = rope_theta(base, D, i);
+        rope_job j = {x->host, y->host, theta, T, H, D, pos_offset, (int)layout};
+        pxl_parallel_range(ctx, T * half, (16384 + H - 1) / H, rope_range, &j);
+        pxl_free(ctx, theta);
+        return PXL_OK;
+    }
+
+    int64_t nhg = (H + ROPE_HG - 1) / ROPE_HG;
+    if (x->nelem > UINT32_MAX || T * nhg * (half < ROPE_CHUNK ? half : ROPE_CHUNK) > UINT32_MAX - ROPE_WG)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: more than 2^32 elements", op);
+    rope_params p;
+    memset(&p, 0, sizeof p);
+    p.pos_offset = (int32_t)pos_offset;
+    p.T = (uint32_t)T;
+    p.H = (uint32_t)H;
+    p.half = (uint32_t)half;
+    p.layout = (uint32_t)layout;
+    p.nhg = (uint32_t)nhg;
+    for (int b = 0; b < ROPE_LO; b++) p.lo[b] = rope_pow(base, b, D);
+    for (int64_t i0 = 0; i0 < half; i0 += ROPE_CHUNK) {
+        int64_t cn = half - i0 < ROPE_CHUNK ? half - i0 : ROPE_CHUNK;
+        p.i0 = (uint32_t)i0;
+        p.cn = (uint32_t)cn;
+        for (int a = 0; a < ROPE_HI; a++) p.hi[a] = rope_pow(base, i0 + a * ROPE_LO, D);
+        uint64_t groups = ((uint64_t)T * (uint64_t)nhg * (uint64_t)cn + ROPE_WG - 1) / ROPE_WG;
+        if ((s = rope_dispatch(ctx, x == y ? NULL : x, y, &p, groups)) != PXL_OK) return s;
+    }
+    return PXL_OK;
+}

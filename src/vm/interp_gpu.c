@@ -1,0 +1,582 @@
+/*
+ * The GPU interpreter of pxVM (docs/pxvm-spec.md, section 4): runs a decoded
+ * program (decode.c has checked everything) with the WGSL kernels of
+ * src/vm/wgsl/vm.wgsl.
+ *
+ * - The image is uploaded once as a storage buffer of u32 (one pixel per
+ *   word), every instruction is recorded as one or more dispatches into one
+ *   recorder (one queue submit for the whole program), and the image is
+ *   downloaded at the end. Nothing is read back in between.
+ * - The budget is checked here before recording, from the decoded static
+ *   costs: only the instructions that fit are recorded.
+ * - GATHER's out-of-range indices are noted by the shader in a small status
+ *   buffer and reported after the run with the CPU interpreter's message.
+ * - All arithmetic is integer (no float anywhere), so the bytes equal the CPU
+ *   interpreter's; tests/test_vm_gpu.c checks it on random programs.
+ *
+ * Which kernel runs what: see vm.wgsl. MATMUL takes 128 x 128 tiles through
+ * workgroup memory (mm_tile) when both output sides are at least 32, else one
+ * invocation per four outputs (mm_small). dp4 (a packed 4 x int8 dot product)
+ * is WGSL's dot4I8Packed where it compiles, else shifts and a dot().
+ * For tests: PXL_VM_GPU_MM=tile|small forces a MATMUL kernel, and
+ * PXL_VM_GPU_DP4=soft the shift-based dp4.
+ */
+#include "vm_internal.h"
+#include "pxl/gpu.h"
+#include "wgsl_sources.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Requantizes n values on the GPU with the interpreter's WGSL rq (for tests:
+ * tests/test_vm_gpu.c compares it with pxl_vm_rq). in[4 * i ..] holds acc,
+ * mult, shift, dtype. To be declared in vm_internal.h.
+ */
+pxl_status pxl_vm_gpu_rq(pxl_ctx *ctx, const int32_t *in, size_t n, int32_t *out);
+
+enum {
+    K_V0_DOT,
+    K_V0_ROW,
+    K_V0_MM,
+    K_V0_MM_STORE,
+    K_EW,
+    K_LUT,
+    K_GATHER,
+    K_GATHER_NOTE,
+    K_ARGMAX,
+    K_MM_SMALL,
+    K_MM_TILE,
+    K_MM_TILE_SCR, /* mm_tile with TO_SCRATCH = true */
+    K_MM_PACK,
+    K_RQ_TEST,
+    K_COUNT
+};
+
+static const struct {
+    const char *entry;
+    int scratch; /* binds binding 1 */
+} kernel_info[K_COUNT] = {
+    {"v0_dot", 0},   {"v0_row", 0}, {"v0_mm", 1},    {"v0_mm_store", 1}, {"ew", 0},
+    {"lut", 1},      {"gather", 1}, {"gather_note", 1}, {"argmax", 0},   {"mm_small", 0},
+    {"mm_tile", 1},  {"mm_tile", 1}, {"mm_pack", 1},  {"rq_test", 1},
+};
+
+/* The appended definition of dp4 (see vm.wgsl). */
+static const char DP4_NATIVE[] = "\nfn dp4(a: u32, b: u32) -> i32 { return dot4I8Packed(a, b); }\n";
+static const char DP4_SOFT[] = "\nfn dp4(a: u32, b: u32) -> i32 { return dp4_soft(a, b); }\n";
+
+#define WG_SMALL 64u
+#define MM_TILE 128u
+
+/* The uniform block of every kernel (struct Params in vm.wgsl). */
+typedef struct vm_params {
+    uint32_t op, count, a, b, o, m, n, k, a_dt, b_dt, o_dt;
+    int32_t mult;
+    uint32_t shift, bcast, aux, insn;
+} vm_params;
+
+typedef struct gpu_run {
+    pxl_ctx *ctx;
+    const pxl_gpu_info *info;
+    char *wgsl[2]; /* [0] native dp4, [1] soft; built on first use */
+    int soft;      /* dot4I8Packed did not compile: use the soft dp4 */
+    pxl_kernel *k[K_COUNT];
+    pxl_recorder *rec;
+    pxl_buffer *img, *scr, *st;
+    int force_mm; /* 0 auto, 1 tile, 2 small */
+} gpu_run;
+
+static pxl_status build_source(gpu_run *r, int soft) {
+    if (r->wgsl[soft]) return PXL_OK;
+    const char *tail = soft ? DP4_SOFT : DP4_NATIVE;
+    size_t a = strlen(pxl_wgsl_vm), b = strlen(tail);
+    char *s = pxl_alloc(r->ctx, a + b + 1);
+    if (!s) return pxl_fail(r->ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_vm_run: out of memory");
+    memcpy(s, pxl_wgsl_vm, a);
+    memcpy(s + a, tail, b + 1);
+    r->wgsl[soft] = s;
+    return PXL_OK;
+}
+
+static pxl_status kernel(gpu_run *r, int id, pxl_kernel **out) {
+    if (r->k[id]) {
+        *out = r->k[id];
+        return PXL_OK;
+    }
+    pxl_constant scr = {"TO_SCRATCH", 1};
+    int nc = id == K_MM_TILE_SCR;
+    for (;;) {
+        pxl_status s = build_source(r, r->soft);
+        if (s != PXL_OK) return s;
+        s = pxl_kernel_get(r->ctx, "vm.wgsl", r->wgsl[r->soft], kernel_info[id].entry, nc ? &scr : NULL,
+                           (size_t)nc, &r->k[id]);
+        if (s == PXL_ERR_SHADER && !r->soft) {
+            /* perhaps no dot4I8Packed here: the soft dp4 gives the same integers */
+            r->soft = 1;
+            continue;
+        }
+        if (s != PXL_OK) return s;
+        pxl_clear_error(r->ctx);
+        *out = r->k[id];
+        return PXL_OK;
+    }
+}
+
+static void run_free(gpu_run *r) {
+    if (r->rec) pxl_recorder_discard(r->rec);
+    r->rec = NULL;
+    pxl_buffer_free(r->img);
+    pxl_buffer_free(r->scr);
+    pxl_buffer_free(r->st);
+    r->img = r->scr = r->st = NULL;
+    for (int i = 0; i < 2; i++) pxl_free(r->ctx, r->wgsl[i]);
+    r->wgsl[0] = r->wgsl[1] = NULL;
+}
+
+/* Work items -> a 2-D grid of workgroups (at most 65535 per dimension). */
+static void grid(uint64_t items, uint32_t wg, uint32_t g[3]) {
+    uint64_t n = (items + wg - 1) / wg;
+    if (n == 0) n = 1;
+    uint64_t gx = n < 65535 ? n : 65535;
+    g[0] = (uint32_t)gx;
+    g[1] = (uint32_t)((n + gx - 1) / gx);
+    g[2] = 1;
+}
+
+static pxl_status dispatch(gpu_run *r, int id, const vm_params *prm, const uint32_t groups[3]) {
+    pxl_kernel *k;
+    pxl_status s = kernel(r, id, &k);
+    if (s != PXL_OK) return s;
+    pxl_buffer *aux = id == K_GATHER || id == K_GATHER_NOTE ? r->st : r->scr;
+    pxl_binding b[2] = {{0, r->img, 0, 0}, {1, aux, 0, 0}};
+    pxl_dispatch d = {k, b, kernel_info[id].scratch ? 2u : 1u, prm, sizeof *prm, 2,
+                      {groups[0], groups[1], groups[2]}};
+    return pxl_recorder_dispatch(r->rec, &d);
+}
+
+static uint32_t u32_of(uint64_t v) {
+    assert(v <= UINT32_MAX);
+    return (uint32_t)v;
+}
+
+/* ---- MATMUL path choice ------------------------------------------------------------- */
+
+static int dp4_soft_forced(void) {
+    const char *e = getenv("PXL_VM_GPU_DP4");
+    return e && strcmp(e, "soft") == 0;
+}
+
+static int mm_force(void) {
+    const char *e = getenv("PXL_VM_GPU_MM");
+    if (!e) return 0;
+    if (strcmp(e, "tile") == 0) return 1;
+    if (strcmp(e, "small") == 0) return 2;
+    return 0;
+}
+
+/* scratch bytes mm_tile needs for an int8 output with n % 4 != 0 (else 0) */
+static uint64_t mm_tile_scratch(const pxl_vm_insn *in) {
+    const pxl_vm_tensor *o = &in->t_out;
+    if (o->dtype != PXL_VM_INT8 || o->cols % 4 == 0) return 0;
+    return (uint64_t)o->rows * ((o->cols + 3) / 4) * 4;
+}
+
+static int mm_use_tile(const gpu_run *r, const pxl_vm_insn *in) {
+    uint64_t need = mm_tile_scratch(in);
+    if (need > r->info->max_storage_binding_size) return 0;
+    if (r->force_mm) return r->force_mm == 1;
+    return in->t_out.rows >= 32 && in->t_out.cols >= 32;
+}
+
+/* Scratch bytes an instruction needs. */
+static uint64_t scratch_need(const gpu_run *r, int version, const pxl_vm_insn *in) {
+    if (version == 0)
+        return in->op == PXL_OP_V0_MATMUL ? (in->t_out.n_bytes + 3) / 4 * 4 : 0;
+    if (in->op == PXL_OP_LUT) return 256;
+    if (in->op == PXL_OP_MATMUL && mm_use_tile(r, in)) return mm_tile_scratch(in);
+    return 0;
+}
+
+/* ---- the pixels that travel ---------------------------------------------------------- */
+
+/*
+ * Only pixels that the program reads before writing them travel to the GPU,
+ * and only pixels it writes come back: a network's weights are uploaded and
+ * never downloaded, its activations are downloaded and never uploaded.
+ * Ranges are in pixels, [lo, hi).
+ */
+typedef struct px_range {
+    uint64_t lo, hi;
+} px_range;
+
+typedef struct range_set {
+    px_range *v;
+    size_t n, cap;
+} range_set;
+
+static int range_add(pxl_ctx *ctx, range_set *s, uint64_t lo, uint64_t hi) {
+    if (lo >= hi) return 1;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 16;
+        px_range *v = pxl_realloc(ctx, s->v, cap * sizeof *v);
+        if (!v) return 0;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n].lo = lo;
+    s->v[s->n].hi = hi;
+    s->n++;
+    return 1;
+}
+
+static int range_cmp(const void *pa, const void *pb) {
+    const px_range *a = pa, *b = pb;
+    return (a->lo > b->lo) - (a->lo < b->lo);
+}
+
+/* Sorts and merges ranges that overlap or lie closer than `gap` pixels. */
+static void range_merge(range_set *s, uint64_t gap) {
+    if (s->n == 0) return;
+    qsort(s->v, s->n, sizeof *s->v, range_cmp);
+    size_t k = 0;
+    for (size_t i = 1; i < s->n; i++) {
+        if (s->v[i].lo <= s->v[k].hi + gap) {
+            if (s->v[i].hi > s->v[k].hi) s->v[k].hi = s->v[i].hi;
+        } else {
+            s->v[++k] = s->v[i];
+        }
+    }
+    s->n = k + 1;
+}
+
+/* In a sorted set of disjoint ranges: the first range with hi >= lo. */
+static size_t range_find(const range_set *w, uint64_t lo) {
+    size_t a = 0, b = w->n;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (w->v[m].hi >= lo) b = m;
+        else a = m + 1;
+    }
+    return a;
+}
+
+/* Adds [lo, hi) to the sorted, disjoint set w, merging what it touches. */
+static int written_add(pxl_ctx *ctx, range_set *w, uint64_t lo, uint64_t hi) {
+    if (lo >= hi) return 1;
+    size_t i = range_find(w, lo), j = i;
+    while (j < w->n && w->v[j].lo <= hi) {
+        if (w->v[j].lo < lo) lo = w->v[j].lo;
+        if (w->v[j].hi > hi) hi = w->v[j].hi;
+        j++;
+    }
+    if (i == j) {
+        if (!range_add(ctx, w, lo, hi)) return 0; /* grows w; the new range moves to i */
+        memmove(w->v + i + 1, w->v + i, (w->n - 1 - i) * sizeof *w->v);
+    } else {
+        memmove(w->v + i + 1, w->v + j, (w->n - j) * sizeof *w->v);
+        w->n -= j - i - 1;
+    }
+    w->v[i].lo = lo;
+    w->v[i].hi = hi;
+    return 1;
+}
+
+/* Adds to `up` the parts of [lo, hi) that are not in w. */
+static int add_unwritten(pxl_ctx *ctx, range_set *up, const range_set *w, uint64_t lo, uint64_t hi) {
+    for (size_t i = range_find(w, lo); i < w->n && w->v[i].lo < hi && lo < hi; i++) {
+        if (w->v[i].lo > lo && !range_add(ctx, up, lo, w->v[i].lo)) return 0;
+        if (w->v[i].hi > lo) lo = w->v[i].hi;
+    }
+    return range_add(ctx, up, lo, hi);
+}
+
+/*
+ * One instruction, in program order: what it reads that no earlier
+ * instruction wrote whole goes to `up`, what it writes to `down`, and the
+ * whole words it writes to `w`. Writes that merge with old bytes (the last
+ * word of an int8 tensor, v0's channels) count as reads.
+ */
+static int insn_ranges(pxl_ctx *ctx, int version, uint32_t w, const pxl_vm_insn *in, range_set *up,
+                       range_set *down, range_set *wr) {
+    int ok = 1;
+    if (version == 1) {
+        const pxl_vm_opinfo *info = pxl_vm_opinfo_find(1, in->op);
+        const pxl_vm_tensor *o = &in->t_out;
+        if (info->uses_a) ok &= add_unwritten(ctx, up, wr, in->t_a.data_px, in->t_a.end_px);
+        if (info->uses_b) ok &= add_unwritten(ctx, up, wr, in->t_b.data_px, in->t_b.end_px);
+        uint64_t full = o->data_px + o->n_bytes / 4;
+        ok &= add_unwritten(ctx, up, wr, full, o->end_px);
+        ok &= range_add(ctx, down, o->data_px, o->end_px);
+        return ok & written_add(ctx, wr, o->data_px, full);
+    }
+    uint64_t ra = (uint64_t)in->a * w, rb = (uint64_t)in->b * w, ro = (uint64_t)in->out * w;
+    switch (in->op) {
+    case PXL_OP_V0_DOT:
+        ok &= range_add(ctx, up, ra, ra + w) & range_add(ctx, up, rb, rb + w) & range_add(ctx, up, ro, ro + 1);
+        return ok & range_add(ctx, down, ro, ro + 1);
+    case PXL_OP_V0_ADD:
+    case PXL_OP_V0_RELU:
+        ok &= range_add(ctx, up, ra, ra + w) & range_add(ctx, up, ro, ro + w);
+        if (in->op == PXL_OP_V0_ADD) ok &= range_add(ctx, up, rb, rb + w);
+        return ok & range_add(ctx, down, ro, ro + w);
+    default: /* MATMUL: the output's header pixel and elements */
+        ok &= range_add(ctx, up, in->t_a.data_px, in->t_a.end_px) &
+              range_add(ctx, up, in->t_b.data_px, in->t_b.end_px) & range_add(ctx, up, ro, in->t_out.end_px);
+        return ok & range_add(ctx, down, ro, in->t_out.end_px);
+    }
+}
+
+/* Ranges closer than this many pixels travel as one (fewer copies and waits). */
+#define RANGE_GAP 4096u
+
+/* ---- recording ---------------------------------------------------------------------- */
+
+static pxl_status record_v0(gpu_run *r, uint32_t w, const pxl_vm_insn *in) {
+    vm_params prm;
+    memset(&prm, 0, sizeof prm);
+    uint32_t g[3];
+    switch (in->op) {
+    case PXL_OP_V0_DOT:
+        prm.a = in->a * w;
+        prm.b = in->b * w;
+        prm.o = in->out * w;
+        prm.aux = w;
+        g[0] = g[1] = g[2] = 1;
+        return dispatch(r, K_V0_DOT, &prm, g);
+    case PXL_OP_V0_ADD:
+    case PXL_OP_V0_RELU:
+        prm.op = in->op == PXL_OP_V0_ADD ? 0 : 1;
+        prm.count = w;
+        prm.a = in->a * w;
+        prm.b = in->b * w;
+        prm.o = in->out * w;
+        grid(w, WG_SMALL, g);
+        return dispatch(r, K_V0_ROW, &prm, g);
+    case PXL_OP_V0_MATMUL: {
+        const pxl_vm_tensor *ta = &in->t_a, *tb = &in->t_b, *to = &in->t_out;
+        uint64_t total = (uint64_t)ta->rows * tb->cols;
+        prm.m = ta->rows;
+        prm.k = ta->cols;
+        prm.n = tb->cols;
+        prm.a = u32_of(ta->data_px);
+        prm.b = u32_of(tb->data_px);
+        prm.o = u32_of(to->data_px);
+        prm.aux = in->out * w;
+        pxl_status s = PXL_OK;
+        if (total) {
+            prm.count = u32_of((total + 3) / 4);
+            grid(prm.count, WG_SMALL, g);
+            s = dispatch(r, K_V0_MM, &prm, g);
+        }
+        if (s != PXL_OK) return s;
+        prm.count = u32_of(total);
+        grid(total, WG_SMALL, g);
+        return dispatch(r, K_V0_MM_STORE, &prm, g);
+    }
+    default:
+        assert(0 && "not a v0 opcode");
+        return PXL_ERR_INVALID_ARG;
+    }
+}
+
+static pxl_status record_v1(gpu_run *r, size_t idx, const pxl_vm_insn *in) {
+    const pxl_vm_tensor *to = &in->t_out, *ta = &in->t_a, *tb = &in->t_b;
+    vm_params prm;
+    memset(&prm, 0, sizeof prm);
+    prm.o = u32_of(to->data_px);
+    prm.a = u32_of(ta->data_px);
+    prm.m = to->rows;
+    prm.n = to->cols;
+    prm.a_dt = ta->dtype;
+    prm.o_dt = to->dtype;
+    prm.mult = to->mult;
+    prm.shift = to->shift;
+    prm.insn = u32_of(idx);
+    uint64_t total = (uint64_t)to->rows * to->cols;
+    uint64_t groups4 = (total + 3) / 4;
+    uint32_t g[3];
+    switch (in->op) {
+    case PXL_OP_MATMUL:
+        prm.b = u32_of(tb->data_px);
+        prm.b_dt = tb->dtype;
+        prm.k = ta->cols; /* the flattened view when flag bit 0 is set */
+        if (mm_use_tile(r, in)) {
+            int to_scr = mm_tile_scratch(in) != 0;
+            prm.aux = (to->cols + 3) / 4;
+            g[0] = (to->cols + MM_TILE - 1) / MM_TILE;
+            g[1] = (to->rows + MM_TILE - 1) / MM_TILE;
+            g[2] = 1;
+            pxl_status s = dispatch(r, to_scr ? K_MM_TILE_SCR : K_MM_TILE, &prm, g);
+            if (s != PXL_OK || !to_scr) return s;
+            grid(groups4, WG_SMALL, g);
+            return dispatch(r, K_MM_PACK, &prm, g);
+        }
+        grid(groups4, WG_SMALL, g);
+        return dispatch(r, K_MM_SMALL, &prm, g);
+    case PXL_OP_ADD:
+    case PXL_OP_MUL:
+    case PXL_OP_COPY:
+        prm.op = in->op == PXL_OP_ADD ? 0 : in->op == PXL_OP_MUL ? 1 : 2;
+        if (in->op != PXL_OP_COPY) {
+            prm.b = u32_of(tb->data_px);
+            prm.b_dt = tb->dtype;
+            prm.bcast = tb->rows == 1;
+        }
+        grid(groups4, WG_SMALL, g);
+        return dispatch(r, K_EW, &prm, g);
+    case PXL_OP_LUT: {
+        /* the table is read from a copy, so no invocation sees another's output */
+        pxl_status s = pxl_recorder_copy(r->rec, r->img, (size_t)tb->data_px * 4, r->scr, 0, 256);
+        if (s != PXL_OK) return s;
+        grid(groups4, WG_SMALL, g);
+        return dispatch(r, K_LUT, &prm, g);
+    }
+    case PXL_OP_GATHER: {
+        prm.b = u32_of(tb->data_px);
+        prm.aux = ta->rows;
+        grid(groups4, WG_SMALL, g);
+        pxl_status s = dispatch(r, K_GATHER, &prm, g);
+        if (s != PXL_OK) return s;
+        g[0] = g[1] = g[2] = 1;
+        return dispatch(r, K_GATHER_NOTE, &prm, g);
+    }
+    case PXL_OP_ARGMAX:
+        prm.m = ta->rows;
+        prm.n = ta->cols;
+        grid((uint64_t)ta->rows * WG_SMALL, WG_SMALL, g);
+        return dispatch(r, K_ARGMAX, &prm, g);
+    default:
+        assert(0 && "not a v1 opcode");
+        return PXL_ERR_INVALID_ARG;
+    }
+}
+
+/* ---- programs ------------------------------------------------------------------------ */
+
+pxl_status pxl_vm_exec_gpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p, const pxl_vm_options *opts) {
+    assert(ctx && img && p);
+    if (pxl_ctx_backend(ctx) != PXL_BACKEND_GPU) return pxl_vm_exec_cpu(ctx, img, p, opts);
+
+    /* the budget, from static costs (the CPU interpreter's rule and message) */
+    uint64_t budget = opts && opts->max_steps ? opts->max_steps : PXL_VM_DEFAULT_BUDGET;
+    uint64_t used = 0;
+    size_t n_run = 0;
+    char budget_msg[256] = "";
+    int has_gather = 0;
+    for (; n_run < p->n; n_run++) {
+        const pxl_vm_insn *in = &p->insns[n_run];
+        if (in->cost > budget - used) {
+            snprintf(budget_msg, sizeof budget_msg,
+                     "budget exceeded at x=%u (%s costs %llu work units; %llu of the budget of %llu used)", in->x,
+                     pxl_vm_opinfo_find(p->version, in->op)->name, (unsigned long long)in->cost,
+                     (unsigned long long)used, (unsigned long long)budget);
+            break;
+        }
+        used += in->cost;
+        if (p->version == 1 && in->op == PXL_OP_GATHER) has_gather = 1;
+    }
+
+    gpu_run r;
+    memset(&r, 0, sizeof r);
+    r.ctx = ctx;
+    r.info = pxl_gpu_get_info(ctx);
+    r.force_mm = mm_force();
+    r.soft = dp4_soft_forced();
+    uint32_t status[4] = {0xffffffffu, 0, 0, 0};
+    pxl_status s = PXL_OK;
+    if (n_run > 0) {
+        size_t bytes = (size_t)img->w * img->h * 4;
+        uint64_t scr_bytes = 16;
+        range_set up = {NULL, 0, 0}, down = {NULL, 0, 0}, wr = {NULL, 0, 0};
+        int ok = 1;
+        for (size_t i = 0; i < n_run; i++) {
+            uint64_t need = scratch_need(&r, p->version, &p->insns[i]);
+            if (need > scr_bytes) scr_bytes = need;
+            ok &= insn_ranges(ctx, p->version, img->w, &p->insns[i], &up, &down, &wr);
+        }
+        /* downloads span gaps: what lies in a gap and is never written is uploaded too */
+        range_merge(&down, RANGE_GAP);
+        for (size_t i = 0; i < down.n; i++) ok &= add_unwritten(ctx, &up, &wr, down.v[i].lo, down.v[i].hi);
+        range_merge(&up, RANGE_GAP);
+        pxl_free(ctx, wr.v);
+        if (!ok) s = pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_vm_run: out of memory");
+        if (s == PXL_OK) s = pxl_buffer_create(ctx, bytes, &r.img);
+        if (s == PXL_OK) s = pxl_buffer_create(ctx, (size_t)scr_bytes, &r.scr);
+        if (s == PXL_OK && has_gather) s = pxl_buffer_create(ctx, sizeof status, &r.st);
+        for (size_t i = 0; i < up.n && s == PXL_OK; i++)
+            s = pxl_buffer_upload(ctx, r.img, (size_t)up.v[i].lo * 4, img->px + (size_t)up.v[i].lo * 4,
+                                  (size_t)(up.v[i].hi - up.v[i].lo) * 4);
+        if (s == PXL_OK && has_gather) s = pxl_buffer_upload(ctx, r.st, 0, status, sizeof status);
+        if (s == PXL_OK) s = pxl_recorder_begin(ctx, 0, &r.rec);
+        for (size_t i = 0; i < n_run && s == PXL_OK; i++) {
+            const pxl_vm_insn *in = &p->insns[i];
+            if (opts && opts->trace) {
+                char text[128];
+                pxl_vm_insn_text(p->version, in, text, sizeof text);
+                opts->trace(opts->trace_user, in->x, text);
+            }
+            s = p->version == 1 ? record_v1(&r, i, in) : record_v0(&r, img->w, in);
+        }
+        if (s == PXL_OK) {
+            pxl_recorder *rec = r.rec;
+            r.rec = NULL;
+            s = pxl_recorder_submit(rec, 0, NULL);
+        }
+        /* the written pixels come back (straight into the image: after a GPU error
+         * its written pixels are unspecified), then the GATHER status */
+        for (size_t i = 0; i < down.n && s == PXL_OK; i++)
+            s = pxl_buffer_download(ctx, r.img, (size_t)down.v[i].lo * 4, img->px + (size_t)down.v[i].lo * 4,
+                                    (size_t)(down.v[i].hi - down.v[i].lo) * 4);
+        if (s == PXL_OK && has_gather) s = pxl_buffer_download(ctx, r.st, 0, status, sizeof status);
+        pxl_free(ctx, up.v);
+        pxl_free(ctx, down.v);
+        run_free(&r);
+        if (s != PXL_OK) return s;
+    }
+
+    if (status[0] != 0xffffffffu) {
+        const pxl_vm_insn *in = &p->insns[status[0] >> 16];
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
+                        "gather at x=%u: index %d at position %u is outside [0, %u) (a row of zeros was written)%s%s",
+                        in->x, (int32_t)status[1], status[0] & 0xffffu, in->t_a.rows,
+                        budget_msg[0] ? "; then " : "", budget_msg);
+    }
+    if (budget_msg[0]) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s", budget_msg);
+    return PXL_OK;
+}
+
+/* ---- test hook ------------------------------------------------------------------------ */
+
+pxl_status pxl_vm_gpu_rq(pxl_ctx *ctx, const int32_t *in, size_t n, int32_t *out) {
+    assert(ctx && (in || !n) && (out || !n));
+    if (pxl_ctx_backend(ctx) != PXL_BACKEND_GPU)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_vm_gpu_rq: the context has no GPU");
+    if (n == 0) return PXL_OK;
+    if (n > (1u << 20)) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_vm_gpu_rq: at most 2^20 values");
+    gpu_run r;
+    memset(&r, 0, sizeof r);
+    r.ctx = ctx;
+    r.soft = dp4_soft_forced();
+    pxl_kernel *k = NULL;
+    pxl_status s = kernel(&r, K_RQ_TEST, &k);
+    if (s == PXL_OK) s = pxl_buffer_create(ctx, n * 16, &r.img);
+    if (s == PXL_OK) s = pxl_buffer_create(ctx, n * 4, &r.scr);
+    if (s == PXL_OK) s = pxl_buffer_upload(ctx, r.img, 0, in, n * 16);
+    if (s == PXL_OK) s = pxl_recorder_begin(ctx, 0, &r.rec);
+    if (s == PXL_OK) {
+        pxl_binding b[2] = {{0, r.img, 0, 0}, {1, r.scr, 0, (uint64_t)n * 4}};
+        pxl_dispatch d = {k, b, 2, NULL, 0, 0, {0, 1, 1}};
+        grid(n, 64, d.groups);
+        s = pxl_recorder_dispatch(r.rec, &d);
+        pxl_recorder *rec = r.rec;
+        r.rec = NULL;
+        if (s == PXL_OK) s = pxl_recorder_submit(rec, 0, NULL);
+        else pxl_recorder_discard(rec);
+    }
+    if (s == PXL_OK) s = pxl_buffer_download(ctx, r.scr, 0, out, n * 4);
+    run_free(&r);
+    return s;
+}
