@@ -119,6 +119,7 @@ int cmd_generate(int argc, char **argv) {
                r.tokens, r.seconds, r.tokens_per_s, backend, o.seed, o.temperature, o.top_k);
     } else {
         fputc('\n', stdout);
+        fflush(stdout); /* the text before the stderr summary */
         if (!o.c.quiet)
             fprintf(stderr, "pxl generate: %u characters in %.2f s (%.1f tokens/s, backend %s)\n", r.tokens,
                     r.seconds, r.tokens_per_s, backend);
