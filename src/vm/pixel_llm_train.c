@@ -535,8 +535,8 @@ static double run_chunk_base(const job *J, work *w, size_t i0, uint32_t nb) {
     return run_chunk_body(J, w, i0, nb);
 }
 static double run_chunk(const job *J, work *w, size_t i0, uint32_t nb) {
-    static int have_avx = -1;
-    if (have_avx < 0) have_avx = getenv("PXL_LLM_NO_AVX") ? 0 : __builtin_cpu_supports("avx") ? 1 : 0;
+    /* decided per call (cheap): no cached global state, no race between threads */
+    int have_avx = !getenv("PXL_LLM_NO_AVX") && __builtin_cpu_supports("avx");
     return have_avx ? run_chunk_avx(J, w, i0, nb) : run_chunk_base(J, w, i0, nb);
 }
 #else
