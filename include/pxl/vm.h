@@ -154,7 +154,8 @@ void pxl_llm_free(pxl_llm *m); /* NULL is a no-op */
 
 /*
  * The default model path: <exe_dir>/../models/pixel-llm.pxi,
- * <exe_dir>/../../models/, then the source tree pxl was built from. Writes
+ * <exe_dir>/../../models/, <exe_dir>/../share/pxl/models/ (make install),
+ * then the source tree pxl was built from. Writes
  * the first that exists into buf; PXL_ERR_IO (with the places tried) if none.
  */
 pxl_status pxl_llm_default_path(pxl_ctx *ctx, char *buf, size_t cap);

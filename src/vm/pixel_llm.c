@@ -413,7 +413,7 @@ pxl_status pxl_llm_load(pxl_ctx *ctx, const char *path, pxl_llm **out) {
 static int file_exists(const char *p) { return access(p, R_OK) == 0; }
 
 pxl_status pxl_llm_default_path(pxl_ctx *ctx, char *buf, size_t cap) {
-    char cand[4][PATH_MAX];
+    char cand[5][PATH_MAX];
     int n = 0;
     char exe[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -424,6 +424,8 @@ pxl_status pxl_llm_default_path(pxl_ctx *ctx, char *buf, size_t cap) {
         int w = snprintf(cand[n], PATH_MAX, "%s/../models/pixel-llm.pxi", exe);
         if (w > 0 && w < PATH_MAX) n++;
         w = snprintf(cand[n], PATH_MAX, "%s/../../models/pixel-llm.pxi", exe);
+        if (w > 0 && w < PATH_MAX) n++;
+        w = snprintf(cand[n], PATH_MAX, "%s/../share/pxl/models/pixel-llm.pxi", exe); /* installed */
         if (w > 0 && w < PATH_MAX) n++;
     }
     if (PXL_SOURCE_DEPS_DIR[0]) {
