@@ -9,7 +9,7 @@
  *    127, INT32_MIN, ...), chains through earlier outputs, in-place ops,
  *    out-of-range GATHER indices and small budgets. Each must decode; the CPU
  *    interpreter runs on one copy, the GPU one on another, and the statuses,
- *    messages and bytes must be identical. MATMUL alternates between the tiled
+ *    messages, traces and bytes must be identical. MATMUL alternates between the tiled
  *    and the small kernel (PXL_VM_GPU_MM), whatever the shape.
  *
  * usage: test_vm_gpu [SOURCE_DIR]
@@ -165,6 +165,21 @@ static void set_gpu_mode(rng *r) {
     else unsetenv("PXL_VM_GPU_DP4");
 }
 
+/* Traces, collected to compare the interpreters' ("x=N text" lines). */
+typedef struct trace_buf {
+    char text[8192];
+    size_t len;
+} trace_buf;
+
+static void trace_fn(void *user, uint32_t x, const char *text) {
+    trace_buf *t = user;
+    if (t->len < sizeof t->text) {
+        int k = snprintf(t->text + t->len, sizeof t->text - t->len, "x=%u %s\n", x, text);
+        if (k > 0) t->len += (size_t)k;
+        if (t->len > sizeof t->text) t->len = sizeof t->text;
+    }
+}
+
 /* Runs img on both interpreters; returns 0 on a difference (after printing it). */
 static int compare_run(pxl_ctx *ctx, const pxl_image *img, uint64_t max_steps, uint64_t seed, stats *st) {
     pxl_vm_program prog = {0, 0, NULL};
@@ -180,10 +195,14 @@ static int compare_run(pxl_ctx *ctx, const pxl_image *img, uint64_t max_steps, u
         fprintf(stderr, "out of memory\n");
         exit(1);
     }
-    pxl_vm_options opts = {max_steps, NULL, NULL};
+    static trace_buf tc, tg;
+    tc.len = tg.len = 0;
+    tc.text[0] = tg.text[0] = '\0';
+    pxl_vm_options opts = {max_steps, trace_fn, &tc};
     pxl_status sc = pxl_vm_run_cpu(ctx, c, &opts);
     char msg_c[PXL_ERR_MAX];
     snprintf(msg_c, sizeof msg_c, "%s", sc == PXL_OK ? "" : pxl_ctx_error(ctx));
+    opts.trace_user = &tg;
     pxl_status sg = pxl_vm_exec_gpu(ctx, g, &prog, &opts);
     char msg_g[PXL_ERR_MAX];
     snprintf(msg_g, sizeof msg_g, "%s", sg == PXL_OK ? "" : pxl_ctx_error(ctx));
@@ -191,6 +210,10 @@ static int compare_run(pxl_ctx *ctx, const pxl_image *img, uint64_t max_steps, u
     if (sc != sg || strcmp(msg_c, msg_g) != 0) {
         fprintf(stderr, "seed %llu: cpu: %s \"%s\"\n     gpu: %s \"%s\"\n", (unsigned long long)seed,
                 pxl_status_str(sc), msg_c, pxl_status_str(sg), msg_g);
+        ok = 0;
+    }
+    if (tc.len != tg.len || memcmp(tc.text, tg.text, tc.len) != 0) {
+        fprintf(stderr, "seed %llu: traces differ:\ncpu:\n%sgpu:\n%s", (unsigned long long)seed, tc.text, tg.text);
         ok = 0;
     }
     size_t bytes = (size_t)img->w * img->h * 4;
