@@ -552,6 +552,7 @@ typedef struct WGPUQuerySetDescriptor {
       (WGPUBuffer buffer, WGPUMapMode mode, size_t offset, size_t size,                           \
        WGPUBufferMapCallbackInfo callbackInfo))                                                   \
     X(const void *, BufferGetConstMappedRange, (WGPUBuffer buffer, size_t offset, size_t size))   \
+    X(void *, BufferGetMappedRange, (WGPUBuffer buffer, size_t offset, size_t size))              \
     X(void, BufferUnmap, (WGPUBuffer buffer))                                                     \
     X(void, BufferDestroy, (WGPUBuffer buffer))                                                   \
     X(void, BufferRelease, (WGPUBuffer buffer))                                                   \
