@@ -10,16 +10,28 @@
  *
  * GPU (attention.wgsl): one workgroup per block of ATTN_R query rows of one
  * KV head (a row is a (position, head) pair of the head group, so K and V
- * rows are read once per block) and per split of the keys; online softmax
- * inside, with a second pass (attn_combine) merging the splits' (max, sum,
- * accumulator) states when there is more than one (flash-decoding). The
- * number of splits aims at ATTN_TARGET_WG workgroups in all, so decode (one
- * block per KV head) still fills the GPU. Tunables: ATTN_WG invocations per
- * workgroup, ATTN_CPV vec4s of a key row per invocation in the score phase
- * (so D / (4 * ATTN_CPV) invocations share a key and a chunk holds
- * ATTN_WG * 4 * ATTN_CPV / D keys), ATTN_TARGET_WG. PXL_ATTN_TUNE="wg,cpv,target"
- * overrides them (for tuning benchmarks only). The GPU path takes D up to
- * ATTN_MAX_D.
+ * rows are read once per block: once per KV head in decode when Hq / Hkv <=
+ * ATTN_R) and per split of the keys; online softmax inside, K and V for the
+ * next chunk loaded into registers while the current one is computed, and a
+ * second pass (attn_combine, one workgroup per output row) merging the
+ * splits' (max, sum, accumulator) states when there is more than one
+ * (flash-decoding). The number of splits aims at ATTN_TARGET_WG workgroups in
+ * all, so decode (one block per KV head) still fills the GPU; large prefills
+ * have enough blocks and take one pass.
+ *
+ * Tunables: ATTN_WG invocations per workgroup; ATTN_CPV vec4s of a key row
+ * per invocation in the score phase (D / (4 * ATTN_CPV) invocations share a
+ * key; a chunk holds ATTN_WG * 4 * ATTN_CPV / D keys); ATTN_TARGET_WG;
+ * ATTN_COMBINE_WG. PXL_ATTN_TUNE="wg,cpv,target[,combine_wg]" overrides them
+ * (for tuning benchmarks only). Measured on an H100 (Vulkan), decode 32/8
+ * heads, D = 128, kv_len 4096: 256,8,256,256 gave 21.4 us per call (torch
+ * SDPA f32: 364 us); target 128 / 512: 23.7 / 27.7; wg 128: 24.1; wg 512: 32.5;
+ * cpv 4: 26.6; cpv 16 (with 16-entry register arrays): 40.9; combine wg 64:
+ * 23.7. kv_len 1024: 14 us (about 5 of them the two dispatches); 65536:
+ * 196 us, 2.7 TB/s; the extra 49152 keys ran at 3.0 TB/s.
+ *
+ * The GPU path takes D up to ATTN_MAX_D (workgroup memory holds the block's
+ * queries); larger D returns PXL_ERR_UNSUPPORTED there.
  */
 #include "ops_internal.h"
 
@@ -32,7 +44,7 @@
 #define ATTN_WG 256u
 #define ATTN_CPV 8u
 #define ATTN_TARGET_WG 256u
-#define ATTN_COMBINE_WG 64u
+#define ATTN_COMBINE_WG 256u
 #define ATTN_MAX_SPLIT 256 /* NSMAX in attention.wgsl */
 #define ATTN_REGS 8u       /* CMAX and KMAX in attention.wgsl */
 #define ATTN_MAX_D 512
@@ -126,6 +138,36 @@ static void attn_tune(uint32_t *wg, uint32_t *cpv, uint32_t *target, uint32_t *c
     }
 }
 
+/* Records one dispatch of attention.wgsl into rec (tensors at bindings 0.., the
+ * uniform block after them, groups laid out as pxl_op_dispatch does). Both
+ * passes of a split call go to the one recorder that owns their scratch
+ * buffer: through pxl_op_dispatch the stream could be submitted between them
+ * (it is when it reaches its dispatch cap), returning the scratch too early. */
+static pxl_status attn_dispatch(pxl_ctx *ctx, pxl_recorder *rec, const char *entry, const pxl_constant *c,
+                                size_t nc, const pxl_tensor *const *t, size_t nt, const void *params,
+                                size_t params_size, uint64_t groups) {
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+    uint64_t maxd = gi->max_workgroups_per_dimension;
+    uint64_t gx = groups < maxd ? groups : maxd;
+    uint64_t gy = (groups + gx - 1) / gx;
+    if (gy > maxd)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_attention: %llu workgroups exceed the device's grid",
+                        (unsigned long long)groups);
+    pxl_binding b[6];
+    for (size_t i = 0; i < nt; i++) {
+        if (t[i]->bytes > gi->max_storage_binding_size)
+            return pxl_fail(ctx, PXL_ERR_UNSUPPORTED,
+                            "pxl_attention: a tensor of %zu bytes exceeds the device's storage binding limit (%llu)",
+                            t[i]->bytes, (unsigned long long)gi->max_storage_binding_size);
+        b[i] = (pxl_binding){(uint32_t)i, t[i]->buf, 0, 0};
+    }
+    pxl_kernel *k;
+    pxl_status s = pxl_kernel_get(ctx, "attention.wgsl", pxl_wgsl_attention, entry, c, nc, &k);
+    if (s != PXL_OK) return s;
+    pxl_dispatch d = {k, b, nt, params, params_size, (uint32_t)nt, {(uint32_t)gx, (uint32_t)gy, 1}};
+    return pxl_recorder_dispatch(rec, &d);
+}
+
 static pxl_status attn_gpu(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
                            pxl_tensor *y, int64_t kv_len, float scale) {
     static const char *op = "pxl_attention";
@@ -173,17 +215,16 @@ static pxl_status attn_gpu(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *
                      (uint32_t)nsplit, (uint32_t)split_len, (uint32_t)nblocks,
                      scale * 1.4426950408889634f, (uint32_t)ml_off, 0};
     pxl_constant c[5] = {{"WG", wg}, {"D4", d4}, {"CPV", cpv}, {"ALIGNED", D % 4 == 0}, {"SPLIT", nsplit > 1}};
-    pxl_status s;
+    pxl_recorder *rec;
+    pxl_status s = pxl_gpu_stream(ctx, &rec);
+    if (s != PXL_OK) return s;
     if (nsplit == 1) {
         const pxl_tensor *t[6] = {q, k, v, k, v, y};
-        return pxl_op_dispatch(ctx, "attention.wgsl", pxl_wgsl_attention, "attn", c, 5, t, 6, &p, sizeof p,
-                               base_wgs);
+        return attn_dispatch(ctx, rec, "attn", c, 5, t, 6, &p, sizeof p, base_wgs);
     }
-    pxl_recorder *rec;
     pxl_buffer *buf;
-    if ((s = pxl_gpu_stream(ctx, &rec)) != PXL_OK) return s;
     if ((s = pxl_recorder_scratch(rec, (size_t)part_elems * sizeof(float), &buf)) != PXL_OK) return s;
-    pxl_tensor part; /* a view of the scratch buffer for pxl_op_dispatch */
+    pxl_tensor part; /* a view of the scratch buffer */
     memset(&part, 0, sizeof part);
     part.ctx = ctx;
     part.dtype = PXL_F32;
@@ -193,16 +234,14 @@ static pxl_status attn_gpu(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *
     part.bytes = (size_t)part_elems * sizeof(float);
     part.buf = buf;
     const pxl_tensor *t[6] = {q, k, v, k, v, &part};
-    s = pxl_op_dispatch(ctx, "attention.wgsl", pxl_wgsl_attention, "attn", c, 5, t, 6, &p, sizeof p,
-                        base_wgs * nsplit);
+    s = attn_dispatch(ctx, rec, "attn", c, 5, t, 6, &p, sizeof p, base_wgs * nsplit);
     if (s != PXL_OK) return s;
     attn_cparams cp = {(uint32_t)rows, (uint32_t)D, (uint32_t)nsplit, (uint32_t)ml_off};
     while (cwg < d4) cwg *= 2; /* one vec4 column per invocation at least */
     if (cwg > wg) cwg = wg;
     pxl_constant cc[2] = {{"WG", cwg}, {"D4", d4}};
     const pxl_tensor *t2[2] = {&part, y};
-    return pxl_op_dispatch(ctx, "attention.wgsl", pxl_wgsl_attention, "attn_combine", cc, 2, t2, 2, &cp,
-                           sizeof cp, rows);
+    return attn_dispatch(ctx, rec, "attn_combine", cc, 2, t2, 2, &cp, sizeof cp, rows);
 }
 
 pxl_status pxl_attention(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
