@@ -2,9 +2,12 @@
  * Skips (exit 77) when no adapter exists. */
 #include "check.h"
 #include "pxl/gpu.h"
+#include "../src/gpu/gpu_internal.h"
 
+#include <dirent.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 static pxl_ctx *open_gpu(void) {
     pxl_ctx_options o = pxl_ctx_options_default();
@@ -64,6 +67,36 @@ static void test_buffers(pxl_ctx *ctx) {
     pxl_buffer_free(NULL);
 }
 
+/*
+ * Uploads of 1 MiB and more go through two staging buffers used in turn,
+ * each mapped again behind its copy: pieces larger than a stage, uploads
+ * back to back into one buffer (the second waits for a stage still in
+ * flight), and one that overwrites part of an earlier one must all land.
+ */
+static void test_staged_uploads(pxl_ctx *ctx) {
+    const size_t bytes = (40u << 20) + 12; /* three pieces of at most 16 MiB */
+    uint32_t *a = malloc(bytes), *back = malloc(bytes);
+    CHECK(a && back);
+    if (!a || !back) return;
+    for (size_t i = 0; i < bytes / 4; i++) a[i] = (uint32_t)(i * 2654435761u);
+    pxl_buffer *b = NULL;
+    CHECK(pxl_buffer_create(ctx, bytes, &b) == PXL_OK);
+    if (!b) goto done;
+    CHECK(pxl_buffer_upload(ctx, b, 0, a, bytes) == PXL_OK);
+    /* overwrite 3 MiB in the middle, twice in a row, through both stages */
+    const size_t mid = 7u << 20, len = 3u << 20;
+    for (int round = 0; round < 3; round++) {
+        for (size_t i = 0; i < len / 4; i++) a[mid / 4 + i] = (uint32_t)(i ^ (0x5A5A0000u + (unsigned)round));
+        CHECK(pxl_buffer_upload(ctx, b, mid, (const uint8_t *)a + mid, len) == PXL_OK);
+    }
+    CHECK(pxl_buffer_download(ctx, b, 0, back, bytes) == PXL_OK);
+    CHECK_MSG(memcmp(a, back, bytes) == 0, "staged uploads of %zu bytes", bytes);
+done:
+    pxl_buffer_free(b);
+    free(a);
+    free(back);
+}
+
 static const char *k_add =
     "struct P { n: u32, v: f32 }\n"
     "@group(0) @binding(0) var<storage, read_write> x: array<f32>;\n"
@@ -105,6 +138,148 @@ static void test_pipeline_cache(pxl_ctx *ctx) {
     CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &wg32, 1, &k3) == PXL_OK);
     CHECK(k3 != k1); /* different constants: a different pipeline */
     CHECK(pxl_gpu_get_stats(ctx).pipeline_cache_misses == s1.pipeline_cache_misses + 1);
+}
+
+/* ---- the pipeline cache on disk ---- */
+
+static void test_blob_format(void) {
+    const char key[] = "a key", value[] = "the value bytes";
+    uint8_t buf[32 + sizeof key + sizeof value];
+    pxl_blob_header(buf, key, sizeof key, value, sizeof value);
+    memcpy(buf + 32, key, sizeof key);
+    memcpy(buf + 32 + sizeof key, value, sizeof value);
+    size_t off = 0, n = 0;
+    CHECK(pxl_blob_parse(buf, sizeof buf, key, sizeof key, &off, &n) == 1);
+    CHECK(n == sizeof value && off == 32 + sizeof key && memcmp(buf + off, value, n) == 0);
+    /* another key with the same size is a miss (a hash collision) */
+    CHECK(pxl_blob_parse(buf, sizeof buf, "b key", sizeof key, &off, &n) == 0);
+    CHECK(pxl_blob_parse(buf, sizeof buf, key, sizeof key - 1, &off, &n) == 0);
+    /* every truncation, and every single-bit flip, is a miss */
+    int all = 1;
+    for (size_t len = 0; len < sizeof buf; len++) all &= pxl_blob_parse(buf, len, key, sizeof key, &off, &n) == 0;
+    CHECK_MSG(all, "a truncated entry parsed");
+    all = 1;
+    for (size_t i = 0; i < sizeof buf * 8; i++) {
+        buf[i / 8] ^= (uint8_t)(1u << (i % 8));
+        all &= pxl_blob_parse(buf, sizeof buf, key, sizeof key, &off, &n) == 0;
+        buf[i / 8] ^= (uint8_t)(1u << (i % 8));
+    }
+    CHECK_MSG(all, "an entry with a flipped bit parsed");
+    /* sizes near 2^64 are refused, not summed */
+    uint8_t huge[64];
+    memcpy(huge, buf, 32);
+    memset(huge + 16, 0xff, 8);
+    CHECK(pxl_blob_parse(huge, sizeof huge, key, sizeof key, &off, &n) == 0);
+}
+
+static pxl_ctx *open_cached(const char *dir) {
+    pxl_ctx_options o = pxl_ctx_options_default();
+    o.backend = PXL_BACKEND_GPU;
+    o.quiet = 1;
+    o.cache_dir = dir;
+    pxl_ctx *ctx = NULL;
+    if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
+        pxl_ctx_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+/* Compiles k_add in a fresh context on dir, runs it once; returns the stats. */
+static pxl_gpu_stats cached_compile(const char *dir) {
+    pxl_gpu_stats st;
+    memset(&st, 0, sizeof st);
+    pxl_ctx *ctx = open_cached(dir);
+    CHECK(ctx != NULL);
+    if (!ctx) return st;
+    CHECK((pxl_gpu_get_info(ctx)->cache_dir != NULL) == (dir[0] != '\0'));
+    pxl_kernel *k = NULL;
+    pxl_constant wg = {"WG", 64};
+    CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &wg, 1, &k) == PXL_OK);
+    pxl_buffer *x = NULL;
+    float v[64] = {0};
+    CHECK(pxl_buffer_create(ctx, sizeof v, &x) == PXL_OK);
+    CHECK(pxl_buffer_upload(ctx, x, 0, v, sizeof v) == PXL_OK);
+    pxl_recorder *r = NULL;
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    struct { uint32_t n; float v; } p = {64, 2.5f};
+    pxl_binding b = {0, x, 0, 0};
+    pxl_dispatch d = {k, &b, 1, &p, sizeof p, 1, {1, 1, 1}};
+    CHECK(k && pxl_recorder_dispatch(r, &d) == PXL_OK);
+    CHECK(pxl_recorder_submit(r, 1, NULL) == PXL_OK);
+    CHECK(pxl_buffer_download(ctx, x, 0, v, sizeof v) == PXL_OK);
+    CHECK(v[0] == 2.5f && v[63] == 2.5f);
+    pxl_buffer_free(x);
+    st = pxl_gpu_get_stats(ctx);
+    pxl_ctx_free(ctx);
+    return st;
+}
+
+/* Applies f to every entry file of <dir>/dawn; returns how many. */
+static int for_entries(const char *dir, void (*f)(const char *path, int i)) {
+    char sub[512];
+    snprintf(sub, sizeof sub, "%s/dawn", dir);
+    DIR *d = opendir(sub);
+    if (!d) return 0;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", sub, e->d_name);
+        if (f) f(path, n);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static void corrupt(const char *path, int i) {
+    FILE *fp = fopen(path, "r+b");
+    if (!fp) return;
+    if (i % 2 == 0) { /* flip a byte of the value */
+        fseek(fp, -1, SEEK_END);
+        int c = fgetc(fp);
+        fseek(fp, -1, SEEK_END);
+        fputc(c ^ 0x40, fp);
+        fclose(fp);
+    } else { /* truncate */
+        fclose(fp);
+        CHECK(truncate(path, 40) == 0);
+    }
+}
+
+static void remove_entry(const char *path, int i) {
+    (void)i;
+    unlink(path);
+}
+
+static void test_disk_cache(void) {
+    char dir[] = "/tmp/pxl-test-cache-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    /* first context: compiles and stores */
+    pxl_gpu_stats a = cached_compile(dir);
+    CHECK(a.disk_cache_stores >= 1);
+    CHECK(a.disk_cache_store_failures == 0);
+    int files = for_entries(dir, NULL);
+    CHECK_MSG(files >= 1, "%d cache files", files);
+    /* second context (as a second process would): finds them */
+    pxl_gpu_stats b = cached_compile(dir);
+    CHECK(b.disk_cache_hits >= 1);
+    /* damaged entries are misses, and the pipeline still works */
+    for_entries(dir, corrupt);
+    pxl_gpu_stats c = cached_compile(dir);
+    CHECK(c.disk_cache_misses >= 1);
+    /* and they were replaced: the next context hits again */
+    pxl_gpu_stats e = cached_compile(dir);
+    CHECK(e.disk_cache_hits >= 1);
+    /* "" turns the cache off */
+    pxl_gpu_stats off = cached_compile("");
+    CHECK(off.disk_cache_stores == 0 && off.disk_cache_hits == 0);
+    for_entries(dir, remove_entry);
+    char sub[512];
+    snprintf(sub, sizeof sub, "%s/dawn", dir);
+    rmdir(sub);
+    CHECK(rmdir(dir) == 0);
 }
 
 static void test_recorder(pxl_ctx *ctx) {
@@ -182,9 +357,12 @@ int main(void) {
     pxl_ctx *ctx = open_gpu();
     if (!ctx) return PXL_SKIP;
     test_buffers(ctx);
+    test_staged_uploads(ctx);
     test_compile_error(ctx);
     test_pipeline_cache(ctx);
     test_recorder(ctx);
     pxl_ctx_free(ctx);
+    test_blob_format();
+    test_disk_cache();
     return test_result("test_gpu");
 }

@@ -108,7 +108,7 @@ static int8_t get_i8(pxl_image *im, uint32_t row, size_t i) { return (int8_t)tda
     } while (0)
 
 static pxl_status run(pxl_image *im, uint64_t max_steps) {
-    pxl_vm_options o = {max_steps, NULL, NULL};
+    pxl_vm_options o = {max_steps, NULL, NULL, NULL};
     return pxl_vm_run_cpu(g_ctx, im, &o);
 }
 
@@ -721,7 +721,7 @@ static void test_budget_trace(void) {
 
     /* exactly enough */
     trace_log log = {0};
-    pxl_vm_options o = {15, trace_fn, &log};
+    pxl_vm_options o = {15, trace_fn, &log, NULL};
     CHECK(pxl_vm_run_cpu(g_ctx, im, &o) == PXL_OK);
     CHECK_I32(im, 4, 30);
     CHECK(log.n == 3);

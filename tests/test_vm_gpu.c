@@ -198,7 +198,7 @@ static int compare_run(pxl_ctx *ctx, const pxl_image *img, uint64_t max_steps, u
     static trace_buf tc, tg;
     tc.len = tg.len = 0;
     tc.text[0] = tg.text[0] = '\0';
-    pxl_vm_options opts = {max_steps, trace_fn, &tc};
+    pxl_vm_options opts = {max_steps, trace_fn, &tc, NULL};
     pxl_status sc = pxl_vm_run_cpu(ctx, c, &opts);
     char msg_c[PXL_ERR_MAX];
     snprintf(msg_c, sizeof msg_c, "%s", sc == PXL_OK ? "" : pxl_ctx_error(ctx));

@@ -1,7 +1,7 @@
 /*
  * pxl vm: pxVM pixel programs (docs/pxvm-spec.md, docs/pxvm-asm.md).
  *
- *   run FILE.pxi [-o OUT.pxi | --in-place] [--trace] [--max-steps N]
+ *   run FILE.pxi [-o OUT.pxi | --in-place] [--trace] [--max-steps N] [--repeat N] [--profile]
  *   compare FILE.pxi          CPU and GPU interpreters, byte for byte
  *   asm IN.txt -o OUT.pxi     text -> image
  *   disasm IN.pxi [-o OUT]    image -> text (stdout by default)
@@ -31,14 +31,15 @@ enum {
     O_ZOOM = 1 << 4,
     O_BACKEND = 1 << 5, /* --backend and --threads */
     O_GPULIB = 1 << 6,  /* --webgpu-lib and --threads */
-    O_NEED_OUTPUT = 1 << 7
+    O_NEED_OUTPUT = 1 << 7,
+    O_REPEAT = 1 << 8 /* --repeat and --profile */
 };
 
 typedef struct vm_opts {
     cli_common c;
     const char *output, *max_steps_s, *input;
-    int in_place, trace, grid;
-    uint32_t zoom;
+    int in_place, trace, grid, profile;
+    uint32_t zoom, repeat;
     uint64_t max_steps;
 } vm_opts;
 
@@ -57,13 +58,18 @@ static int run_show(const vm_sub *sub, vm_opts *o);
 
 static const vm_sub k_subs[] = {
     {"run",
-     "pxl vm run FILE.pxi [-o OUT.pxi | --in-place] [--backend auto|gpu|cpu] [--trace] [--max-steps N] [--json]",
+     "pxl vm run FILE.pxi [-o OUT.pxi | --in-place] [--backend auto|gpu|cpu] [--trace] [--max-steps N]\n"
+     "                  [--repeat N] [--profile] [--json]",
      "Validates and runs the program on the context's backend (the WGSL interpreter on a GPU,\n"
      "else the CPU interpreter). The input file is never written, except with --in-place;\n"
      "-o writes the final image. A run-time error the spec defines (budget exceeded, GATHER\n"
-     "index out of range) still writes the image the spec defines, and exits 1.",
-     "write the final image to FILE (also -o)", O_OUTPUT | O_INPLACE | O_TRACE | O_STEPS | O_BACKEND | O_GPULIB,
-     run_run},
+     "index out of range) still writes the image the spec defines, and exits 1.\n"
+     "--repeat N runs the program N times, each from the loaded image, and reports each run's\n"
+     "time: the first run of a process creates the GPU pipelines (or loads them from the\n"
+     "pipeline cache, see README), later runs reuse them. --profile prints where each run's\n"
+     "time went (--json always includes it).",
+     "write the final image to FILE (also -o)",
+     O_OUTPUT | O_INPLACE | O_TRACE | O_STEPS | O_BACKEND | O_GPULIB | O_REPEAT, run_run},
     {"compare", "pxl vm compare FILE.pxi [--max-steps N] [--json]",
      "Runs the program with the CPU interpreter and with the GPU interpreter and compares the\n"
      "final images byte for byte. Prints \"identical\" (exit 0) or the first differing pixel\n"
@@ -111,6 +117,12 @@ static size_t build_opts(const vm_sub *sub, vm_opts *o, cli_opt *opts) {
     if (sub->flags & O_STEPS)
         opts[n++] = (cli_opt){"max-steps", CLI_STRING, &o->max_steps_s, 0, 0, "N",
                               "work-unit budget (default 2^40; spec section 3.6)"};
+    if (sub->flags & O_REPEAT) {
+        opts[n++] = (cli_opt){"repeat", CLI_U32, &o->repeat, 1, 1000, "N",
+                              "run N times from the same input, timing each (default 1)"};
+        opts[n++] = (cli_opt){"profile", CLI_FLAG, &o->profile, 0, 0, NULL,
+                              "print where the time went: decode, compile, upload, execute, download"};
+    }
     if (sub->flags & O_ZOOM) {
         opts[n++] = (cli_opt){"zoom", CLI_U32, &o->zoom, 1, 256, "N", "each pixel becomes N x N (default: auto)"};
         opts[n++] = (cli_opt){"grid", CLI_FLAG, &o->grid, 0, 0, NULL, "draw a grid between pixels (zoom >= 4)"};
@@ -159,7 +171,7 @@ static int parse(int argc, char **argv, vm_opts *o, const vm_sub **out) {
                 name);
         return 2;
     }
-    cli_opt opts[16];
+    cli_opt opts[20];
     size_t n_opts = build_opts(sub, o, opts);
     char err[256];
     const char *pos[1] = {NULL};
@@ -276,33 +288,92 @@ static void on_trace(void *user, uint32_t x, const char *text) {
     t->n++;
 }
 
+static void profile_json(const pxl_vm_profile *p, double secs) {
+    printf("{\"seconds\":%.6f,\"decode_s\":%.6f,\"compile_s\":%.6f,\"upload_s\":%.6f,\"execute_s\":%.6f,"
+           "\"download_s\":%.6f,\"upload_bytes\":%llu,\"download_bytes\":%llu,\"instructions\":%llu,"
+           "\"dispatches\":%llu}",
+           secs, p->decode_s, p->compile_s, p->upload_s, p->execute_s, p->download_s,
+           (unsigned long long)p->upload_bytes, (unsigned long long)p->download_bytes,
+           (unsigned long long)p->instructions, (unsigned long long)p->dispatches);
+}
+
+static void profile_text(const pxl_vm_profile *p, uint32_t run, double secs) {
+    printf("run %u: %.6f s = decode %.6f + compile %.6f + upload %.6f (%.1f MB) + execute %.6f + download %.6f "
+           "(%.1f MB); %llu instructions, %llu dispatches\n",
+           run, secs, p->decode_s, p->compile_s, p->upload_s, (double)p->upload_bytes / 1e6, p->execute_s,
+           p->download_s, (double)p->download_bytes / 1e6, (unsigned long long)p->instructions,
+           (unsigned long long)p->dispatches);
+}
+
 static int run_run(const vm_sub *sub, vm_opts *o) {
     const char *out = o->in_place ? o->input : o->output;
     if (!o->in_place && refuse_overwrite(sub, o)) return 1;
+    uint32_t repeat = o->repeat ? o->repeat : 1;
+    if (repeat > 1 && o->trace) {
+        fprintf(stderr, "pxl vm run: --trace and --repeat exclude each other\n");
+        return 2;
+    }
     pxl_ctx *ctx;
     if (cli_open_ctx(&o->c, &ctx)) return 1;
-    pxl_image *img = NULL;
+    pxl_image *img = NULL, *orig = NULL;
     if (load(sub, ctx, o->input, &img)) {
+        pxl_ctx_free(ctx);
+        return 1;
+    }
+    if (repeat > 1 && pxl_image_clone(ctx, img, &orig) != PXL_OK) {
+        fprintf(stderr, "pxl vm run: %s\n", pxl_ctx_error(ctx));
+        pxl_image_free(img);
         pxl_ctx_free(ctx);
         return 1;
     }
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
     const char *backend = pxl_ctx_backend(ctx) == PXL_BACKEND_GPU ? "gpu" : "cpu";
     trace_state ts = {o->c.json, 0};
-    pxl_vm_options vo = {o->max_steps, o->trace ? on_trace : NULL, &ts};
+    pxl_vm_profile prof[2];
+    pxl_vm_options vo = {o->max_steps, o->trace ? on_trace : NULL, &ts, NULL};
     if (o->c.json) {
         printf("{");
         json_kv("file", o->input, 0);
         json_kv("backend", backend, 1);
         json_kv("device", gi ? gi->adapter_name : NULL, 1);
+        if (pxl_ctx_backend(ctx) == PXL_BACKEND_CPU) printf(",\"threads\":%d", pxl_ctx_threads(ctx));
         if (o->trace) printf(",\"trace\":[");
         fflush(stdout);
     }
-    double t0 = pxl_time_now();
-    pxl_status s = pxl_vm_run(ctx, img, &vo);
-    double secs = pxl_time_now() - t0;
-    char msg[2048];
-    snprintf(msg, sizeof msg, "%s", s == PXL_OK ? "" : pxl_ctx_error(ctx));
+    /* run 1, then runs 2..N from the same input; the first run's result is the one reported */
+    double secs = 0, best = 0, sum = 0;
+    pxl_status s = PXL_OK;
+    char msg[2048] = "";
+    for (uint32_t i = 0; i < repeat; i++) {
+        if (i > 0) memcpy(img->px, orig->px, (size_t)img->w * img->h * 4);
+        vo.profile = &prof[i > 0];
+        double t0 = pxl_time_now();
+        pxl_status si = pxl_vm_run(ctx, img, &vo);
+        double t = pxl_time_now() - t0;
+        if (i == 0) {
+            s = si;
+            secs = t;
+            snprintf(msg, sizeof msg, "%s", s == PXL_OK ? "" : pxl_ctx_error(ctx));
+            if (o->trace && o->c.json) printf("]");
+            if (o->c.json) printf(",\"runs\":[");
+        } else {
+            sum += t;
+            if (i == 1 || t < best) best = t;
+        }
+        if (o->c.json) {
+            printf("%s", i ? "," : "");
+            profile_json(&prof[i > 0], t);
+        } else if (o->profile) {
+            profile_text(&prof[i > 0], i + 1, t);
+        }
+        if (si != PXL_OK && si != PXL_ERR_INVALID_ARG) { /* an error outside the spec stops the repeats */
+            if (i > 0) {
+                s = si;
+                snprintf(msg, sizeof msg, "run %u: %s", i + 1, pxl_ctx_error(ctx));
+            }
+            break;
+        }
+    }
     /* the spec defines the image after a run-time error; it is written too */
     int do_write = out && (s == PXL_OK || s == PXL_ERR_INVALID_ARG);
     pxl_status ws = PXL_OK;
@@ -313,10 +384,20 @@ static int run_run(const vm_sub *sub, vm_opts *o) {
     }
     const char *status = s == PXL_OK ? "ok" : s == PXL_ERR_FORMAT ? "invalid" : s == PXL_ERR_INVALID_ARG ? "run_error" : "error";
     if (o->c.json) {
-        if (o->trace) printf("]");
+        printf("]");
         json_kv("status", status, 1);
         json_kv("error", s == PXL_OK ? NULL : msg, 1);
         printf(",\"seconds\":%.6f", secs);
+        if (gi) {
+            pxl_gpu_stats st = pxl_gpu_get_stats(ctx);
+            printf(",\"gpu_stats\":{\"shader_module_s\":%.6f,\"pipeline_s\":%.6f,\"pipelines_created\":%llu,"
+                   "\"disk_cache\":%s,\"disk_cache_hits\":%llu,\"disk_cache_misses\":%llu,\"disk_cache_stores\":%llu}",
+                   (double)st.shader_module_ns / 1e9, (double)st.pipeline_ns / 1e9,
+                   (unsigned long long)st.pipeline_cache_misses, gi->cache_dir ? "true" : "false",
+                   (unsigned long long)st.disk_cache_hits, (unsigned long long)st.disk_cache_misses,
+                   (unsigned long long)st.disk_cache_stores);
+        }
+        if (repeat > 1) printf(",\"repeat_best_seconds\":%.6f,\"repeat_mean_seconds\":%.6f", best, sum / (repeat - 1));
         json_kv("output", do_write && ws == PXL_OK ? out : NULL, 1);
         if (ws != PXL_OK) json_kv("write_error", wmsg, 1);
         printf("}\n");
@@ -324,9 +405,12 @@ static int run_run(const vm_sub *sub, vm_opts *o) {
         if (s == PXL_ERR_FORMAT) fprintf(stderr, "pxl vm run: %s: invalid program: %s\n", o->input, msg);
         else if (s != PXL_OK) fprintf(stderr, "pxl vm run: %s: %s\n", o->input, msg);
         else printf("%s: ok (%s%s%s, %.3f s)\n", o->input, backend, gi ? ": " : "", gi ? gi->adapter_name : "", secs);
+        if (repeat > 1 && (s == PXL_OK || s == PXL_ERR_INVALID_ARG))
+            printf("runs 2..%u: best %.6f s, mean %.6f s\n", repeat, best, sum / (repeat - 1));
         if (do_write && ws == PXL_OK) printf("wrote %s\n", out);
         if (ws != PXL_OK) fprintf(stderr, "pxl vm run: %s\n", wmsg);
     }
+    pxl_image_free(orig);
     pxl_image_free(img);
     pxl_ctx_free(ctx);
     return s == PXL_OK && ws == PXL_OK ? 0 : 1;
@@ -357,7 +441,7 @@ static int run_compare(const vm_sub *sub, vm_opts *o) {
         fprintf(stderr, "pxl vm compare: %s\n", pxl_ctx_error(gpu));
         goto done;
     }
-    pxl_vm_options vo = {o->max_steps, NULL, NULL};
+    pxl_vm_options vo = {o->max_steps, NULL, NULL, NULL};
     pxl_status sc = pxl_vm_run(cpu, ic, &vo);
     char mc[2048], mg[2048];
     snprintf(mc, sizeof mc, "%s", sc == PXL_OK ? "" : pxl_ctx_error(cpu));

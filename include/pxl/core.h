@@ -77,6 +77,14 @@ typedef struct pxl_ctx_options {
     const char *webgpu_library;      /* if set, the only library path tried (no search) */
     uint32_t gpu_timeout_ms;         /* longest wait for the GPU; 0: 120000 */
     int quiet;                       /* 1: pxl itself prints nothing to stderr */
+    /*
+     * Where compiled GPU pipelines persist between processes (Dawn's blob
+     * cache, one file per entry under <dir>/dawn/; see src/gpu/diskcache.c).
+     * NULL: $PXL_CACHE_DIR, else $XDG_CACHE_HOME/pxl, else $HOME/.cache/pxl;
+     * "" (or PXL_CACHE_DIR=off): no cache on disk. Created when first
+     * written. A cache that cannot be read or written only costs compiles.
+     */
+    const char *cache_dir;
 } pxl_ctx_options;
 
 /* Zero-initialised options with the defaults filled in. */

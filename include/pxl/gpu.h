@@ -41,6 +41,7 @@ typedef struct pxl_gpu_info {
     const char *backend;       /* "Vulkan", "OpenGL ES", "Metal", ... */
     const char *adapter_type;  /* "discrete GPU", "integrated GPU", "CPU", "unknown" */
     const char *feature_level; /* "core" or "compatibility" */
+    const char *cache_dir;     /* the pipeline cache on disk, or NULL (see pxl_ctx_options) */
     uint32_t vendor_id, device_id;
     uint32_t subgroup_min_size, subgroup_max_size;
     int has_f16, has_subgroups, has_timestamps;
@@ -113,7 +114,13 @@ pxl_status pxl_kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, con
                           const pxl_constant *constants, size_t n_constants, pxl_kernel **out);
 
 typedef struct pxl_gpu_stats {
-    uint64_t pipeline_cache_hits, pipeline_cache_misses;
+    uint64_t pipeline_cache_hits, pipeline_cache_misses; /* in this context */
+    /* the pipeline cache on disk: entries Dawn found, did not find, stored,
+     * failed to store */
+    uint64_t disk_cache_hits, disk_cache_misses, disk_cache_stores, disk_cache_store_failures;
+    /* time spent creating shader modules (WGSL parsed and checked) and
+     * compute pipelines (translated and compiled, or found in a cache) */
+    uint64_t shader_module_ns, pipeline_ns;
     uint64_t buffer_pool_hits, buffer_pool_misses;
     uint64_t submits, dispatches;
 } pxl_gpu_stats;

@@ -59,10 +59,27 @@ pxl_status pxl_vm_validate(pxl_ctx *ctx, const pxl_image *img);
 /* Called once per executed instruction when tracing. */
 typedef void (*pxl_vm_trace_fn)(void *user, uint32_t x, const char *text);
 
+/*
+ * Where a run's time went (wall-clock seconds, pxl_time_now). Phases that a
+ * backend does not have stay 0. decode + compile + upload + execute +
+ * download is the run, to within the bookkeeping between phases.
+ */
+typedef struct pxl_vm_profile {
+    double decode_s;   /* validation and decoding of the program */
+    double compile_s;  /* GPU: creating the pipelines this context had not created yet */
+    double upload_s;   /* GPU: buffers created and the pixels the program reads uploaded */
+    double execute_s;  /* CPU: the instructions; GPU: recording, submit and the wait */
+    double download_s; /* GPU: the pixels the program wrote read back */
+    uint64_t upload_bytes, download_bytes;
+    uint64_t instructions; /* executed (the budget may stop a program early) */
+    uint64_t dispatches;   /* GPU compute dispatches recorded */
+} pxl_vm_profile;
+
 typedef struct pxl_vm_options {
     uint64_t max_steps;        /* work-unit budget; 0: 2^40 */
     pxl_vm_trace_fn trace;     /* optional */
     void *trace_user;
+    pxl_vm_profile *profile;   /* optional: overwritten with this run's profile */
 } pxl_vm_options;
 
 /*

@@ -28,6 +28,33 @@ pxl_ctx_options pxl_ctx_options_default(void) {
     return o;
 }
 
+/* The pipeline cache directory the options ask for (pxl_ctx_options.cache_dir):
+ * 0 with *dir NULL for none, 0 with *dir set, or 1 when out of memory. */
+static int resolve_cache_dir(pxl_ctx *ctx, const char *opt, char **dir) {
+    *dir = NULL;
+    char buf[4096];
+    if (opt) {
+        if (!*opt) return 0;
+        snprintf(buf, sizeof buf, "%s", opt);
+    } else {
+        const char *env = getenv("PXL_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+        int n;
+        if (env) {
+            if (!*env || strcmp(env, "off") == 0) return 0;
+            n = snprintf(buf, sizeof buf, "%s", env);
+        } else if (xdg && xdg[0] == '/') {
+            n = snprintf(buf, sizeof buf, "%s/pxl", xdg);
+        } else if (home && home[0] == '/') {
+            n = snprintf(buf, sizeof buf, "%s/.cache/pxl", home);
+        } else {
+            return 0;
+        }
+        if (n <= 0 || (size_t)n >= sizeof buf) return 0; /* too long: no cache */
+    }
+    *dir = pxl_strdup(ctx, buf);
+    return *dir == NULL;
+}
+
 pxl_status pxl_ctx_create(const pxl_ctx_options *opts, pxl_ctx **out) {
     assert(out);
     pxl_ctx_options o = opts ? *opts : pxl_ctx_options_default();
@@ -51,6 +78,12 @@ pxl_status pxl_ctx_create(const pxl_ctx_options *opts, pxl_ctx **out) {
             *out = NULL;
             return PXL_ERR_OUT_OF_MEMORY;
         }
+    }
+
+    if (o.backend != PXL_BACKEND_CPU && resolve_cache_dir(ctx, o.cache_dir, &ctx->cache_dir)) {
+        pxl_ctx_free(ctx);
+        *out = NULL;
+        return PXL_ERR_OUT_OF_MEMORY;
     }
 
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -89,6 +122,7 @@ void pxl_ctx_free(pxl_ctx *ctx) {
     pxl_gpu_close(ctx);
     pxl_threadpool_free(ctx, ctx->pool);
     pxl_free(ctx, ctx->webgpu_library);
+    pxl_free(ctx, ctx->cache_dir);
     pxl_allocator a = ctx->alloc;
     a.free(a.user, ctx);
 }

@@ -21,6 +21,7 @@ struct pxl_ctx {
     int quiet;
     uint32_t gpu_timeout_ms;
     char *webgpu_library; /* owned copy of the option, or NULL */
+    char *cache_dir;      /* resolved pipeline cache directory (owned), or NULL: none */
     int n_threads;
     pxl_threadpool *pool; /* created on first parallel_for with n_threads > 1 */
     pxl_gpu *gpu;         /* NULL unless active == PXL_BACKEND_GPU */

@@ -11,6 +11,8 @@
 
 static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
+static void stage_destroy(pxl_gpu *g, pxl_upload_stage *u);
+
 static void destroy(pxl_gpu *g, pxl_buffer *b) {
     g->fn.BufferDestroy(b->handle);
     g->fn.BufferRelease(b->handle);
@@ -86,6 +88,8 @@ void pxl_gpu_buffers_release(pxl_gpu *g) {
         destroy(g, b);
     }
     g->pool_bytes = 0;
+    stage_destroy(g, &g->stages[0]);
+    stage_destroy(g, &g->stages[1]);
     if (g->staging) {
         g->fn.BufferDestroy(g->staging);
         g->fn.BufferRelease(g->staging);
@@ -107,38 +111,115 @@ static pxl_status check_range(pxl_ctx *ctx, const pxl_buffer *b, size_t offset, 
 }
 
 /*
- * Large uploads go through a buffer mapped at creation (one memcpy into
- * mapped memory, then a GPU copy): Dawn's wgpuQueueWriteBuffer moved only
- * about 1.5 GB/s on the H100 for large writes. Ordered like queue writes:
- * the copy is submitted at once, after the stream was submitted.
+ * Large uploads go through two persistent map-write staging buffers used in
+ * turn (one memcpy into mapped memory, then a GPU copy): Dawn's
+ * wgpuQueueWriteBuffer moved only about 1.5 GB/s on the H100 for large
+ * writes, and a staging buffer created per upload (host memory the driver
+ * pins) cost about as much again. After its copy is submitted a stage is
+ * mapped again asynchronously; the next upload through it waits for that, so
+ * filling one stage overlaps the GPU copy out of the other. Ordered like
+ * queue writes: each copy is submitted at once, after the stream.
  */
 #define STAGED_UPLOAD_MIN ((size_t)1 << 20)
+#define UPLOAD_STAGE_MAX ((uint64_t)16 << 20)
 
-static pxl_status upload_staged(pxl_gpu *g, pxl_buffer *b, size_t offset, const uint8_t *src, size_t n) {
+static void on_stage_map(WGPUMapAsyncStatus status, WGPUStringView msg, void *u1, void *u2) {
+    (void)msg;
+    (void)u2;
+    ((pxl_upload_stage *)u1)->map_status = status;
+}
+
+/* Waits for a stage's pending map. */
+static pxl_status stage_settle(pxl_gpu *g, pxl_upload_stage *u) {
+    if (!u->pending) return PXL_OK;
+    u->pending = 0;
+    pxl_status s = pxl_gpu_wait(g, u->future, "mapping an upload buffer");
+    if (s == PXL_OK && u->map_status != PXL_WGPU_SUCCESS)
+        s = pxl_fail(g->ctx, PXL_ERR_GPU, "mapping an upload buffer failed (status %u)", u->map_status);
+    if (s == PXL_OK) u->mapped = 1;
+    return s;
+}
+
+static void stage_destroy(pxl_gpu *g, pxl_upload_stage *u) {
+    if (u->pending) {
+        /* the callback points into u: let it run before u is reused */
+        pxl_status s = pxl_gpu_wait(g, u->future, "mapping an upload buffer");
+        (void)s; /* the stage goes either way */
+        u->pending = 0;
+    }
+    if (u->handle) {
+        g->fn.BufferDestroy(u->handle);
+        g->fn.BufferRelease(u->handle);
+    }
+    memset(u, 0, sizeof *u);
+}
+
+/* A mapped stage of at least `size` bytes. */
+static pxl_status stage_get(pxl_gpu *g, uint64_t size, pxl_upload_stage **out) {
+    pxl_upload_stage *u = &g->stages[g->next_stage];
+    g->next_stage ^= 1;
+    pxl_status s = stage_settle(g, u);
+    if (s != PXL_OK) {
+        stage_destroy(g, u);
+        return s;
+    }
+    if (u->handle && u->size >= size && u->mapped) {
+        *out = u;
+        return PXL_OK;
+    }
+    stage_destroy(g, u);
     WGPUBufferDescriptor d;
     memset(&d, 0, sizeof d);
     d.label = pxl_sv("pxl upload");
     d.usage = WGPUBufferUsage_MapWrite | WGPUBufferUsage_CopySrc;
-    d.size = round_up(n, 4);
+    d.size = round_up(size, (uint64_t)1 << 20); /* size <= UPLOAD_STAGE_MAX, a multiple of 1 MiB */
     d.mappedAtCreation = 1;
     pxl_gpu_push_scopes(g);
-    WGPUBuffer st = g->fn.DeviceCreateBuffer(g->device, &d);
-    void *m = st ? g->fn.BufferGetMappedRange(st, 0, (size_t)d.size) : NULL;
-    if (m) {
-        memcpy(m, src, n);
-        g->fn.BufferUnmap(st);
+    u->handle = g->fn.DeviceCreateBuffer(g->device, &d);
+    s = pxl_gpu_pop_scopes(g, "creating an upload buffer");
+    if (s != PXL_OK || !u->handle) {
+        stage_destroy(g, u);
+        return s != PXL_OK ? s : pxl_fail(g->ctx, PXL_ERR_GPU, "could not create a %llu-byte upload buffer",
+                                          (unsigned long long)d.size);
+    }
+    u->size = d.size;
+    u->mapped = 1;
+    *out = u;
+    return PXL_OK;
+}
+
+static pxl_status upload_staged(pxl_gpu *g, pxl_buffer *b, size_t offset, const uint8_t *src, size_t n) {
+    for (size_t done = 0; done < n;) {
+        size_t piece = n - done < UPLOAD_STAGE_MAX ? n - done : (size_t)UPLOAD_STAGE_MAX;
+        pxl_upload_stage *u = NULL;
+        pxl_status s = stage_get(g, round_up(piece, 4), &u);
+        if (s != PXL_OK) return s;
+        void *m = g->fn.BufferGetMappedRange(u->handle, 0, (size_t)round_up(piece, 4));
+        if (!m) {
+            stage_destroy(g, u);
+            return pxl_fail(g->ctx, PXL_ERR_GPU, "could not map a %zu-byte upload buffer", piece);
+        }
+        memcpy(m, src + done, piece);
+        g->fn.BufferUnmap(u->handle);
+        u->mapped = 0;
+        pxl_gpu_push_scopes(g);
         WGPUCommandEncoder enc = g->fn.DeviceCreateCommandEncoder(g->device, NULL);
-        g->fn.CommandEncoderCopyBufferToBuffer(enc, st, 0, b->handle, offset, (uint64_t)n);
+        g->fn.CommandEncoderCopyBufferToBuffer(enc, u->handle, 0, b->handle, offset + done, (uint64_t)piece);
         WGPUCommandBuffer cmd = g->fn.CommandEncoderFinish(enc, NULL);
         g->fn.QueueSubmit(g->queue, 1, &cmd);
         g->fn.CommandBufferRelease(cmd);
         g->fn.CommandEncoderRelease(enc);
         g->stats.submits++;
+        /* map it again behind the copy: the next use waits for it */
+        WGPUBufferMapCallbackInfo cb = {NULL, WGPUCallbackMode_WaitAnyOnly, on_stage_map, u, NULL};
+        u->map_status = 0;
+        u->future = g->fn.BufferMapAsync(u->handle, WGPUMapMode_Write, 0, (size_t)u->size, cb);
+        u->pending = 1;
+        s = pxl_gpu_pop_scopes(g, "uploading through a staging buffer");
+        if (s != PXL_OK) return s;
+        done += piece;
     }
-    pxl_status s = pxl_gpu_pop_scopes(g, "uploading through a staging buffer");
-    if (st) g->fn.BufferRelease(st); /* freed by Dawn once the copy has run */
-    if (s == PXL_OK && !m) s = pxl_fail(g->ctx, PXL_ERR_GPU, "could not map a %zu-byte upload buffer", n);
-    return s;
+    return PXL_OK;
 }
 
 pxl_status pxl_buffer_upload(pxl_ctx *ctx, pxl_buffer *b, size_t offset, const void *src,

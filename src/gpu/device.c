@@ -348,9 +348,18 @@ static pxl_status create_device(pxl_gpu *g) {
 
     pxl_toggles tg;
     toggles_init(&tg);
+    DawnCacheDeviceDescriptor cache;
     WGPUDeviceDescriptor d;
     memset(&d, 0, sizeof d);
     d.nextInChain = &tg.desc.chain;
+    if (g->cache_dir) {
+        /* what Dawn keys its entries with, besides the shader and its own version */
+        snprintf(g->cache_isolation, sizeof g->cache_isolation, "pxl %s; %s; %s; %s; %04x:%04x",
+                 PXL_VERSION_STRING, backend_name(g->backend), g->name, g->description, g->info.vendor_id,
+                 g->info.device_id);
+        pxl_gpu_disk_cache_chain(g, &cache, &tg.desc.chain);
+        d.nextInChain = &cache.chain;
+    }
     d.label = pxl_sv("pxl");
     d.requiredFeatureCount = n_want;
     d.requiredFeatures = want;
@@ -387,6 +396,7 @@ static void fill_info(pxl_gpu *g) {
     i->vendor = g->vendor;
     i->architecture = g->architecture;
     i->backend = backend_name(g->backend);
+    i->cache_dir = g->cache_dir;
     i->feature_level = g->level == WGPUFeatureLevel_Core ? "core" : "compatibility";
     i->has_f16 = g->fn.DeviceHasFeature(g->device, WGPUFeatureName_ShaderF16) != 0;
     i->has_subgroups = g->fn.DeviceHasFeature(g->device, WGPUFeatureName_Subgroups) != 0;
@@ -420,6 +430,7 @@ pxl_status pxl_gpu_open(pxl_ctx *ctx) {
     pxl_gpu *g = pxl_calloc(ctx, 1, sizeof *g);
     if (!g) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
     g->ctx = ctx;
+    g->cache_dir = ctx->cache_dir;
     ctx->gpu = g;
     pxl_status s = pxl_gpu_load_library(g);
     if (s != PXL_OK) goto fail;
@@ -504,5 +515,11 @@ const pxl_gpu_info *pxl_gpu_get_info(const pxl_ctx *ctx) {
 pxl_gpu_stats pxl_gpu_get_stats(const pxl_ctx *ctx) {
     pxl_gpu_stats z;
     memset(&z, 0, sizeof z);
-    return ctx->gpu ? ctx->gpu->stats : z;
+    if (!ctx->gpu) return z;
+    pxl_gpu_stats st = ctx->gpu->stats;
+    st.disk_cache_hits = atomic_load(&ctx->gpu->disk_hits);
+    st.disk_cache_misses = atomic_load(&ctx->gpu->disk_misses);
+    st.disk_cache_stores = atomic_load(&ctx->gpu->disk_stores);
+    st.disk_cache_store_failures = atomic_load(&ctx->gpu->disk_store_failures);
+    return st;
 }

@@ -9,6 +9,8 @@
 #include "pxl/gpu.h"
 #include "webgpu_api.h"
 
+#include <stdatomic.h>
+
 #define PXL_GPU_MAX_FEATURES 96
 #define PXL_GPU_MAX_MATRIX_CONFIGS 16
 #define PXL_UNIFORM_BLOCK_SIZE 65536u
@@ -30,6 +32,16 @@ struct pxl_kernel {
     WGPUComputePipeline pipeline;
     WGPUBindGroupLayout layout;
 };
+
+/* A persistent map-write buffer for large uploads (buffer.c). */
+typedef struct pxl_upload_stage {
+    WGPUBuffer handle;
+    uint64_t size;
+    int mapped;  /* mapped and ready for writing */
+    int pending; /* a map is in flight: wait on future */
+    WGPUFuture future;
+    WGPUMapAsyncStatus map_status;
+} pxl_upload_stage;
 
 /* A block of uniform memory that recorders carve dispatch parameters from. */
 typedef struct pxl_uniform_block {
@@ -72,6 +84,10 @@ struct pxl_gpu {
     pxl_buffer *pool;
     uint64_t pool_bytes, pool_limit;
 
+    /* staging buffers for large uploads, used in turn */
+    pxl_upload_stage stages[2];
+    int next_stage;
+
     /* staging buffer for downloads */
     WGPUBuffer staging;
     uint64_t staging_size;
@@ -84,6 +100,11 @@ struct pxl_gpu {
     WGPUBuffer query_resolve, query_read;
 
     pxl_gpu_stats stats;
+
+    /* the pipeline cache on disk (diskcache.c); cache_dir NULL: none */
+    const char *cache_dir;
+    char cache_isolation[768];
+    atomic_uint_fast64_t disk_hits, disk_misses, disk_stores, disk_store_failures, disk_seq;
 
     /* the ops stream (see pxl_gpu_stream) */
     pxl_recorder *stream;
@@ -116,6 +137,15 @@ void pxl_gpu_buffers_release(pxl_gpu *g);
 void pxl_gpu_kernels_release(pxl_gpu *g);
 /* Recorder support (recorder.c). */
 void pxl_gpu_uniforms_release(pxl_gpu *g);
+/* The pipeline cache on disk (diskcache.c): fills d (to chain on the device
+ * descriptor before `next`) with callbacks that use g->cache_dir and
+ * g->cache_isolation. */
+void pxl_gpu_disk_cache_chain(pxl_gpu *g, DawnCacheDeviceDescriptor *d, WGPUChainedStruct *next);
+/* An entry's 32-byte header, and its check (1: buf is a whole entry for
+ * this key; the value is buf[*value_off .. + *value_size]). For tests too. */
+void pxl_blob_header(uint8_t out[32], const void *key, size_t key_size, const void *value, size_t value_size);
+int pxl_blob_parse(const uint8_t *buf, size_t len, const void *key, size_t key_size, size_t *value_off,
+                   size_t *value_size);
 /* Timing (timing.c). */
 pxl_status pxl_gpu_timing_init(pxl_gpu *g);
 void pxl_gpu_timing_release(pxl_gpu *g);

@@ -97,6 +97,7 @@ static pxl_status compile(pxl_gpu *g, pxl_kernel *k) {
     md.nextInChain = &src.chain;
     md.label = pxl_sv(k->label);
 
+    double t0 = pxl_time_now();
     pxl_gpu_push_scopes(g);
     WGPUShaderModule mod = g->fn.DeviceCreateShaderModule(g->device, &md);
     compile_result cr = {g, k->label, 0, 0};
@@ -106,6 +107,8 @@ static pxl_status compile(pxl_gpu *g, pxl_kernel *k) {
     char compile_msg[PXL_ERR_MAX];
     pxl_copy_str(compile_msg, sizeof compile_msg, g->ctx->error);
     pxl_status scope = pxl_gpu_pop_scopes(g, k->label);
+    double t1 = pxl_time_now();
+    g->stats.shader_module_ns += (uint64_t)((t1 - t0) * 1e9);
     if (s == PXL_OK && cr.errors) {
         g->fn.ShaderModuleRelease(mod);
         return pxl_fail(g->ctx, PXL_ERR_SHADER, "%s", compile_msg);
@@ -135,6 +138,7 @@ static pxl_status compile(pxl_gpu *g, pxl_kernel *k) {
     pxl_gpu_push_scopes(g);
     k->pipeline = g->fn.DeviceCreateComputePipeline(g->device, &pd);
     s = pxl_gpu_pop_scopes(g, k->label);
+    g->stats.pipeline_ns += (uint64_t)((pxl_time_now() - t1) * 1e9);
     g->fn.ShaderModuleRelease(mod);
     if (s != PXL_OK) {
         /* entry point or constants wrong: a shader problem, not a device one */

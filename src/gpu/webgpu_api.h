@@ -50,6 +50,7 @@ typedef uint64_t WGPUFlags64;
 typedef uint32_t WGPUSType;
 enum {
     WGPUSType_ShaderSourceWGSL = 0x00000002,
+    DAWN_SType_CacheDeviceDescriptor = 0x00050007,
     DAWN_SType_TogglesDescriptor = 0x0005000A,
     DAWN_SType_AdapterPropertiesSubgroupMatrixConfigs = 0x0005003B
 };
@@ -174,6 +175,7 @@ typedef WGPUFlags64 WGPUBufferUsage;
 
 typedef WGPUFlags64 WGPUMapMode;
 #define WGPUMapMode_Read ((WGPUMapMode)0x1)
+#define WGPUMapMode_Write ((WGPUMapMode)0x2)
 
 /* Structs: field order and types fixed by the C ABI of webgpu.h. */
 typedef struct WGPUStringView {
@@ -215,6 +217,24 @@ typedef struct DawnTogglesDescriptor {
     size_t disabledToggleCount;
     const char *const *disabledToggles;
 } DawnTogglesDescriptor;
+
+/*
+ * Dawn extension, chained on device descriptors: Dawn's persistent cache of
+ * compiled shaders and pipelines, stored by the embedder. load is called
+ * with value NULL to ask for the size (0: not cached), then with a buffer of
+ * that size; it returns the bytes copied.
+ */
+typedef size_t (*DawnLoadCacheDataFunction)(const void *key, size_t key_size, void *value, size_t value_size,
+                                            void *userdata);
+typedef void (*DawnStoreCacheDataFunction)(const void *key, size_t key_size, const void *value,
+                                           size_t value_size, void *userdata);
+typedef struct DawnCacheDeviceDescriptor {
+    WGPUChainedStruct chain;
+    WGPUStringView isolationKey;
+    DawnLoadCacheDataFunction loadDataFunction;
+    DawnStoreCacheDataFunction storeDataFunction;
+    void *functionUserdata;
+} DawnCacheDeviceDescriptor;
 
 typedef struct WGPURequestAdapterOptions {
     WGPUChainedStruct *nextInChain;

@@ -503,3 +503,19 @@ void pxl_vm_insn_text(int version, const pxl_vm_insn *in, char *buf, size_t cap)
     if (info->uses_imm) APPEND(" flags=%u", in->imm);
 #undef APPEND
 }
+
+size_t pxl_vm_budget_fit(const pxl_vm_program *p, uint64_t max_steps, char *msg, size_t cap) {
+    uint64_t budget = max_steps ? max_steps : PXL_VM_DEFAULT_BUDGET, used = 0;
+    if (cap) msg[0] = '\0';
+    for (size_t i = 0; i < p->n; i++) {
+        const pxl_vm_insn *in = &p->insns[i];
+        if (in->cost > budget - used) {
+            snprintf(msg, cap, "budget exceeded at x=%u (%s costs %llu work units; %llu of the budget of %llu used)",
+                     in->x, pxl_vm_opinfo_find(p->version, in->op)->name, (unsigned long long)in->cost,
+                     (unsigned long long)used, (unsigned long long)budget);
+            return i;
+        }
+        used += in->cost;
+    }
+    return p->n;
+}

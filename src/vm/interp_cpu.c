@@ -384,28 +384,26 @@ static pxl_status exec_v0(pxl_ctx *ctx, pxl_image *img, const pxl_vm_insn *in) {
 
 pxl_status pxl_vm_exec_cpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p, const pxl_vm_options *opts) {
     assert(ctx && img && p);
-    uint64_t budget = opts && opts->max_steps ? opts->max_steps : PXL_VM_DEFAULT_BUDGET;
-    uint64_t used = 0;
+    char budget_msg[256];
+    size_t n_run = pxl_vm_budget_fit(p, opts ? opts->max_steps : 0, budget_msg, sizeof budget_msg);
+    pxl_vm_profile *prof = opts ? opts->profile : NULL;
+    double t0 = prof ? pxl_time_now() : 0;
     gather_err ge = {0, 0, 0, 0, 0};
-    char budget_msg[256] = "";
-    for (size_t i = 0; i < p->n; i++) {
+    pxl_status st = PXL_OK;
+    for (size_t i = 0; i < n_run && st == PXL_OK; i++) {
         const pxl_vm_insn *in = &p->insns[i];
-        if (in->cost > budget - used) {
-            snprintf(budget_msg, sizeof budget_msg,
-                     "budget exceeded at x=%u (%s costs %llu work units; %llu of the budget of %llu used)", in->x,
-                     pxl_vm_opinfo_find(p->version, in->op)->name, (unsigned long long)in->cost,
-                     (unsigned long long)used, (unsigned long long)budget);
-            break;
-        }
-        used += in->cost;
         if (opts && opts->trace) {
             char text[128];
             pxl_vm_insn_text(p->version, in, text, sizeof text);
             opts->trace(opts->trace_user, in->x, text);
         }
-        pxl_status st = p->version == 1 ? exec_v1(ctx, img, in, &ge) : exec_v0(ctx, img, in);
-        if (st != PXL_OK) return st;
+        st = p->version == 1 ? exec_v1(ctx, img, in, &ge) : exec_v0(ctx, img, in);
     }
+    if (prof) {
+        prof->execute_s = pxl_time_now() - t0;
+        prof->instructions = n_run;
+    }
+    if (st != PXL_OK) return st;
     if (ge.set)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
                         "gather at x=%u: index %d at position %u is outside [0, %u) (a row of zeros was written)%s%s",
@@ -417,8 +415,12 @@ pxl_status pxl_vm_exec_cpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p
 static pxl_status run(pxl_ctx *ctx, pxl_image *img, const pxl_vm_options *opts, int gpu) {
     if (!ctx) return PXL_ERR_INVALID_ARG;
     if (!img) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_vm_run: image is required");
+    pxl_vm_profile *prof = opts ? opts->profile : NULL;
+    if (prof) memset(prof, 0, sizeof *prof);
+    double t0 = prof ? pxl_time_now() : 0;
     pxl_vm_program p = {0, 0, NULL};
     pxl_status st = pxl_vm_decode(ctx, img, &p);
+    if (prof) prof->decode_s = pxl_time_now() - t0;
     if (st != PXL_OK) return st;
     st = gpu ? pxl_vm_exec_gpu(ctx, img, &p, opts) : pxl_vm_exec_cpu(ctx, img, &p, opts);
     pxl_vm_program_free(ctx, &p);

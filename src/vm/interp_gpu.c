@@ -30,13 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * Requantizes n values on the GPU with the interpreter's WGSL rq (for tests:
- * tests/test_vm_gpu.c compares it with pxl_vm_rq). in[4 * i ..] holds acc,
- * mult, shift, dtype. To be declared in vm_internal.h.
- */
-pxl_status pxl_vm_gpu_rq(pxl_ctx *ctx, const int32_t *in, size_t n, int32_t *out);
-
 enum {
     K_V0_DOT,
     K_V0_ROW,
@@ -87,6 +80,8 @@ typedef struct gpu_run {
     pxl_recorder *rec;
     pxl_buffer *img, *scr, *st;
     int force_mm; /* 0 auto, 1 tile, 2 small */
+    double compile_s; /* time in pxl_kernel_get */
+    uint64_t dispatches;
 } gpu_run;
 
 static pxl_status build_source(gpu_run *r, int soft) {
@@ -111,8 +106,10 @@ static pxl_status kernel(gpu_run *r, int id, pxl_kernel **out) {
     for (;;) {
         pxl_status s = build_source(r, r->soft);
         if (s != PXL_OK) return s;
+        double t0 = pxl_time_now();
         s = pxl_kernel_get(r->ctx, "vm.wgsl", r->wgsl[r->soft], kernel_info[id].entry, nc ? &scr : NULL,
                            (size_t)nc, &r->k[id]);
+        r->compile_s += pxl_time_now() - t0;
         if (s == PXL_ERR_SHADER && !r->soft) {
             /* perhaps no dot4I8Packed here: the soft dp4 gives the same integers */
             r->soft = 1;
@@ -154,6 +151,7 @@ static pxl_status dispatch(gpu_run *r, int id, const vm_params *prm, const uint3
     pxl_binding b[2] = {{0, r->img, 0, 0}, {1, aux, 0, 0}};
     pxl_dispatch d = {k, b, kernel_info[id].scratch ? 2u : 1u, prm, sizeof *prm, 2,
                       {groups[0], groups[1], groups[2]}};
+    r->dispatches++;
     return pxl_recorder_dispatch(r->rec, &d);
 }
 
@@ -461,23 +459,13 @@ pxl_status pxl_vm_exec_gpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p
     if (pxl_ctx_backend(ctx) != PXL_BACKEND_GPU) return pxl_vm_exec_cpu(ctx, img, p, opts);
 
     /* the budget, from static costs (the CPU interpreter's rule and message) */
-    uint64_t budget = opts && opts->max_steps ? opts->max_steps : PXL_VM_DEFAULT_BUDGET;
-    uint64_t used = 0;
-    size_t n_run = 0;
-    char budget_msg[256] = "";
+    char budget_msg[256];
+    size_t n_run = pxl_vm_budget_fit(p, opts ? opts->max_steps : 0, budget_msg, sizeof budget_msg);
     int has_gather = 0;
-    for (; n_run < p->n; n_run++) {
-        const pxl_vm_insn *in = &p->insns[n_run];
-        if (in->cost > budget - used) {
-            snprintf(budget_msg, sizeof budget_msg,
-                     "budget exceeded at x=%u (%s costs %llu work units; %llu of the budget of %llu used)", in->x,
-                     pxl_vm_opinfo_find(p->version, in->op)->name, (unsigned long long)in->cost,
-                     (unsigned long long)used, (unsigned long long)budget);
-            break;
-        }
-        used += in->cost;
-        if (p->version == 1 && in->op == PXL_OP_GATHER) has_gather = 1;
-    }
+    for (size_t i = 0; i < n_run; i++) has_gather |= p->version == 1 && p->insns[i].op == PXL_OP_GATHER;
+    pxl_vm_profile *prof = opts ? opts->profile : NULL;
+    double t_up = 0, t_exec = 0, t_down = 0, t_end = 0;
+    uint64_t up_bytes = 0, down_bytes = 0;
 
     gpu_run r;
     memset(&r, 0, sizeof r);
@@ -503,13 +491,17 @@ pxl_status pxl_vm_exec_gpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p
         range_merge(&up, RANGE_GAP);
         pxl_free(ctx, wr.v);
         if (!ok) s = pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_vm_run: out of memory");
+        t_up = pxl_time_now();
         if (s == PXL_OK) s = pxl_buffer_create(ctx, bytes, &r.img);
         if (s == PXL_OK) s = pxl_buffer_create(ctx, (size_t)scr_bytes, &r.scr);
         if (s == PXL_OK && has_gather) s = pxl_buffer_create(ctx, sizeof status, &r.st);
-        for (size_t i = 0; i < up.n && s == PXL_OK; i++)
-            s = pxl_buffer_upload(ctx, r.img, (size_t)up.v[i].lo * 4, img->px + (size_t)up.v[i].lo * 4,
-                                  (size_t)(up.v[i].hi - up.v[i].lo) * 4);
+        for (size_t i = 0; i < up.n && s == PXL_OK; i++) {
+            size_t n = (size_t)(up.v[i].hi - up.v[i].lo) * 4;
+            s = pxl_buffer_upload(ctx, r.img, (size_t)up.v[i].lo * 4, img->px + (size_t)up.v[i].lo * 4, n);
+            up_bytes += n;
+        }
         if (s == PXL_OK && has_gather) s = pxl_buffer_upload(ctx, r.st, 0, status, sizeof status);
+        t_exec = pxl_time_now();
         if (s == PXL_OK) s = pxl_recorder_begin(ctx, 0, &r.rec);
         for (size_t i = 0; i < n_run && s == PXL_OK; i++) {
             const pxl_vm_insn *in = &p->insns[i];
@@ -523,19 +515,35 @@ pxl_status pxl_vm_exec_gpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p
         if (s == PXL_OK) {
             pxl_recorder *rec = r.rec;
             r.rec = NULL;
-            s = pxl_recorder_submit(rec, 0, NULL);
+            /* when profiling, wait here, so that execute holds the GPU's work and download only the copy */
+            s = pxl_recorder_submit(rec, prof != NULL, NULL);
         }
         /* the written pixels come back (straight into the image: after a GPU error
          * its written pixels are unspecified), then the GATHER status */
-        for (size_t i = 0; i < down.n && s == PXL_OK; i++)
-            s = pxl_buffer_download(ctx, r.img, (size_t)down.v[i].lo * 4, img->px + (size_t)down.v[i].lo * 4,
-                                    (size_t)(down.v[i].hi - down.v[i].lo) * 4);
+        t_down = pxl_time_now();
+        for (size_t i = 0; i < down.n && s == PXL_OK; i++) {
+            size_t n = (size_t)(down.v[i].hi - down.v[i].lo) * 4;
+            s = pxl_buffer_download(ctx, r.img, (size_t)down.v[i].lo * 4, img->px + (size_t)down.v[i].lo * 4, n);
+            down_bytes += n;
+        }
         if (s == PXL_OK && has_gather) s = pxl_buffer_download(ctx, r.st, 0, status, sizeof status);
+        t_end = pxl_time_now();
         pxl_free(ctx, up.v);
         pxl_free(ctx, down.v);
         run_free(&r);
+        if (prof && s == PXL_OK) {
+            /* pipelines are created while recording: their time is compile, not execute */
+            prof->compile_s = r.compile_s;
+            prof->upload_s = t_exec - t_up;
+            prof->execute_s = t_down - t_exec - r.compile_s;
+            prof->download_s = t_end - t_down;
+            prof->upload_bytes = up_bytes;
+            prof->download_bytes = down_bytes;
+            prof->dispatches = r.dispatches;
+        }
         if (s != PXL_OK) return s;
     }
+    if (prof) prof->instructions = n_run;
 
     if (status[0] != 0xffffffffu) {
         const pxl_vm_insn *in = &p->insns[status[0] >> 16];

@@ -48,6 +48,13 @@ pxl_status pxl_vm_exec_cpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p
 pxl_status pxl_vm_exec_gpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p,
                            const pxl_vm_options *opts);
 
+/*
+ * The budget rule (spec 3.6), shared by both interpreters: returns how many
+ * instructions fit in max_steps work units (0: the default budget); when
+ * fewer than p->n fit, msg gets the message the run fails with ("" if all fit).
+ */
+size_t pxl_vm_budget_fit(const pxl_vm_program *p, uint64_t max_steps, char *msg, size_t cap);
+
 /* One line describing an instruction ("matmul out=4 a=1 b=1 flags=0"), the
  * same for both interpreters' traces (decode.c). */
 void pxl_vm_insn_text(int version, const pxl_vm_insn *in, char *buf, size_t cap);

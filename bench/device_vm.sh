@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# One device call for the pxVM chained-MATMUL figures (docs/BENCHMARKS.md):
+# builds, then bench/vm_matmul.sh at several chain lengths. Results in $OUT.
+#   usage (on the device machine): bash bench/device_vm.sh [N ...]   (default: 1 24 64)
+set -uo pipefail
+for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-dev -j 16 >/dev/null || exit 1
+build-dev/pxl info | head -6 | tee "$OUT/info.txt"
+for n in "${@:-1 24 64}"; do
+  for m in $n; do
+    bash bench/vm_matmul.sh build-dev/pxl "$m" 2>&1 | grep -v '^Warning\|^ - \|^    at\|^$' | tee -a "$OUT/vm_matmul.txt"
+  done
+done
