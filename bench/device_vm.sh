@@ -8,6 +8,7 @@ export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-dev -j 16 >/dev/null || exit 1
 build-dev/pxl info | head -6 | tee "$OUT/info.txt"
+for t in test_gpu test_vm_gpu; do build-dev/tests/$t 2>&1 | tail -1; done | tee "$OUT/tests.txt"
 for n in "${@:-1 24 64}"; do
   for m in $n; do
     bash bench/vm_matmul.sh build-dev/pxl "$m" 2>&1 | grep -v '^Warning\|^ - \|^    at\|^$' | tee -a "$OUT/vm_matmul.txt"

@@ -62,6 +62,10 @@ def show(name, r):
     print(f"  {name:<28} {r['seconds']:.4f} s = decode {r['decode_s']:.4f} + compile {r['compile_s']:.4f} + "
           f"upload {r['upload_s']:.4f} ({mb(r['upload_bytes']):.1f} MB) + execute {r['execute_s']:.4f} + "
           f"download {r['download_s']:.4f} ({mb(r['download_bytes']):.1f} MB)")
+gs = lambda j: j.get("gpu_stats", {})
+print(f"  pipelines: first run ever: module {gs(first).get('shader_module_s', 0):.4f} s + pipeline "
+      f"{gs(first).get('pipeline_s', 0):.4f} s; cached: module {gs(gpu).get('shader_module_s', 0):.4f} s + "
+      f"pipeline {gs(gpu).get('pipeline_s', 0):.4f} s ({gs(gpu).get('disk_cache_hits', 0)} disk cache hits)")
 show("gpu, first run ever", first["runs"][0])
 show("gpu, new process, cached", gpu["runs"][0])
 for i, r in enumerate(gpu["runs"][1:], 2):

@@ -33,6 +33,13 @@ struct pxl_kernel {
     WGPUBindGroupLayout layout;
 };
 
+/* A shader module shared by the kernels compiled from one WGSL text. */
+typedef struct pxl_shader_module {
+    uint64_t hash;
+    char *wgsl;
+    WGPUShaderModule module;
+} pxl_shader_module;
+
 /* A persistent map-write buffer for large uploads (buffer.c). */
 typedef struct pxl_upload_stage {
     WGPUBuffer handle;
@@ -76,9 +83,11 @@ struct pxl_gpu {
     pxl_status deferred;
     char deferred_msg[PXL_ERR_MAX];
 
-    /* pipeline cache */
+    /* pipeline cache, and the shader modules it was built from */
     pxl_kernel **kernels;
     size_t n_kernels, cap_kernels;
+    pxl_shader_module *modules;
+    size_t n_modules, cap_modules;
 
     /* buffer pool */
     pxl_buffer *pool;
@@ -133,8 +142,9 @@ pxl_status pxl_gpu_pop_scopes(pxl_gpu *g, const char *what);
 
 /* Buffers (buffer.c). */
 void pxl_gpu_buffers_release(pxl_gpu *g);
-/* Kernels (pipeline.c). */
+/* Kernels and shader modules (pipeline.c). */
 void pxl_gpu_kernels_release(pxl_gpu *g);
+void pxl_gpu_modules_release(pxl_gpu *g);
 /* Recorder support (recorder.c). */
 void pxl_gpu_uniforms_release(pxl_gpu *g);
 /* The pipeline cache on disk (diskcache.c): fills d (to chain on the device

@@ -1,6 +1,9 @@
 /*
  * Compute pipelines, compiled from WGSL and cached per context by
- * (WGSL text, entry point, override constants). Compiler messages come back
+ * (WGSL text, entry point, override constants); shader modules are cached
+ * per WGSL text, so the entry points of one file share one parse. Across
+ * processes, Dawn's blob cache on disk (diskcache.c) skips the translation
+ * and the driver's compile. Compiler messages come back
  * as "label:line:col: error: text", one per line.
  */
 #include "gpu_internal.h"
@@ -53,6 +56,7 @@ static void kernel_free(pxl_gpu *g, pxl_kernel *k) {
 void pxl_gpu_kernels_release(pxl_gpu *g) {
     for (size_t i = 0; i < g->n_kernels; i++) kernel_free(g, g->kernels[i]);
     g->n_kernels = 0;
+    pxl_gpu_modules_release(g);
 }
 
 typedef struct {
@@ -87,7 +91,25 @@ static void on_compile(WGPUCompilationInfoRequestStatus status, const WGPUCompil
     }
 }
 
-static pxl_status compile(pxl_gpu *g, pxl_kernel *k) {
+/* The shader module of a WGSL text: created (and its compiler messages
+ * checked) once per context, shared by every entry point and constant set. */
+static pxl_status get_module(pxl_gpu *g, const pxl_kernel *k, WGPUShaderModule *out) {
+    uint64_t h = fnv(0xcbf29ce484222325ull, k->wgsl, strlen(k->wgsl));
+    for (size_t i = 0; i < g->n_modules; i++)
+        if (g->modules[i].hash == h && strcmp(g->modules[i].wgsl, k->wgsl) == 0) {
+            *out = g->modules[i].module;
+            return PXL_OK;
+        }
+    if (g->n_modules == g->cap_modules) {
+        size_t cap = g->cap_modules ? 2 * g->cap_modules : 8;
+        pxl_shader_module *m = pxl_realloc(g->ctx, g->modules, cap * sizeof *m);
+        if (!m) return pxl_fail(g->ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
+        g->modules = m;
+        g->cap_modules = cap;
+    }
+    char *text = pxl_strdup(g->ctx, k->wgsl);
+    if (!text) return pxl_fail(g->ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
+
     WGPUShaderSourceWGSL src;
     memset(&src, 0, sizeof src);
     src.chain.sType = WGPUSType_ShaderSourceWGSL;
@@ -107,20 +129,39 @@ static pxl_status compile(pxl_gpu *g, pxl_kernel *k) {
     char compile_msg[PXL_ERR_MAX];
     pxl_copy_str(compile_msg, sizeof compile_msg, g->ctx->error);
     pxl_status scope = pxl_gpu_pop_scopes(g, k->label);
-    double t1 = pxl_time_now();
-    g->stats.shader_module_ns += (uint64_t)((t1 - t0) * 1e9);
-    if (s == PXL_OK && cr.errors) {
+    g->stats.shader_module_ns += (uint64_t)((pxl_time_now() - t0) * 1e9);
+    if (s == PXL_OK && cr.errors) s = pxl_fail(g->ctx, PXL_ERR_SHADER, "%s", compile_msg);
+    else if (s == PXL_OK) s = scope;
+    if (s != PXL_OK) {
         g->fn.ShaderModuleRelease(mod);
-        return pxl_fail(g->ctx, PXL_ERR_SHADER, "%s", compile_msg);
+        pxl_free(g->ctx, text);
+        return s;
     }
-    if (s != PXL_OK || scope != PXL_OK) {
-        g->fn.ShaderModuleRelease(mod);
-        return s != PXL_OK ? s : scope;
+    pxl_shader_module *m = &g->modules[g->n_modules++];
+    m->hash = h;
+    m->wgsl = text;
+    m->module = mod;
+    *out = mod;
+    return PXL_OK;
+}
+
+void pxl_gpu_modules_release(pxl_gpu *g) {
+    for (size_t i = 0; i < g->n_modules; i++) {
+        g->fn.ShaderModuleRelease(g->modules[i].module);
+        pxl_free(g->ctx, g->modules[i].wgsl);
     }
+    pxl_free(g->ctx, g->modules);
+    g->modules = NULL;
+    g->n_modules = g->cap_modules = 0;
+}
+
+static pxl_status compile(pxl_gpu *g, pxl_kernel *k) {
+    WGPUShaderModule mod = NULL;
+    pxl_status s = get_module(g, k, &mod);
+    if (s != PXL_OK) return s;
 
     WGPUConstantEntry ce[32];
     if (k->n_constants > 32) {
-        g->fn.ShaderModuleRelease(mod);
         return pxl_fail(g->ctx, PXL_ERR_INVALID_ARG, "%s: at most 32 override constants", k->label);
     }
     for (size_t i = 0; i < k->n_constants; i++) {
@@ -135,11 +176,11 @@ static pxl_status compile(pxl_gpu *g, pxl_kernel *k) {
     pd.compute.entryPoint = pxl_sv(k->entry);
     pd.compute.constantCount = k->n_constants;
     pd.compute.constants = ce;
+    double t1 = pxl_time_now();
     pxl_gpu_push_scopes(g);
     k->pipeline = g->fn.DeviceCreateComputePipeline(g->device, &pd);
     s = pxl_gpu_pop_scopes(g, k->label);
     g->stats.pipeline_ns += (uint64_t)((pxl_time_now() - t1) * 1e9);
-    g->fn.ShaderModuleRelease(mod);
     if (s != PXL_OK) {
         /* entry point or constants wrong: a shader problem, not a device one */
         return s == PXL_ERR_GPU ? pxl_fail(g->ctx, PXL_ERR_SHADER, "%s", g->ctx->error) : s;

@@ -14,7 +14,7 @@
  * - All arithmetic is integer (no float anywhere), so the bytes equal the CPU
  *   interpreter's; tests/test_vm_gpu.c checks it on random programs.
  *
- * Which kernel runs what: see vm.wgsl. MATMUL takes 128 x 128 tiles through
+ * Which kernel runs what: see vm.wgsl and its parts (vm_v0, vm_ew, vm_mm). MATMUL takes 128 x 128 tiles through
  * workgroup memory (mm_tile) when both output sides are at least 32, else one
  * invocation per four outputs (mm_small). dp4 (a packed 4 x int8 dot product)
  * is WGSL's dot4I8Packed where it compiles, else shifts and a dot().
@@ -48,13 +48,28 @@ enum {
     K_COUNT
 };
 
+enum { P_V0, P_EW, P_MM, P_TEST, P_COUNT };
+
+/* The part of the interpreter's WGSL each module adds to vm.wgsl. */
+static const struct {
+    const char *label;
+    const char *text;
+} part_info[P_COUNT] = {
+    {"vm.wgsl+vm_v0.wgsl", pxl_wgsl_vm_v0},
+    {"vm.wgsl+vm_ew.wgsl", pxl_wgsl_vm_ew},
+    {"vm.wgsl+vm_mm.wgsl", pxl_wgsl_vm_mm},
+    {"vm.wgsl+vm_test.wgsl", pxl_wgsl_vm_test},
+};
+
 static const struct {
     const char *entry;
+    int part;
     int scratch; /* binds binding 1 */
 } kernel_info[K_COUNT] = {
-    {"v0_dot", 0},   {"v0_row", 0}, {"v0_mm", 1},    {"v0_mm_store", 1}, {"ew", 0},
-    {"lut", 1},      {"gather", 1}, {"gather_note", 1}, {"argmax", 0},   {"mm_small", 0},
-    {"mm_tile", 1},  {"mm_tile", 1}, {"mm_pack", 1},  {"rq_test", 1},
+    {"v0_dot", P_V0, 0},     {"v0_row", P_V0, 0},  {"v0_mm", P_V0, 1},       {"v0_mm_store", P_V0, 1},
+    {"ew", P_EW, 0},         {"lut", P_EW, 1},     {"gather", P_EW, 1},      {"gather_note", P_EW, 1},
+    {"argmax", P_EW, 0},     {"mm_small", P_MM, 0}, {"mm_tile", P_MM, 1},    {"mm_tile", P_MM, 1},
+    {"mm_pack", P_MM, 1},    {"rq_test", P_TEST, 1},
 };
 
 /* The appended definition of dp4 (see vm.wgsl). */
@@ -74,7 +89,7 @@ typedef struct vm_params {
 typedef struct gpu_run {
     pxl_ctx *ctx;
     const pxl_gpu_info *info;
-    char *wgsl[2]; /* [0] native dp4, [1] soft; built on first use */
+    char *wgsl[P_COUNT][2]; /* vm.wgsl + part + dp4 ([0] native, [1] soft); built on first use */
     int soft;      /* dot4I8Packed did not compile: use the soft dp4 */
     pxl_kernel *k[K_COUNT];
     pxl_recorder *rec;
@@ -84,15 +99,17 @@ typedef struct gpu_run {
     uint64_t dispatches;
 } gpu_run;
 
-static pxl_status build_source(gpu_run *r, int soft) {
-    if (r->wgsl[soft]) return PXL_OK;
-    const char *tail = soft ? DP4_SOFT : DP4_NATIVE;
-    size_t a = strlen(pxl_wgsl_vm), b = strlen(tail);
-    char *s = pxl_alloc(r->ctx, a + b + 1);
+static pxl_status build_source(gpu_run *r, int part, int soft) {
+    if (r->wgsl[part][soft]) return PXL_OK;
+    const char *tail = soft ? DP4_SOFT : DP4_NATIVE, *mid = part_info[part].text;
+    size_t a = strlen(pxl_wgsl_vm), b = strlen(mid), c = strlen(tail);
+    char *s = pxl_alloc(r->ctx, a + b + c + 2);
     if (!s) return pxl_fail(r->ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_vm_run: out of memory");
     memcpy(s, pxl_wgsl_vm, a);
-    memcpy(s + a, tail, b + 1);
-    r->wgsl[soft] = s;
+    s[a] = '\n';
+    memcpy(s + a + 1, mid, b);
+    memcpy(s + a + 1 + b, tail, c + 1);
+    r->wgsl[part][soft] = s;
     return PXL_OK;
 }
 
@@ -104,11 +121,12 @@ static pxl_status kernel(gpu_run *r, int id, pxl_kernel **out) {
     pxl_constant scr = {"TO_SCRATCH", 1};
     int nc = id == K_MM_TILE_SCR;
     for (;;) {
-        pxl_status s = build_source(r, r->soft);
+        int part = kernel_info[id].part;
+        pxl_status s = build_source(r, part, r->soft);
         if (s != PXL_OK) return s;
         double t0 = pxl_time_now();
-        s = pxl_kernel_get(r->ctx, "vm.wgsl", r->wgsl[r->soft], kernel_info[id].entry, nc ? &scr : NULL,
-                           (size_t)nc, &r->k[id]);
+        s = pxl_kernel_get(r->ctx, part_info[part].label, r->wgsl[part][r->soft], kernel_info[id].entry,
+                           nc ? &scr : NULL, (size_t)nc, &r->k[id]);
         r->compile_s += pxl_time_now() - t0;
         if (s == PXL_ERR_SHADER && !r->soft) {
             /* perhaps no dot4I8Packed here: the soft dp4 gives the same integers */
@@ -129,8 +147,11 @@ static void run_free(gpu_run *r) {
     pxl_buffer_free(r->scr);
     pxl_buffer_free(r->st);
     r->img = r->scr = r->st = NULL;
-    for (int i = 0; i < 2; i++) pxl_free(r->ctx, r->wgsl[i]);
-    r->wgsl[0] = r->wgsl[1] = NULL;
+    for (int p = 0; p < P_COUNT; p++)
+        for (int i = 0; i < 2; i++) {
+            pxl_free(r->ctx, r->wgsl[p][i]);
+            r->wgsl[p][i] = NULL;
+        }
 }
 
 /* Work items -> a 2-D grid of workgroups (at most 65535 per dimension). */
