@@ -74,7 +74,7 @@ static void test_buffers(pxl_ctx *ctx) {
  * flight), and one that overwrites part of an earlier one must all land.
  */
 static void test_staged_uploads(pxl_ctx *ctx) {
-    const size_t bytes = (40u << 20) + 12; /* three pieces of at most 16 MiB */
+    const size_t bytes = (40u << 20) + 12; /* eleven pieces of at most 4 MiB */
     uint32_t *a = malloc(bytes), *back = malloc(bytes);
     CHECK(a && back);
     if (!a || !back) return;

@@ -121,7 +121,8 @@ static pxl_status check_range(pxl_ctx *ctx, const pxl_buffer *b, size_t offset, 
  * queue writes: each copy is submitted at once, after the stream.
  */
 #define STAGED_UPLOAD_MIN ((size_t)1 << 20)
-#define UPLOAD_STAGE_MAX ((uint64_t)16 << 20)
+/* 4 MiB: on the H100, stages of 1 to 16 MiB moved 8.4 MB equally fast */
+#define UPLOAD_STAGE_MAX ((uint64_t)4 << 20)
 
 static void on_stage_map(WGPUMapAsyncStatus status, WGPUStringView msg, void *u1, void *u2) {
     (void)msg;
