@@ -4,10 +4,7 @@
 # the chained-MATMUL pixel program on both interpreters, and Pixel-LLM
 # tokens/s on both backends. Results land in $OUT.
 set -uo pipefail
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-dev -j 16 >/dev/null || exit 1
+source bench/device_setup.sh
 build-dev/pxl info | head -6 | tee "$OUT/info.txt"
 (cd build-dev && ctest -j 4 -L gpu 2>&1 | tail -8) | tee "$OUT/ctest.txt"
 python3 bench/ops_compare.py --pxl build-dev/pxl --json "$OUT/ops_compare.json" 2>&1 | tee "$OUT/ops_compare.txt"

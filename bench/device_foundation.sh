@@ -3,10 +3,7 @@
 # dot benchmark (with launch-shape variants) and the torch baseline, all on
 # the same GPU in the same run. Results land in $OUT.
 set -uo pipefail
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-dev -j 16 >/dev/null || exit 1
+source bench/device_setup.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv | tee "$OUT/nvidia-smi.txt"
 build-dev/pxl info | tee "$OUT/info.txt"
 build-dev/pxl info --json > "$OUT/info.json"

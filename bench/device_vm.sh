@@ -3,10 +3,7 @@
 # builds, then bench/vm_matmul.sh at several chain lengths. Results in $OUT.
 #   usage (on the device machine): bash bench/device_vm.sh [N ...]   (default: 1 24 64)
 set -uo pipefail
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-dev -j 16 >/dev/null || exit 1
+source bench/device_setup.sh
 build-dev/pxl info | head -6 | tee "$OUT/info.txt"
 for t in test_gpu test_vm_gpu; do build-dev/tests/$t 2>&1 | tail -1; done | tee "$OUT/tests.txt"
 for n in "${@:-1 24 64}"; do

@@ -11,24 +11,10 @@ usage: python3 bench/dot_torch.py [--min E] [--max E]
 """
 import argparse
 import json
-import statistics
 
 import torch
 
-
-def timed(fn, reps=20, warm=3):
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        torch.cuda.synchronize()
-        out.append(s.elapsed_time(e) * 1e-3)
-    return statistics.median(out)
+from cuda_timing import timed
 
 
 def main():

@@ -18,26 +18,16 @@ usage: python3 bench/ops_compare.py [--pxl build/pxl] [--json OUT.json]
 """
 import argparse
 import json
-import statistics
 import subprocess
 
 import torch
 import torch.nn.functional as F
 
+import cuda_timing
+
 
 def timed(fn, reps=20, warm=5):
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        torch.cuda.synchronize()
-        out.append(s.elapsed_time(e) * 1e3)  # microseconds
-    return statistics.median(out)
+    return cuda_timing.timed(fn, reps, warm, unit=1e6)  # microseconds
 
 
 def torch_cases():

@@ -7,6 +7,7 @@
 #define PXL_TESTS_OPS_COMMON_H
 
 #include "check.h"
+#include "test_ctx.h"
 #include "pxl/ops.h"
 
 #include <math.h>
@@ -19,21 +20,13 @@ typedef struct {
 
 /* Opens both contexts; returns 0 (and prints why) if there is no GPU. */
 static inline int ops_open(ops_ctx *o) {
-    pxl_ctx_options opt = pxl_ctx_options_default();
-    opt.quiet = 1;
-    opt.backend = PXL_BACKEND_CPU;
-    o->cpu = NULL;
-    o->gpu = NULL;
-    if (pxl_ctx_create(&opt, &o->cpu) != PXL_OK) return 0;
-    opt.backend = PXL_BACKEND_AUTO;
-    if (pxl_ctx_create(&opt, &o->gpu) != PXL_OK || pxl_ctx_backend(o->gpu) != PXL_BACKEND_GPU) {
-        fprintf(stderr, "no GPU adapter: %s\n", o->gpu ? pxl_ctx_gpu_unavailable_reason(o->gpu) : "?");
-        pxl_ctx_free(o->gpu);
+    o->cpu = test_ctx(PXL_BACKEND_CPU, 0);
+    o->gpu = o->cpu ? test_gpu_ctx() : NULL;
+    if (!o->gpu) {
         pxl_ctx_free(o->cpu);
+        o->cpu = NULL;
         return 0;
     }
-    const pxl_gpu_info *gi = pxl_gpu_get_info(o->gpu);
-    fprintf(stderr, "adapter: %s (%s, %s)\n", gi->adapter_name, gi->backend, gi->feature_level);
     return 1;
 }
 

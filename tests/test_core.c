@@ -171,7 +171,27 @@ static void test_env_backend(void) {
     unsetenv("PXL_BACKEND");
 }
 
+static void test_utf8(void) {
+    /* every scalar value round-trips; surrogates and values past U+10FFFF become U+FFFD */
+    int ok = 1;
+    for (uint32_t cp = 0; cp <= 0x110000; cp += cp < 0x3000 ? 1 : 97) {
+        char b[4];
+        size_t n = pxl_utf8_encode(cp, b), i = 0;
+        uint32_t want = cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) ? 0xFFFD : cp;
+        ok &= n >= 1 && n <= 4 && pxl_utf8_decode((const unsigned char *)b, n, &i) == want && i == n;
+    }
+    CHECK(ok);
+    /* malformed input: one U+FFFD per bad byte, never a read past n */
+    const unsigned char bad[] = {0xC3, 'a', 0xFF, 0xE2, 0x82}; /* lead without continuation, invalid, truncated */
+    size_t i = 0;
+    uint32_t got[8];
+    size_t k = 0;
+    while (i < sizeof bad && k < 8) got[k++] = pxl_utf8_decode(bad, sizeof bad, &i);
+    CHECK(k == 5 && got[0] == 0xFFFD && got[1] == 'a' && got[2] == 0xFFFD && got[3] == 0xFFFD && got[4] == 0xFFFD);
+}
+
 int main(void) {
+    test_utf8();
     test_status_and_backend();
     test_size_math();
     test_cpu_ctx();

@@ -1,28 +1,14 @@
 /* gpu/ runtime on a real adapter: buffers, pipelines, the recorder, errors, timing.
  * Skips (exit 77) when no adapter exists. */
 #include "check.h"
+#include "test_ctx.h"
 #include "pxl/gpu.h"
-#include "../src/gpu/gpu_internal.h"
+#include "gpu/gpu_internal.h"
 
 #include <dirent.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
-
-static pxl_ctx *open_gpu(void) {
-    pxl_ctx_options o = pxl_ctx_options_default();
-    o.backend = PXL_BACKEND_AUTO;
-    o.quiet = 1;
-    pxl_ctx *ctx = NULL;
-    if (pxl_ctx_create(&o, &ctx) != PXL_OK || pxl_ctx_backend(ctx) != PXL_BACKEND_GPU) {
-        fprintf(stderr, "no GPU adapter: %s\n", ctx ? pxl_ctx_gpu_unavailable_reason(ctx) : "?");
-        pxl_ctx_free(ctx);
-        return NULL;
-    }
-    const pxl_gpu_info *i = pxl_gpu_get_info(ctx);
-    fprintf(stderr, "adapter: %s (%s, %s)\n", i->adapter_name, i->backend, i->feature_level);
-    return ctx;
-}
 
 static void test_buffers(pxl_ctx *ctx) {
     static const size_t sizes[] = {0, 1, 3, 4, 5, 12, 17, 255, 1021, 1024, 65540, (1u << 20) + 4, (5u << 20) + 12};
@@ -354,7 +340,7 @@ static void test_recorder(pxl_ctx *ctx) {
 }
 
 int main(void) {
-    pxl_ctx *ctx = open_gpu();
+    pxl_ctx *ctx = test_gpu_ctx();
     if (!ctx) return PXL_SKIP;
     test_buffers(ctx);
     test_staged_uploads(ctx);

@@ -10,6 +10,7 @@
  * dropped or doubled element moves the result by ~1/n of the scale, far more).
  */
 #include "check.h"
+#include "test_ctx.h"
 #include "pxl/ops.h"
 
 #include <math.h>
@@ -33,24 +34,12 @@ static long double exact(const float *a, const float *b, size_t n, long double *
     return s;
 }
 
-static pxl_ctx *open(pxl_backend b, int threads) {
-    pxl_ctx_options o = pxl_ctx_options_default();
-    o.backend = b;
-    o.n_threads = threads;
-    o.quiet = 1;
-    pxl_ctx *ctx = NULL;
-    if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
-        pxl_ctx_free(ctx);
-        return NULL;
-    }
-    return ctx;
-}
 
 static const size_t k_sizes[] = {1, 2, 3, 4, 5, 7, 255, 256, 257, 1023, 65535, 65536, 65537,
                                  131071, (1u << 20) + 1, (1u << 24) + 3};
 
 static void test_cpu(void) {
-    pxl_ctx *c1 = open(PXL_BACKEND_CPU, 1), *c3 = open(PXL_BACKEND_CPU, 3);
+    pxl_ctx *c1 = test_ctx(PXL_BACKEND_CPU, 1), *c3 = test_ctx(PXL_BACKEND_CPU, 3);
     size_t nmax = (1u << 24) + 3;
     float *a = malloc(nmax * sizeof *a), *b = malloc(nmax * sizeof *b);
     fill(a, nmax, 1);
@@ -110,14 +99,8 @@ static void test_special(pxl_ctx *ctx, const char *who) {
 }
 
 static int test_gpu(void) {
-    pxl_ctx *ctx = open(PXL_BACKEND_AUTO, 0);
-    if (!ctx || pxl_ctx_backend(ctx) != PXL_BACKEND_GPU) {
-        fprintf(stderr, "no GPU adapter: %s\n", ctx ? pxl_ctx_gpu_unavailable_reason(ctx) : "?");
-        pxl_ctx_free(ctx);
-        return PXL_SKIP;
-    }
-    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
-    fprintf(stderr, "adapter: %s (%s)\n", gi->adapter_name, gi->backend);
+    pxl_ctx *ctx = test_gpu_ctx();
+    if (!ctx) return PXL_SKIP;
     /* 2^25 + 5 floats is 128 MiB + 20 bytes: more than llvmpipe's 128 MiB binding, so
      * that size runs in two chunks there */
     size_t nmax = (1u << 25) + 5;
@@ -158,7 +141,7 @@ int main(int argc, char **argv) {
         return test_result("test_ops_dot gpu");
     }
     test_cpu();
-    pxl_ctx *ctx = open(PXL_BACKEND_CPU, 2);
+    pxl_ctx *ctx = test_ctx(PXL_BACKEND_CPU, 2);
     test_special(ctx, "cpu");
     pxl_ctx_free(ctx);
     return test_result("test_ops_dot cpu");

@@ -18,6 +18,7 @@
  * Exits 77 (skipped) without a GPU adapter.
  */
 #include "check.h"
+#include "test_ctx.h"
 #include "pxl/gpu.h"
 #include "pxl/vm.h"
 #include "vm/vm_internal.h"
@@ -618,17 +619,8 @@ static pxl_image *gen_v0(pxl_ctx *ctx, rng *r) {
 int main(int argc, char **argv) {
     (void)argc;
     (void)argv;
-    pxl_ctx_options o = pxl_ctx_options_default();
-    o.backend = PXL_BACKEND_AUTO;
-    o.quiet = 1;
-    pxl_ctx *ctx = NULL;
-    if (pxl_ctx_create(&o, &ctx) != PXL_OK || pxl_ctx_backend(ctx) != PXL_BACKEND_GPU) {
-        fprintf(stderr, "no GPU adapter: %s\n", ctx ? pxl_ctx_gpu_unavailable_reason(ctx) : "?");
-        pxl_ctx_free(ctx);
-        return PXL_SKIP;
-    }
-    const pxl_gpu_info *info = pxl_gpu_get_info(ctx);
-    fprintf(stderr, "adapter: %s (%s, %s)\n", info->adapter_name, info->backend, info->feature_level);
+    pxl_ctx *ctx = test_gpu_ctx();
+    if (!ctx) return PXL_SKIP;
 
     double t0 = pxl_time_now();
     test_rq(ctx);

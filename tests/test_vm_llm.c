@@ -7,6 +7,7 @@
  * argv[1]: the source directory.
  */
 #include "check.h"
+#include "test_ctx.h"
 #include "pxl/gpu.h"
 #include "pxl/vm.h"
 
@@ -58,18 +59,6 @@ static const char k_text[] =
     "  7 And the LORD God formed man of the dust of the ground, and breathed into his\n"
     "nostrils the breath of life; and man became a living soul.\n";
 
-static pxl_ctx *make_ctx(pxl_backend b, int threads) {
-    pxl_ctx_options o = pxl_ctx_options_default();
-    o.backend = b;
-    o.n_threads = threads;
-    o.quiet = 1;
-    pxl_ctx *ctx = NULL;
-    if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
-        pxl_ctx_free(ctx);
-        return NULL;
-    }
-    return ctx;
-}
 
 static pxl_image *train_tiny(pxl_ctx *ctx, uint64_t seed, pxl_llm_train_report *r) {
     pxl_llm_train_options o = pxl_llm_train_options_default();
@@ -173,10 +162,10 @@ static void check_generation(pxl_llm *m, pxl_ctx *ctx, pxl_ctx *gpu, const pxl_i
 
 int main(int argc, char **argv) {
     const char *src = argc > 1 ? argv[1] : ".";
-    pxl_ctx *ctx = make_ctx(PXL_BACKEND_CPU, 2), *ctx1 = make_ctx(PXL_BACKEND_CPU, 1);
+    pxl_ctx *ctx = test_ctx(PXL_BACKEND_CPU, 2), *ctx1 = test_ctx(PXL_BACKEND_CPU, 1);
     CHECK(ctx && ctx1);
     if (!ctx || !ctx1) return test_result("vm_llm");
-    pxl_ctx *gpu = make_ctx(PXL_BACKEND_AUTO, 0);
+    pxl_ctx *gpu = test_ctx(PXL_BACKEND_AUTO, 0);
     if (gpu && pxl_ctx_backend(gpu) != PXL_BACKEND_GPU) {
         fprintf(stderr, "vm_llm: no GPU (%s); GPU comparisons skipped\n", pxl_ctx_gpu_unavailable_reason(gpu));
         pxl_ctx_free(gpu);

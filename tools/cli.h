@@ -59,6 +59,17 @@ typedef struct cli_common {
 int cli_parse(int argc, char **argv, const cli_opt *opts, size_t n_opts, const char **pos,
               int max_pos, char *err, size_t err_cap);
 
+/*
+ * cli_parse for a command named `cmd` ("pxl bench"): a parse error is printed
+ * as "cmd: message" on stderr, and --help (*help set) prints the usage on
+ * stdout. Returns the number of positional arguments, or CLI_HELP_SHOWN or
+ * CLI_USAGE_ERROR.
+ */
+#define CLI_HELP_SHOWN (-1)
+#define CLI_USAGE_ERROR (-2)
+int cli_parse_command(const char *cmd, const char *usage, const char *about, int argc, char **argv,
+                      const cli_opt *opts, size_t n_opts, const char **pos, int max_pos, const int *help);
+
 /* Prints usage for a subcommand. */
 void cli_usage(FILE *f, const char *usage, const char *about, const cli_opt *opts, size_t n_opts);
 

@@ -145,3 +145,18 @@ void cli_json_string(FILE *f, const char *s) {
     }
     fputc('"', f);
 }
+
+int cli_parse_command(const char *cmd, const char *usage, const char *about, int argc, char **argv,
+                      const cli_opt *opts, size_t n_opts, const char **pos, int max_pos, const int *help) {
+    char err[256];
+    int n = cli_parse(argc, argv, opts, n_opts, pos, max_pos, err, sizeof err);
+    if (n < 0) {
+        fprintf(stderr, "%s: %s\n", cmd, err);
+        return CLI_USAGE_ERROR;
+    }
+    if (*help) {
+        cli_usage(stdout, usage, about, opts, n_opts);
+        return CLI_HELP_SHOWN;
+    }
+    return n;
+}

@@ -51,17 +51,9 @@ static int parse(int argc, char **argv, bench_opts *o, const char **what) {
         CLI_COMMON_OPTS(&o->c),
     };
     size_t n_opts = sizeof opts / sizeof opts[0];
-    char err[256];
     const char *pos[1] = {NULL};
-    int n = cli_parse(argc - 1, argv + 1, opts, n_opts, pos, 1, err, sizeof err);
-    if (n < 0) {
-        fprintf(stderr, "pxl bench: %s\n", err);
-        return 2;
-    }
-    if (o->c.help) {
-        cli_usage(stdout, k_usage, k_about, opts, n_opts);
-        return 1;
-    }
+    int n = cli_parse_command("pxl bench", k_usage, k_about, argc - 1, argv + 1, opts, n_opts, pos, 1, &o->c.help);
+    if (n < 0) return n == CLI_HELP_SHOWN ? 1 : 2;
     if (n == 0) {
         fprintf(stderr, "pxl bench: name a benchmark (dot or ops); see pxl bench --help\n");
         return 2;

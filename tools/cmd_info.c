@@ -19,18 +19,10 @@ static const char *k_about =
 static int parse(int argc, char **argv, info_opts *o) {
     memset(o, 0, sizeof *o);
     cli_opt opts[] = INFO_OPTS(o);
-    char err[256];
     const char *pos[1];
-    int n = cli_parse(argc - 1, argv + 1, opts, sizeof opts / sizeof opts[0], pos, 0, err, sizeof err);
-    if (n < 0) {
-        fprintf(stderr, "pxl info: %s\n", err);
-        return 2;
-    }
-    if (o->c.help) {
-        cli_usage(stdout, k_usage, k_about, opts, sizeof opts / sizeof opts[0]);
-        return 1;
-    }
-    return 0;
+    int n = cli_parse_command("pxl info", k_usage, k_about, argc - 1, argv + 1, opts, sizeof opts / sizeof opts[0],
+                              pos, 0, &o->c.help);
+    return n == CLI_HELP_SHOWN ? 1 : n < 0 ? 2 : 0;
 }
 
 int cmd_info_parse(int argc, char **argv) {

@@ -173,17 +173,11 @@ static int parse(int argc, char **argv, vm_opts *o, const vm_sub **out) {
     }
     cli_opt opts[20];
     size_t n_opts = build_opts(sub, o, opts);
-    char err[256];
     const char *pos[1] = {NULL};
-    int n = cli_parse(argc - 2, argv + 2, opts, n_opts, pos, 1, err, sizeof err);
-    if (n < 0) {
-        fprintf(stderr, "pxl vm %s: %s\n", sub->name, err);
-        return 2;
-    }
-    if (o->c.help) {
-        cli_usage(stdout, sub->usage, sub->about, opts, n_opts);
-        return 1;
-    }
+    char cmd[32];
+    snprintf(cmd, sizeof cmd, "pxl vm %s", sub->name);
+    int n = cli_parse_command(cmd, sub->usage, sub->about, argc - 2, argv + 2, opts, n_opts, pos, 1, &o->c.help);
+    if (n < 0) return n == CLI_HELP_SHOWN ? 1 : 2;
     if (n != 1) {
         fprintf(stderr, "pxl vm %s: name one input file; see pxl vm %s --help\n", sub->name, sub->name);
         return 2;

@@ -54,17 +54,10 @@ static int parse(int argc, char **argv, train_opts *o) {
         CLI_COMMON_OPTS(&o->c),
     };
     size_t n_opts = sizeof opts / sizeof opts[0];
-    char err[256];
     const char *pos[1];
-    int n = cli_parse(argc - 1, argv + 1, opts, n_opts, pos, 0, err, sizeof err);
-    if (n < 0) {
-        fprintf(stderr, "pxl vm train: %s\n", err);
-        return 2;
-    }
-    if (o->c.help) {
-        cli_usage(stdout, k_usage, k_about, opts, n_opts);
-        return 1;
-    }
+    int n = cli_parse_command("pxl vm train", k_usage, k_about, argc - 1, argv + 1, opts, n_opts, pos, 0,
+                              &o->c.help);
+    if (n < 0) return n == CLI_HELP_SHOWN ? 1 : 2;
     if ((uint64_t)o->context * o->embed > 65535) {
         fprintf(stderr, "pxl vm train: --context x --embed must be at most 65535\n");
         return 2;

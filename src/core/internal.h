@@ -35,6 +35,15 @@ struct pxl_ctx {
 #define PXL_PRINTF(a, b)
 #endif
 
+/*
+ * UTF-8 (utf8.c). encode writes 1 to 4 bytes for cp (U+FFFD for surrogates
+ * and values above U+10FFFF) and returns how many. decode reads one code
+ * point from s[*i .. n) (*i < n) and advances *i; a malformed or truncated
+ * sequence gives U+FFFD and advances one byte.
+ */
+size_t pxl_utf8_encode(uint32_t cp, char *out);
+uint32_t pxl_utf8_decode(const unsigned char *s, size_t n, size_t *i);
+
 /* Records a formatted message on the context and returns `s`. */
 pxl_status pxl_fail(pxl_ctx *ctx, pxl_status s, const char *fmt, ...) PXL_PRINTF(3, 4);
 pxl_status pxl_failv(pxl_ctx *ctx, pxl_status s, const char *fmt, va_list ap) PXL_PRINTF(3, 0);

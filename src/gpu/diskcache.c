@@ -36,15 +36,6 @@
 #define BLOB_MAX_KEY (1u << 20)
 #define BLOB_MAX_VALUE (64u << 20)
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
-    const uint8_t *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-#define FNV_BASIS 0xcbf29ce484222325ull
 
 static void put_u64(uint8_t *p, uint64_t v) {
     for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
@@ -60,7 +51,7 @@ void pxl_blob_header(uint8_t out[32], const void *key, size_t key_size, const vo
     memcpy(out, BLOB_MAGIC, 8);
     put_u64(out + 8, key_size);
     put_u64(out + 16, value_size);
-    put_u64(out + 24, fnv1a(fnv1a(FNV_BASIS, key, key_size), value, value_size));
+    put_u64(out + 24, pxl_fnv1a(pxl_fnv1a(PXL_FNV_BASIS, key, key_size), value, value_size));
 }
 
 int pxl_blob_parse(const uint8_t *buf, size_t len, const void *key, size_t key_size, size_t *value_off,
@@ -72,7 +63,7 @@ int pxl_blob_parse(const uint8_t *buf, size_t len, const void *key, size_t key_s
     if (len != BLOB_HEADER + ks + vs) return 0;
     if (memcmp(buf + BLOB_HEADER, key, key_size) != 0) return 0;
     const uint8_t *v = buf + BLOB_HEADER + ks;
-    if (fnv1a(fnv1a(FNV_BASIS, key, key_size), v, (size_t)vs) != get_u64(buf + 24)) return 0;
+    if (pxl_fnv1a(pxl_fnv1a(PXL_FNV_BASIS, key, key_size), v, (size_t)vs) != get_u64(buf + 24)) return 0;
     *value_off = BLOB_HEADER + (size_t)ks;
     *value_size = (size_t)vs;
     return 1;
@@ -81,7 +72,7 @@ int pxl_blob_parse(const uint8_t *buf, size_t len, const void *key, size_t key_s
 /* <dir>/dawn/<hash>.blob; 0 if it does not fit. */
 static int entry_path(const pxl_gpu *g, const void *key, size_t key_size, char *out, size_t cap) {
     int n = snprintf(out, cap, "%s/dawn/%016llx.blob", g->cache_dir,
-                     (unsigned long long)fnv1a(FNV_BASIS, key, key_size));
+                     (unsigned long long)pxl_fnv1a(PXL_FNV_BASIS, key, key_size));
     return n > 0 && (size_t)n < cap;
 }
 

@@ -123,6 +123,17 @@ struct pxl_gpu {
 /* Submits the open stream without waiting (before queue writes and copies). */
 pxl_status pxl_gpu_stream_submit(pxl_gpu *g);
 
+/* FNV-1a, 64-bit: start from PXL_FNV_BASIS, feed bytes (pipeline and disk cache keys). */
+#define PXL_FNV_BASIS 0xcbf29ce484222325ull
+static inline uint64_t pxl_fnv1a(uint64_t h, const void *data, size_t n) {
+    const uint8_t *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
 static inline WGPUStringView pxl_sv(const char *s) {
     WGPUStringView v = {s, s ? WGPU_STRLEN : 0};
     return v;

@@ -11,22 +11,13 @@
 #include <stdio.h>
 #include <string.h>
 
-static uint64_t fnv(uint64_t h, const void *data, size_t n) {
-    const uint8_t *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
 static uint64_t key_hash(const char *wgsl, const char *entry, const pxl_constant *c, size_t nc) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    h = fnv(h, wgsl, strlen(wgsl) + 1);
-    h = fnv(h, entry, strlen(entry) + 1);
+    uint64_t h = PXL_FNV_BASIS;
+    h = pxl_fnv1a(h, wgsl, strlen(wgsl) + 1);
+    h = pxl_fnv1a(h, entry, strlen(entry) + 1);
     for (size_t i = 0; i < nc; i++) {
-        h = fnv(h, c[i].name, strlen(c[i].name) + 1);
-        h = fnv(h, &c[i].value, sizeof c[i].value);
+        h = pxl_fnv1a(h, c[i].name, strlen(c[i].name) + 1);
+        h = pxl_fnv1a(h, &c[i].value, sizeof c[i].value);
     }
     return h;
 }
@@ -94,7 +85,7 @@ static void on_compile(WGPUCompilationInfoRequestStatus status, const WGPUCompil
 /* The shader module of a WGSL text: created (and its compiler messages
  * checked) once per context, shared by every entry point and constant set. */
 static pxl_status get_module(pxl_gpu *g, const pxl_kernel *k, WGPUShaderModule *out) {
-    uint64_t h = fnv(0xcbf29ce484222325ull, k->wgsl, strlen(k->wgsl));
+    uint64_t h = pxl_fnv1a(PXL_FNV_BASIS, k->wgsl, strlen(k->wgsl));
     for (size_t i = 0; i < g->n_modules; i++)
         if (g->modules[i].hash == h && strcmp(g->modules[i].wgsl, k->wgsl) == 0) {
             *out = g->modules[i].module;

@@ -544,49 +544,6 @@ static uint64_t rng_next(rng *r) {
     return out;
 }
 
-static size_t utf8_put(uint32_t cp, char *out) {
-    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) cp = 0xFFFD;
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
-/* Decodes one UTF-8 code point from s[*i..n); malformed bytes give U+FFFD. */
-static uint32_t utf8_get(const unsigned char *s, size_t n, size_t *i) {
-    unsigned char c = s[*i];
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (len == 0 || *i + len > n) {
-        (*i)++;
-        return 0xFFFD;
-    }
-    uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1Fu) : len == 3 ? (c & 0x0Fu) : (c & 0x07u);
-    for (size_t k = 1; k < len; k++) {
-        if ((s[*i + k] & 0xC0) != 0x80) {
-            (*i)++;
-            return 0xFFFD;
-        }
-        cp = cp << 6 | (s[*i + k] & 0x3Fu);
-    }
-    *i += len;
-    return cp;
-}
 
 /* Picks the next id from int32 logits: greedy, or softmax(logit * scale / T) over the top k. */
 static uint32_t sample(const int32_t *logits, uint32_t V, double scale, double temp, uint32_t top_k,
@@ -646,7 +603,7 @@ pxl_status pxl_llm_generate(pxl_llm *m, const pxl_llm_gen_options *o, pxl_llm_ge
         const unsigned char *s = (const unsigned char *)prime;
         size_t n = strlen(prime), i = 0;
         while (i < n) {
-            uint32_t id = pxl_llm_encode(m, utf8_get(s, n, &i));
+            uint32_t id = pxl_llm_encode(m, pxl_utf8_decode(s, n, &i));
             memmove(ids, ids + 1, (C - 1) * sizeof *ids);
             ids[C - 1] = id;
         }
@@ -662,7 +619,7 @@ pxl_status pxl_llm_generate(pxl_llm *m, const pxl_llm_gen_options *o, pxl_llm_ge
         s = o->reference ? pxl_llm_logits_ref(m, ids, logits) : pxl_llm_logits_vm(m, ids, 0, logits);
         if (s != PXL_OK) break;
         uint32_t id = sample(logits, V, scale, o->temperature, o->top_k, &r, p);
-        size_t k = utf8_put(pxl_llm_decode(m, id), text + len);
+        size_t k = pxl_utf8_encode(pxl_llm_decode(m, id), text + len);
         if (o->on_token) o->on_token(o->user, text + len, k);
         len += k;
         memmove(ids, ids + 1, (C - 1) * sizeof *ids);

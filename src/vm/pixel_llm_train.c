@@ -85,24 +85,6 @@ static int chap_push(pxl_ctx *ctx, corpus *c, size_t at) {
     return 1;
 }
 
-static uint32_t dec_utf8(const unsigned char *s, size_t n, size_t *i) {
-    unsigned char c = s[*i];
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (len == 0 || *i + len > n) {
-        (*i)++;
-        return 0xFFFD;
-    }
-    uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1Fu) : len == 3 ? (c & 0x0Fu) : (c & 0x07u);
-    for (size_t k = 1; k < len; k++) {
-        if ((s[*i + k] & 0xC0) != 0x80) {
-            (*i)++;
-            return 0xFFFD;
-        }
-        cp = cp << 6 | (s[*i + k] & 0x3Fu);
-    }
-    *i += len;
-    return cp;
-}
 
 /* A bible(1) chapter heading: "[1-3 ]Book Name 12" (letters and spaces, then a number). */
 static int is_heading(const char *l, size_t n) {
@@ -157,7 +139,7 @@ static pxl_status parse_corpus(pxl_ctx *ctx, const char *text, size_t len, corpu
             }
             pending_space = in_verse;
             while (k < ln) {
-                uint32_t cp = dec_utf8((const unsigned char *)l, ln, &k);
+                uint32_t cp = pxl_utf8_decode((const unsigned char *)l, ln, &k);
                 if (is_space_cp(cp)) {
                     pending_space = in_verse;
                     continue;

@@ -1,0 +1,38 @@
+/* Contexts for the tests: quiet ones, and a GPU one that says why it is missing. */
+#ifndef PXL_TESTS_TEST_CTX_H
+#define PXL_TESTS_TEST_CTX_H
+
+#include "pxl/core.h"
+#include "pxl/gpu.h"
+
+#include <stdio.h>
+
+/* A quiet context on backend b with `threads` CPU threads (0: all cores); NULL if it cannot be made. */
+static inline pxl_ctx *test_ctx(pxl_backend b, int threads) {
+    pxl_ctx_options o = pxl_ctx_options_default();
+    o.backend = b;
+    o.n_threads = threads;
+    o.quiet = 1;
+    pxl_ctx *ctx = NULL;
+    if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
+        pxl_ctx_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+/* A GPU context, with its adapter printed; NULL, with the reason printed, when
+ * there is none (the test then exits PXL_SKIP). */
+static inline pxl_ctx *test_gpu_ctx(void) {
+    pxl_ctx *ctx = test_ctx(PXL_BACKEND_AUTO, 0);
+    if (!ctx || pxl_ctx_backend(ctx) != PXL_BACKEND_GPU) {
+        fprintf(stderr, "no GPU adapter: %s\n", ctx ? pxl_ctx_gpu_unavailable_reason(ctx) : "?");
+        pxl_ctx_free(ctx);
+        return NULL;
+    }
+    const pxl_gpu_info *i = pxl_gpu_get_info(ctx);
+    fprintf(stderr, "adapter: %s (%s, %s)\n", i->adapter_name, i->backend, i->feature_level);
+    return ctx;
+}
+
+#endif
