@@ -46,6 +46,7 @@ static void print_text(pxl_ctx *ctx) {
     printf("api:            %s, %s feature level, %s\n", g->backend, g->feature_level, g->adapter_type);
     printf("vendor/device:  0x%04x / 0x%04x\n", g->vendor_id, g->device_id);
     printf("subgroup size:  %u..%u\n", g->subgroup_min_size, g->subgroup_max_size);
+    printf("pipeline cache: %s\n", g->cache_dir ? g->cache_dir : "off");
     printf("features:      ");
     for (size_t i = 0; i < g->feature_count; i++) {
         const char *n = pxl_gpu_feature_name(g->features[i]);
@@ -96,6 +97,9 @@ static void print_json(pxl_ctx *ctx) {
            g->feature_level, g->adapter_type, g->vendor_id, g->device_id);
     printf(",\"subgroup_min_size\":%u,\"subgroup_max_size\":%u", g->subgroup_min_size,
            g->subgroup_max_size);
+    printf(",\"pipeline_cache\":");
+    if (g->cache_dir) cli_json_string(stdout, g->cache_dir);
+    else printf("null");
     printf(",\"features\":[");
     for (size_t i = 0; i < g->feature_count; i++) {
         const char *n = pxl_gpu_feature_name(g->features[i]);
