@@ -30,6 +30,7 @@ struct bench_case {
     int ok;
     char note[160];
     int turn; /* which weight copy the next call uses (quantized cases) */
+    double host_us; /* host time to record one call (the op's CPU-side cost), median */
 };
 
 static float frand(uint32_t *s) {
@@ -128,11 +129,14 @@ static pxl_status chain_run(pxl_ctx *ctx, bench_case *c) {
     return s;
 }
 
-/* Times k calls recorded into one timed stream; returns microseconds per call. */
-static pxl_status time_calls(pxl_ctx *ctx, bench_case *c, int k, int timestamps, double *us) {
+/* Times k calls recorded into one timed stream; returns microseconds per call
+ * (GPU time by timestamps where there are, else wall time) and the host time
+ * spent recording per call. */
+static pxl_status time_calls(pxl_ctx *ctx, bench_case *c, int k, int timestamps, double *us, double *host_us) {
     pxl_status s = pxl_gpu_stream_begin_timed(ctx);
     double t0 = pxl_time_now();
     for (int i = 0; i < k && s == PXL_OK; i++) s = c->run(ctx, c);
+    *host_us = (pxl_time_now() - t0) * 1e6 / k;
     uint64_t ns = 0;
     if (s == PXL_OK) s = pxl_gpu_flush(ctx, 1, &ns);
     double wall = pxl_time_now() - t0;
@@ -149,27 +153,33 @@ static void measure(pxl_ctx *ctx, bench_case *c, uint32_t reps) {
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
     pxl_status s = c->setup(ctx, c);
     if (s == PXL_OK) s = pxl_finish(ctx);
-    double us1 = 0;
-    if (s == PXL_OK) s = time_calls(ctx, c, 1, gi->has_timestamps, &us1); /* first call: compiles */
+    double us1 = 0, h1 = 0;
+    if (s == PXL_OK) s = time_calls(ctx, c, 1, gi->has_timestamps, &us1, &h1); /* first call: compiles */
     double t_warm = pxl_time_now();
-    while (s == PXL_OK && pxl_time_now() - t_warm < 0.25) s = time_calls(ctx, c, 1, gi->has_timestamps, &us1);
+    while (s == PXL_OK && pxl_time_now() - t_warm < 0.25) s = time_calls(ctx, c, 1, gi->has_timestamps, &us1, &h1);
     int k = us1 > 0 ? (int)(100000.0 / us1) : 1; /* ~0.1 s per timed recording */
     if (k < 1) k = 1;
     if (k > 200) k = 200;
     if (!strcmp(c->name, "dispatch_chain_1000")) k = 1;
-    double t[64];
+    double t[64], h[64];
     if (reps > 64) reps = 64;
-    for (uint32_t i = 0; s == PXL_OK && i < reps; i++) s = time_calls(ctx, c, k, gi->has_timestamps, &t[i]);
+    for (uint32_t i = 0; s == PXL_OK && i < reps; i++) s = time_calls(ctx, c, k, gi->has_timestamps, &t[i], &h[i]);
     if (s != PXL_OK) {
         c->ok = 0;
         snprintf(c->note, sizeof c->note, "%s", pxl_ctx_error(ctx));
     } else {
         qsort(t, reps, sizeof t[0], cmp_d);
+        qsort(h, reps, sizeof h[0], cmp_d);
         c->us = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
-        if (!strcmp(c->name, "dispatch_chain_1000")) c->us /= 1000.0; /* per dispatch */
+        c->host_us = reps % 2 ? h[reps / 2] : 0.5 * (h[reps / 2 - 1] + h[reps / 2]);
+        if (!strcmp(c->name, "dispatch_chain_1000")) { /* per dispatch */
+            c->us /= 1000.0;
+            c->host_us /= 1000.0;
+        }
         c->rate = c->work > 0 ? c->work / (c->us * 1e-6) / (strcmp(c->unit, "TFLOP/s") ? 1e9 : 1e12) : 0;
         c->ok = 1;
-        snprintf(c->note, sizeof c->note, "k=%d per submit, %s timing", k, gi->has_timestamps ? "timestamp" : "wall");
+        snprintf(c->note, sizeof c->note, "k=%d per submit, %s timing, host %.2f us/call to record", k,
+                 gi->has_timestamps ? "timestamp" : "wall", c->host_us);
     }
     for (int i = 0; i < 6; i++) {
         pxl_tensor_free(c->t[i]);
@@ -191,17 +201,17 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
     double e = (double)rows * 4096.0, fb = (double)big, fh = (double)huge;
     double qbytes = (double)qn * (double)qk / 32.0;
     bench_case cases[] = {
-        {"matmul_f32_4096", "TFLOP/s", 2.0 * fb * fb * fb, mm_setup, mm_run, {0}, {big, big, big, PXL_F32}, 0, 0, 0, "", 0},
-        {"matmul_f32_8192", "TFLOP/s", 2.0 * fh * fh * fh, mm_setup, mm_run, {0}, {huge, huge, huge, PXL_F32}, 0, 0, 0, "", 0},
-        {"matmul_f16_8192", "TFLOP/s", 2.0 * fh * fh * fh, mm_setup, mm_run, {0}, {huge, huge, huge, PXL_F16}, 0, 0, 0, "", 0},
-        {"softmax_64M", "GB/s", 8.0 * e, rows_setup, softmax_run, {0}, {rows, 4096}, 0, 0, 0, "", 0},
-        {"rmsnorm_64M", "GB/s", 8.0 * e, rows_setup, rmsnorm_run, {0}, {rows, 4096}, 0, 0, 0, "", 0},
-        {"add_64M", "GB/s", 12.0 * e, rows_setup, add_run, {0}, {rows, 4096}, 0, 0, 0, "", 0},
-        {"silu_64M", "GB/s", 8.0 * e, rows_setup, silu_run, {0}, {rows, 4096}, 0, 0, 0, "", 0},
-        {"q4_0_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_0}, 0, 0, 0, "", 0},
-        {"q8_0_matvec_4096x14336", "GB/s", qbytes * 34.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q8_0}, 0, 0, 0, "", 0},
-        {"attention_decode_32x8x128_ctx4096", "us", 0, attn_setup, attn_run, {0}, {32, 8, 128, ctxlen}, 0, 0, 0, "", 0},
-        {"dispatch_chain_1000", "us", 0, chain_setup, chain_run, {0}, {0}, 0, 0, 0, "", 0},
+        {"matmul_f32_4096", "TFLOP/s", 2.0 * fb * fb * fb, mm_setup, mm_run, {0}, {big, big, big, PXL_F32}, 0, 0, 0, "", 0, 0},
+        {"matmul_f32_8192", "TFLOP/s", 2.0 * fh * fh * fh, mm_setup, mm_run, {0}, {huge, huge, huge, PXL_F32}, 0, 0, 0, "", 0, 0},
+        {"matmul_f16_8192", "TFLOP/s", 2.0 * fh * fh * fh, mm_setup, mm_run, {0}, {huge, huge, huge, PXL_F16}, 0, 0, 0, "", 0, 0},
+        {"softmax_64M", "GB/s", 8.0 * e, rows_setup, softmax_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0},
+        {"rmsnorm_64M", "GB/s", 8.0 * e, rows_setup, rmsnorm_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0},
+        {"add_64M", "GB/s", 12.0 * e, rows_setup, add_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0},
+        {"silu_64M", "GB/s", 8.0 * e, rows_setup, silu_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0},
+        {"q4_0_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_0}, 0, 0, 0, "", 0, 0},
+        {"q8_0_matvec_4096x14336", "GB/s", qbytes * 34.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q8_0}, 0, 0, 0, "", 0, 0},
+        {"attention_decode_32x8x128_ctx4096", "us", 0, attn_setup, attn_run, {0}, {32, 8, 128, ctxlen}, 0, 0, 0, "", 0, 0},
+        {"dispatch_chain_1000", "us", 0, chain_setup, chain_run, {0}, {0}, 0, 0, 0, "", 0, 0},
     };
     size_t n = sizeof cases / sizeof cases[0];
     pxl_progress *prog = pxl_progress_begin(ctx, "bench ops", n);
@@ -223,8 +233,10 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         int first = 1;
         for (size_t i = 0; i < n; i++) {
             if (cases[i].ok < 0) continue;
-            printf("%s{\"name\":\"%s\",\"ok\":%s,\"us\":%.6g,\"rate\":%.6g,\"unit\":\"%s\",\"note\":", first ? "" : ",",
-                   cases[i].name, cases[i].ok ? "true" : "false", cases[i].us, cases[i].rate, cases[i].unit);
+            printf("%s{\"name\":\"%s\",\"ok\":%s,\"us\":%.6g,\"host_us\":%.6g,\"rate\":%.6g,\"unit\":\"%s\",\"note\":",
+                   first ? "" : ",",
+                   cases[i].name, cases[i].ok ? "true" : "false", cases[i].us, cases[i].host_us, cases[i].rate,
+                   cases[i].unit);
             cli_json_string(stdout, cases[i].note);
             printf("}");
             first = 0;

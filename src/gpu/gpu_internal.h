@@ -26,6 +26,8 @@ struct pxl_buffer {
 
 struct pxl_kernel {
     uint64_t hash;
+    const char *src; /* the caller's text pointer last seen (compared, never read unverified) */
+    size_t wgsl_len;
     char *label, *wgsl, *entry;
     pxl_constant *constants; /* names owned */
     size_t n_constants;

@@ -11,9 +11,20 @@
 #include <stdio.h>
 #include <string.h>
 
-static uint64_t key_hash(const char *wgsl, const char *entry, const pxl_constant *c, size_t nc) {
-    uint64_t h = PXL_FNV_BASIS;
-    h = pxl_fnv1a(h, wgsl, strlen(wgsl) + 1);
+/* A hash of n bytes, eight at a time (a lookup key, not a checksum). */
+static uint64_t text_hash(uint64_t h, const void *data, size_t n) {
+    const uint8_t *p = data;
+    for (; n >= 8; n -= 8, p += 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 29;
+    }
+    return pxl_fnv1a(h, p, n);
+}
+
+static uint64_t key_hash(const char *wgsl, size_t len, const char *entry, const pxl_constant *c, size_t nc) {
+    uint64_t h = text_hash(PXL_FNV_BASIS, wgsl, len);
     h = pxl_fnv1a(h, entry, strlen(entry) + 1);
     for (size_t i = 0; i < nc; i++) {
         h = pxl_fnv1a(h, c[i].name, strlen(c[i].name) + 1);
@@ -22,14 +33,13 @@ static uint64_t key_hash(const char *wgsl, const char *entry, const pxl_constant
     return h;
 }
 
-static int key_equal(const pxl_kernel *k, const char *wgsl, const char *entry,
+static int key_equal(const pxl_kernel *k, const char *wgsl, size_t len, const char *entry,
                      const pxl_constant *c, size_t nc) {
-    if (strcmp(k->wgsl, wgsl) != 0 || strcmp(k->entry, entry) != 0 || k->n_constants != nc)
-        return 0;
+    if (k->wgsl_len != len || k->n_constants != nc || strcmp(k->entry, entry) != 0) return 0;
     for (size_t i = 0; i < nc; i++)
         if (strcmp(k->constants[i].name, c[i].name) != 0 || k->constants[i].value != c[i].value)
             return 0;
-    return 1;
+    return memcmp(k->wgsl, wgsl, len) == 0;
 }
 
 static void kernel_free(pxl_gpu *g, pxl_kernel *k) {
@@ -185,10 +195,22 @@ pxl_status pxl_kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, con
     PXL_GPU_OR_FAIL(ctx, g);
     if (!label) label = "wgsl";
     if (g->lost) return pxl_gpu_take_deferred(g);
-    uint64_t h = key_hash(wgsl, entry, constants, n_constants);
+    /* Fast path: the same text pointer as before (embedded WGSL, every op
+     * call): one comparison of the text instead of hashing it. */
+    size_t len = strlen(wgsl);
     for (size_t i = 0; i < g->n_kernels; i++) {
         pxl_kernel *k = g->kernels[i];
-        if (k->hash == h && key_equal(k, wgsl, entry, constants, n_constants)) {
+        if (k->src == wgsl && key_equal(k, wgsl, len, entry, constants, n_constants)) {
+            g->stats.pipeline_cache_hits++;
+            *out = k;
+            return PXL_OK;
+        }
+    }
+    uint64_t h = key_hash(wgsl, len, entry, constants, n_constants);
+    for (size_t i = 0; i < g->n_kernels; i++) {
+        pxl_kernel *k = g->kernels[i];
+        if (k->hash == h && key_equal(k, wgsl, len, entry, constants, n_constants)) {
+            k->src = wgsl;
             g->stats.pipeline_cache_hits++;
             *out = k;
             return PXL_OK;
@@ -205,6 +227,8 @@ pxl_status pxl_kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, con
     pxl_kernel *k = pxl_calloc(ctx, 1, sizeof *k);
     if (!k) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
     k->hash = h;
+    k->src = wgsl;
+    k->wgsl_len = len;
     k->label = pxl_strdup(ctx, label);
     k->wgsl = pxl_strdup(ctx, wgsl);
     k->entry = pxl_strdup(ctx, entry);
