@@ -48,7 +48,7 @@ PXL_CACHE_DIR="$work/cache" __GL_SHADER_DISK_CACHE=0 \
 # 2. GPU, a new process with the pipeline cache filled, then REPEAT-1 runs in that process
 PXL_CACHE_DIR="$work/cache" "$PXL" vm run "$work/prog.pxi" --backend gpu --repeat "$REPEAT" --json > "$work/gpu.json"
 # 3. CPU, the same way (the CPU interpreter has no compile; later runs find warm threads)
-"$PXL" vm run "$work/prog.pxi" --backend cpu -o "$work/out_cpu.pxi" --repeat 2 --json > "$work/cpu.json"
+"$PXL" vm run "$work/prog.pxi" --backend cpu -o "$work/out_cpu.pxi" --repeat 3 --json > "$work/cpu.json"
 cmp "$work/out_cpu.pxi" "$work/out_gpu.pxi" && echo "images identical"
 python3 - "$work" "$N" "$D" <<'PY'
 import json, sys

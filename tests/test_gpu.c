@@ -83,6 +83,41 @@ done:
     free(back);
 }
 
+/* Several ranges of two buffers in one round trip; a bad range fails them all. */
+static void test_download_many(pxl_ctx *ctx) {
+    const size_t n = 4096;
+    uint32_t *a = malloc(n * 4), *b = malloc(n * 4), out[5][64];
+    for (size_t i = 0; i < n; i++) {
+        a[i] = (uint32_t)i * 3u;
+        b[i] = ~(uint32_t)i;
+    }
+    pxl_buffer *ba = NULL, *bb = NULL;
+    CHECK(pxl_buffer_create(ctx, n * 4, &ba) == PXL_OK && pxl_buffer_create(ctx, n * 4, &bb) == PXL_OK);
+    if (!ba || !bb) goto done;
+    CHECK(pxl_buffer_upload(ctx, ba, 0, a, n * 4) == PXL_OK);
+    CHECK(pxl_buffer_upload(ctx, bb, 0, b, n * 4) == PXL_OK);
+    memset(out, 0xEE, sizeof out);
+    pxl_download d[5] = {
+        {ba, 0, 64 * 4, out[0]},    {bb, 100 * 4, 17 * 4, out[1]}, {ba, (n - 64) * 4, 64 * 4, out[2]},
+        {bb, 8, 0, out[3]},         {ba, 4, 4, out[4]},
+    };
+    CHECK(pxl_buffer_download_many(ctx, d, 5) == PXL_OK);
+    CHECK(memcmp(out[0], a, 64 * 4) == 0);
+    CHECK(memcmp(out[1], b + 100, 17 * 4) == 0 && out[1][17] == 0xEEEEEEEEu);
+    CHECK(memcmp(out[2], a + n - 64, 64 * 4) == 0);
+    CHECK(out[3][0] == 0xEEEEEEEEu); /* an empty range writes nothing */
+    CHECK(out[4][0] == a[1] && out[4][1] == 0xEEEEEEEEu);
+    d[3].offset = n * 4;
+    d[3].size = 4; /* past the end */
+    CHECK(pxl_buffer_download_many(ctx, d, 5) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_buffer_download_many(ctx, d, 0) == PXL_OK);
+done:
+    pxl_buffer_free(ba);
+    pxl_buffer_free(bb);
+    free(a);
+    free(b);
+}
+
 static const char *k_add =
     "struct P { n: u32, v: f32 }\n"
     "@group(0) @binding(0) var<storage, read_write> x: array<f32>;\n"
@@ -344,6 +379,7 @@ int main(void) {
     if (!ctx) return PXL_SKIP;
     test_buffers(ctx);
     test_staged_uploads(ctx);
+    test_download_many(ctx);
     test_compile_error(ctx);
     test_pipeline_cache(ctx);
     test_recorder(ctx);

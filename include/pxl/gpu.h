@@ -92,6 +92,20 @@ pxl_status pxl_buffer_upload(pxl_ctx *ctx, pxl_buffer *buf, size_t offset, const
 pxl_status pxl_buffer_download(pxl_ctx *ctx, pxl_buffer *buf, size_t offset, void *dst,
                                size_t size);
 
+/* One range of a batched download. */
+typedef struct pxl_download {
+    pxl_buffer *buf;
+    size_t offset, size; /* multiples of 4 */
+    void *dst;
+} pxl_download;
+/*
+ * Reads several ranges (of one or more buffers) with one GPU round trip
+ * where they fit one staging buffer together (64 MiB), else range by range.
+ * Checks every range before reading any; on failure the destinations are
+ * unspecified.
+ */
+pxl_status pxl_buffer_download_many(pxl_ctx *ctx, const pxl_download *ranges, size_t n);
+
 /* ---- Kernels (compute pipelines) ---------------------------------------- */
 
 typedef struct pxl_kernel pxl_kernel;

@@ -331,3 +331,61 @@ pxl_status pxl_buffer_download(pxl_ctx *ctx, pxl_buffer *b, size_t offset, void 
     }
     return pxl_gpu_take_deferred(g);
 }
+
+pxl_status pxl_buffer_download_many(pxl_ctx *ctx, const pxl_download *r, size_t n) {
+    PXL_GPU_OR_FAIL(ctx, g);
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        pxl_status s = check_range(ctx, r[i].buf, r[i].offset, r[i].size, "pxl_buffer_download_many");
+        if (s != PXL_OK) return s;
+        total += r[i].size; /* each size is below the device's max buffer size: no wrap */
+    }
+    if (total > CHUNK || n == 1) {
+        for (size_t i = 0; i < n; i++) {
+            pxl_status s = pxl_buffer_download(ctx, r[i].buf, r[i].offset, r[i].dst, r[i].size);
+            if (s != PXL_OK) return s;
+        }
+        return PXL_OK;
+    }
+    if (g->lost) return pxl_gpu_take_deferred(g);
+    pxl_status s = pxl_gpu_stream_submit(g);
+    if (s != PXL_OK) return s;
+    if (total == 0) return pxl_gpu_take_deferred(g);
+    s = ensure_staging(g, round_up(total, 16));
+    if (s != PXL_OK) return s;
+    WGPUCommandEncoder enc = g->fn.DeviceCreateCommandEncoder(g->device, NULL);
+    uint64_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].size) g->fn.CommandEncoderCopyBufferToBuffer(enc, r[i].buf->handle, r[i].offset, g->staging, at, r[i].size);
+        at += r[i].size;
+    }
+    WGPUCommandBuffer cmd = g->fn.CommandEncoderFinish(enc, NULL);
+    g->fn.QueueSubmit(g->queue, 1, &cmd);
+    g->fn.CommandBufferRelease(cmd);
+    g->fn.CommandEncoderRelease(enc);
+    g->stats.submits++;
+    /* one map of the whole staged range, then each range to its destination */
+    map_result mr;
+    memset(&mr, 0, sizeof mr);
+    WGPUBufferMapCallbackInfo cb = {NULL, WGPUCallbackMode_WaitAnyOnly, on_map, &mr, NULL};
+    size_t span = (size_t)round_up(total, 4);
+    WGPUFuture f = g->fn.BufferMapAsync(g->staging, WGPUMapMode_Read, 0, span, cb);
+    s = pxl_gpu_wait(g, f, "mapping a buffer for reading");
+    if (s != PXL_OK) return s;
+    if (mr.status != PXL_WGPU_SUCCESS) {
+        s = pxl_gpu_take_deferred(g);
+        return s != PXL_OK ? s : pxl_fail(g->ctx, PXL_ERR_GPU, "mapping a buffer for reading failed: %s", mr.message);
+    }
+    const uint8_t *m = g->fn.BufferGetConstMappedRange(g->staging, 0, span);
+    if (!m) {
+        g->fn.BufferUnmap(g->staging);
+        return pxl_fail(g->ctx, PXL_ERR_GPU, "mapped range of %zu bytes unavailable", span);
+    }
+    at = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].size) memcpy(r[i].dst, m + at, r[i].size);
+        at += r[i].size;
+    }
+    g->fn.BufferUnmap(g->staging);
+    return pxl_gpu_take_deferred(g);
+}

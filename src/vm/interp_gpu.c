@@ -541,13 +541,23 @@ pxl_status pxl_vm_exec_gpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p
         }
         /* the written pixels come back (straight into the image: after a GPU error
          * its written pixels are unspecified), then the GATHER status */
+        /* all ranges, and the GATHER status, in one round trip */
         t_down = pxl_time_now();
-        for (size_t i = 0; i < down.n && s == PXL_OK; i++) {
-            size_t n = (size_t)(down.v[i].hi - down.v[i].lo) * 4;
-            s = pxl_buffer_download(ctx, r.img, (size_t)down.v[i].lo * 4, img->px + (size_t)down.v[i].lo * 4, n);
-            down_bytes += n;
+        pxl_download *dl = s == PXL_OK ? pxl_calloc(ctx, down.n + 1, sizeof *dl) : NULL;
+        if (s == PXL_OK && !dl) s = pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_vm_run: out of memory");
+        if (s == PXL_OK) {
+            size_t nd = 0;
+            for (size_t i = 0; i < down.n; i++, nd++) {
+                dl[nd].buf = r.img;
+                dl[nd].offset = (size_t)down.v[i].lo * 4;
+                dl[nd].size = (size_t)(down.v[i].hi - down.v[i].lo) * 4;
+                dl[nd].dst = img->px + dl[nd].offset;
+                down_bytes += dl[nd].size;
+            }
+            if (has_gather) dl[nd++] = (pxl_download){r.st, 0, sizeof status, status};
+            s = pxl_buffer_download_many(ctx, dl, nd);
         }
-        if (s == PXL_OK && has_gather) s = pxl_buffer_download(ctx, r.st, 0, status, sizeof status);
+        pxl_free(ctx, dl);
         t_end = pxl_time_now();
         pxl_free(ctx, up.v);
         pxl_free(ctx, down.v);
