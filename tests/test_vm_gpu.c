@@ -616,6 +616,76 @@ static pxl_image *gen_v0(pxl_ctx *ctx, rng *r) {
 
 /* ---- main ---------------------------------------------------------------------------------- */
 
+/*
+ * Sessions keep the image on the GPU and upload only what changed: a chain
+ * of runs in one session (the same image again, the output with a few pixels
+ * changed, another program of another size) must give the CPU's bytes at
+ * every step. Returns the GPU's image (the caller frees it), NULL on failure.
+ */
+static pxl_image *session_step(pxl_ctx *ctx, pxl_vm_session *ss, const pxl_image *img, uint64_t seed, int step) {
+    pxl_image *c = NULL, *g = NULL;
+    if (pxl_image_clone(ctx, img, &c) != PXL_OK || pxl_image_clone(ctx, img, &g) != PXL_OK) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    pxl_status sc = pxl_vm_run_cpu(ctx, c, NULL);
+    char msg_c[PXL_ERR_MAX];
+    snprintf(msg_c, sizeof msg_c, "%s", sc == PXL_OK ? "" : pxl_ctx_error(ctx));
+    pxl_status sg = pxl_vm_session_run(ss, g, NULL);
+    int ok = sc == sg && (sc == PXL_OK || strcmp(msg_c, pxl_ctx_error(ctx)) == 0);
+    if (!ok)
+        fprintf(stderr, "session seed %llu step %d: cpu %s \"%s\", gpu %s \"%s\"\n", (unsigned long long)seed, step,
+                pxl_status_str(sc), msg_c, pxl_status_str(sg), pxl_ctx_error(ctx));
+    size_t bytes = (size_t)img->w * img->h * 4;
+    if (ok && memcmp(c->px, g->px, bytes) != 0) {
+        size_t i = 0;
+        while (c->px[i] == g->px[i]) i++;
+        fprintf(stderr, "session seed %llu step %d: images differ first at pixel (%zu, %zu)\n",
+                (unsigned long long)seed, step, i / 4 % img->w, i / 4 / img->w);
+        ok = 0;
+    }
+    pxl_image_free(c);
+    if (!ok) {
+        g_failures++;
+        pxl_image_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+static void test_sessions(pxl_ctx *ctx, long n) {
+    long steps = 0;
+    for (long i = 0; i < n; i++) {
+        uint64_t seed = 1000003u + (uint64_t)i;
+        rng r = {seed * 0x9e3779b97f4a7c15ull + 7};
+        set_gpu_mode(&r);
+        pxl_vm_session *ss = NULL;
+        CHECK(pxl_vm_session_create(ctx, &ss) == PXL_OK);
+        pxl_image *img = chance(&r, 12) ? gen_v0(ctx, &r) : gen_v1(ctx, &r);
+        for (int step = 0; step < 4 && img; step++, steps++) {
+            pxl_image *out = session_step(ctx, ss, img, seed, step);
+            pxl_image_free(img);
+            img = out;
+            if (!img) break;
+            if (step == 1 && chance(&r, 50)) { /* another program, perhaps of another size */
+                pxl_image_free(img);
+                img = chance(&r, 12) ? gen_v0(ctx, &r) : gen_v1(ctx, &r);
+            } else if (img->h > 1 && chance(&r, 70)) { /* a few pixels below row 0 change */
+                for (uint32_t k = rr(&r, 1, 4); k > 0; k--) {
+                    uint8_t *px = pxl_image_px(img, rr(&r, 0, img->w - 1), rr(&r, 1, img->h - 1));
+                    px[rnd(&r) % 4] = (uint8_t)rnd(&r);
+                }
+            }
+        }
+        pxl_image_free(img);
+        pxl_vm_session_free(ss);
+    }
+    unsetenv("PXL_VM_GPU_MM");
+    unsetenv("PXL_VM_GPU_DP4");
+    pxl_vm_session_free(NULL);
+    fprintf(stderr, "sessions: %ld chains, %ld runs\n", n, steps);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     (void)argv;
@@ -625,6 +695,7 @@ int main(int argc, char **argv) {
     double t0 = pxl_time_now();
     test_rq(ctx);
     test_conformance(ctx);
+    test_sessions(ctx, 300);
     double t1 = pxl_time_now();
 
     long n = 10000;
@@ -662,7 +733,7 @@ int main(int argc, char **argv) {
             "%.1f MB of images; seeds %llu..%llu\n",
             st.programs, st.v1, st.v0, st.insns, st.gather_errors, st.budget_stops, (double)st.bytes / 1e6, seed0,
             seed0 + (unsigned long long)n - 1);
-    fprintf(stderr, "time: rq+conformance %.1f s, programs %.1f s; %llu dispatches, %llu submits, %llu pipelines\n",
+    fprintf(stderr, "time: rq+conformance+sessions %.1f s, programs %.1f s; %llu dispatches, %llu submits, %llu pipelines\n",
             t1 - t0, t2 - t1, (unsigned long long)gs.dispatches, (unsigned long long)gs.submits,
             (unsigned long long)gs.pipeline_cache_misses);
     /* the GPU interpreter really ran (not a CPU fallback) */

@@ -64,10 +64,11 @@ static const vm_sub k_subs[] = {
      "else the CPU interpreter). The input file is never written, except with --in-place;\n"
      "-o writes the final image. A run-time error the spec defines (budget exceeded, GATHER\n"
      "index out of range) still writes the image the spec defines, and exits 1.\n"
-     "--repeat N runs the program N times, each from the loaded image, and reports each run's\n"
-     "time: the first run of a process creates the GPU pipelines (or loads them from the\n"
-     "pipeline cache, see README), later runs reuse them. --profile prints where each run's\n"
-     "time went (--json always includes it).",
+     "--repeat N runs the program N times, each from the loaded image, in one session, and\n"
+     "reports each run's time: the first run of a process creates the GPU pipelines (or loads\n"
+     "them from the pipeline cache, see README); later runs reuse them and upload only pixels\n"
+     "the GPU does not hold already. --profile prints where each run's time went (--json\n"
+     "always includes it).",
      "write the final image to FILE (also -o)",
      O_OUTPUT | O_INPLACE | O_TRACE | O_STEPS | O_BACKEND | O_GPULIB | O_REPEAT, run_run},
     {"compare", "pxl vm compare FILE.pxi [--max-steps N] [--json]",
@@ -338,11 +339,20 @@ static int run_run(const vm_sub *sub, vm_opts *o) {
     double secs = 0, best = 0, sum = 0;
     pxl_status s = PXL_OK;
     char msg[2048] = "";
+    /* repeats run in one session: later runs upload only what the GPU does not hold yet */
+    pxl_vm_session *session = NULL;
+    if (repeat > 1 && pxl_vm_session_create(ctx, &session) != PXL_OK) {
+        fprintf(stderr, "pxl vm run: %s\n", pxl_ctx_error(ctx));
+        pxl_image_free(orig);
+        pxl_image_free(img);
+        pxl_ctx_free(ctx);
+        return 1;
+    }
     for (uint32_t i = 0; i < repeat; i++) {
         if (i > 0) memcpy(img->px, orig->px, (size_t)img->w * img->h * 4);
         vo.profile = &prof[i > 0];
         double t0 = pxl_time_now();
-        pxl_status si = pxl_vm_run(ctx, img, &vo);
+        pxl_status si = session ? pxl_vm_session_run(session, img, &vo) : pxl_vm_run(ctx, img, &vo);
         double t = pxl_time_now() - t0;
         if (i == 0) {
             s = si;
@@ -404,6 +414,7 @@ static int run_run(const vm_sub *sub, vm_opts *o) {
         if (do_write && ws == PXL_OK) printf("wrote %s\n", out);
         if (ws != PXL_OK) fprintf(stderr, "pxl vm run: %s\n", wmsg);
     }
+    pxl_vm_session_free(session);
     pxl_image_free(orig);
     pxl_image_free(img);
     pxl_ctx_free(ctx);

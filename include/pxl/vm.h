@@ -95,6 +95,21 @@ pxl_status pxl_vm_run(pxl_ctx *ctx, pxl_image *img, const pxl_vm_options *opts);
 pxl_status pxl_vm_run_cpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_options *opts);
 
 /*
+ * A session keeps what the GPU interpreter built for a run (pipelines, the
+ * image's GPU buffer) for the next run, and knows what that buffer holds:
+ * a later run uploads only the pixels the program reads that differ from
+ * what the GPU already has (compared in blocks of 1024 pixels), so running
+ * the same program again with a few pixels changed (a language model's next
+ * token) moves only those. Results are the bytes pxl_vm_run gives. On a CPU
+ * context a session just runs the CPU interpreter. Free the session before
+ * its context; pxl_vm_session_free(NULL) is a no-op.
+ */
+typedef struct pxl_vm_session pxl_vm_session;
+pxl_status pxl_vm_session_create(pxl_ctx *ctx, pxl_vm_session **out);
+pxl_status pxl_vm_session_run(pxl_vm_session *s, pxl_image *img, const pxl_vm_options *opts);
+void pxl_vm_session_free(pxl_vm_session *s);
+
+/*
  * Assembler and disassembler (the text format of docs/pxvm-asm.md).
  * asm: text -> image; data files named in the text are read relative to
  * base_dir (NULL: the current directory). Errors are PXL_ERR_FORMAT naming

@@ -412,7 +412,9 @@ pxl_status pxl_vm_exec_cpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p
     return PXL_OK;
 }
 
-static pxl_status run(pxl_ctx *ctx, pxl_image *img, const pxl_vm_options *opts, int gpu) {
+/* Decodes, then runs with the CPU interpreter (gpu 0), the GPU one (gpu 1),
+ * or the GPU one in a session (ss). */
+static pxl_status run(pxl_ctx *ctx, pxl_image *img, const pxl_vm_options *opts, int gpu, pxl_vm_session *ss) {
     if (!ctx) return PXL_ERR_INVALID_ARG;
     if (!img) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_vm_run: image is required");
     pxl_vm_profile *prof = opts ? opts->profile : NULL;
@@ -422,15 +424,23 @@ static pxl_status run(pxl_ctx *ctx, pxl_image *img, const pxl_vm_options *opts, 
     pxl_status st = pxl_vm_decode(ctx, img, &p);
     if (prof) prof->decode_s = pxl_time_now() - t0;
     if (st != PXL_OK) return st;
-    st = gpu ? pxl_vm_exec_gpu(ctx, img, &p, opts) : pxl_vm_exec_cpu(ctx, img, &p, opts);
+    if (!gpu) st = pxl_vm_exec_cpu(ctx, img, &p, opts);
+    else if (ss) st = pxl_vm_session_exec(ss, img, &p, opts);
+    else st = pxl_vm_exec_gpu(ctx, img, &p, opts);
     pxl_vm_program_free(ctx, &p);
     return st;
 }
 
 pxl_status pxl_vm_run(pxl_ctx *ctx, pxl_image *img, const pxl_vm_options *opts) {
-    return run(ctx, img, opts, ctx && pxl_ctx_backend(ctx) == PXL_BACKEND_GPU);
+    return run(ctx, img, opts, ctx && pxl_ctx_backend(ctx) == PXL_BACKEND_GPU, NULL);
 }
 
 pxl_status pxl_vm_run_cpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_options *opts) {
-    return run(ctx, img, opts, 0);
+    return run(ctx, img, opts, 0, NULL);
+}
+
+pxl_status pxl_vm_session_run(pxl_vm_session *ss, pxl_image *img, const pxl_vm_options *opts) {
+    assert(ss);
+    pxl_ctx *ctx = pxl_vm_session_ctx(ss);
+    return run(ctx, img, opts, pxl_ctx_backend(ctx) == PXL_BACKEND_GPU, ss);
 }

@@ -475,9 +475,134 @@ static pxl_status record_v1(gpu_run *r, size_t idx, const pxl_vm_insn *in) {
 
 /* ---- programs ------------------------------------------------------------------------ */
 
-pxl_status pxl_vm_exec_gpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p, const pxl_vm_options *opts) {
-    assert(ctx && img && p);
-    if (pxl_ctx_backend(ctx) != PXL_BACKEND_GPU) return pxl_vm_exec_cpu(ctx, img, p, opts);
+/* ---- sessions: the image kept on the GPU between runs ------------------------------- */
+
+struct pxl_vm_session {
+    pxl_ctx *ctx;
+    gpu_run r;          /* kernels, WGSL and buffers, kept between runs */
+    uint32_t w, h;      /* the image size r.img was made for (0: none) */
+    uint64_t scr_size;  /* bytes of r.scr */
+    uint8_t *shadow;    /* w * h * 4 bytes: what r.img holds, where `known` says */
+    range_set known;    /* pixels of r.img equal to shadow (sorted, disjoint) */
+};
+
+pxl_status pxl_vm_session_create(pxl_ctx *ctx, pxl_vm_session **out) {
+    assert(ctx && out);
+    *out = NULL;
+    pxl_vm_session *ss = pxl_calloc(ctx, 1, sizeof *ss);
+    if (!ss) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_vm_session_create: out of memory");
+    ss->ctx = ctx;
+    ss->r.ctx = ctx;
+    ss->r.info = pxl_gpu_get_info(ctx);
+    ss->r.force_mm = mm_force();
+    ss->r.soft = dp4_soft_forced();
+    *out = ss;
+    return PXL_OK;
+}
+
+/* Forgets what the GPU image holds (after an error, or a new image size). */
+static void session_forget(pxl_vm_session *ss) { ss->known.n = 0; }
+
+static void session_drop_image(pxl_vm_session *ss) {
+    session_forget(ss);
+    pxl_buffer_free(ss->r.img);
+    ss->r.img = NULL;
+    pxl_free(ss->ctx, ss->shadow);
+    ss->shadow = NULL;
+    ss->w = ss->h = 0;
+}
+
+pxl_ctx *pxl_vm_session_ctx(const pxl_vm_session *ss) { return ss->ctx; }
+
+void pxl_vm_session_free(pxl_vm_session *ss) {
+    if (!ss) return;
+    session_drop_image(ss);
+    run_free(&ss->r);
+    pxl_free(ss->ctx, ss->known.v);
+    pxl_free(ss->ctx, ss);
+}
+
+/* Buffers for an image of img's size and a scratch of scr_bytes. */
+static pxl_status session_buffers(pxl_vm_session *ss, const pxl_image *img, uint64_t scr_bytes, int gather) {
+    pxl_ctx *ctx = ss->ctx;
+    pxl_status s = PXL_OK;
+    if (ss->r.img && (ss->w != img->w || ss->h != img->h)) session_drop_image(ss);
+    if (!ss->r.img) {
+        size_t bytes = (size_t)img->w * img->h * 4;
+        s = pxl_buffer_create(ctx, bytes, &ss->r.img);
+        if (s != PXL_OK) return s;
+        ss->shadow = pxl_alloc(ctx, bytes);
+        if (!ss->shadow) {
+            session_drop_image(ss);
+            return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_vm_run: out of memory");
+        }
+        ss->w = img->w;
+        ss->h = img->h;
+    }
+    if (ss->r.scr && ss->scr_size < scr_bytes) {
+        pxl_buffer_free(ss->r.scr);
+        ss->r.scr = NULL;
+    }
+    if (!ss->r.scr) {
+        s = pxl_buffer_create(ctx, (size_t)scr_bytes, &ss->r.scr);
+        if (s != PXL_OK) return s;
+        ss->scr_size = scr_bytes;
+    }
+    if (gather && !ss->r.st) s = pxl_buffer_create(ctx, 16, &ss->r.st);
+    return s;
+}
+
+/* Pixels compared with the shadow per block: equal blocks stay on the GPU. */
+#define DIFF_BLOCK 1024u
+
+/*
+ * Uploads [lo, hi): where the GPU's copy is known (an earlier run of this
+ * session uploaded or downloaded it), only the blocks that differ from it.
+ */
+static pxl_status upload_range(pxl_vm_session *ss, const pxl_image *img, uint64_t lo, uint64_t hi,
+                               uint64_t *bytes) {
+    pxl_ctx *ctx = ss->ctx;
+    range_set todo = {NULL, 0, 0};
+    int ok = 1;
+    uint64_t at = lo;
+    for (size_t i = range_find(&ss->known, lo); i < ss->known.n && ss->known.v[i].lo < hi && ok; i++) {
+        uint64_t klo = ss->known.v[i].lo > lo ? ss->known.v[i].lo : lo;
+        uint64_t khi = ss->known.v[i].hi < hi ? ss->known.v[i].hi : hi;
+        if (klo > at) ok &= range_add(ctx, &todo, at, klo); /* not known: all of it */
+        for (uint64_t b = klo; b < khi && ok; b += DIFF_BLOCK) {
+            uint64_t e = b + DIFF_BLOCK < khi ? b + DIFF_BLOCK : khi;
+            if (memcmp(img->px + b * 4, ss->shadow + b * 4, (size_t)(e - b) * 4) != 0) ok &= range_add(ctx, &todo, b, e);
+        }
+        if (khi > at) at = khi;
+    }
+    if (at < hi) ok &= range_add(ctx, &todo, at, hi);
+    if (!ok) {
+        pxl_free(ctx, todo.v);
+        return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_vm_run: out of memory");
+    }
+    range_merge(&todo, 0);
+    pxl_status s = PXL_OK;
+    for (size_t i = 0; i < todo.n && s == PXL_OK; i++) {
+        size_t off = (size_t)todo.v[i].lo * 4, n = (size_t)(todo.v[i].hi - todo.v[i].lo) * 4;
+        s = pxl_buffer_upload(ctx, ss->r.img, off, img->px + off, n);
+        memcpy(ss->shadow + off, img->px + off, n);
+        *bytes += n;
+    }
+    pxl_free(ctx, todo.v);
+    return s;
+}
+
+/* Records that [lo, hi) of the GPU image now equals the shadow. */
+static int session_know(pxl_vm_session *ss, uint64_t lo, uint64_t hi) {
+    return written_add(ss->ctx, &ss->known, lo, hi);
+}
+
+static pxl_status exec_session(pxl_vm_session *ss, pxl_image *img, const pxl_vm_program *p,
+                               const pxl_vm_options *opts) {
+    pxl_ctx *ctx = ss->ctx;
+    gpu_run *r = &ss->r;
+    r->compile_s = 0;
+    r->dispatches = 0;
 
     /* the budget, from static costs (the CPU interpreter's rule and message) */
     char budget_msg[256];
@@ -487,22 +612,14 @@ pxl_status pxl_vm_exec_gpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p
     pxl_vm_profile *prof = opts ? opts->profile : NULL;
     double t_up = 0, t_exec = 0, t_down = 0, t_end = 0;
     uint64_t up_bytes = 0, down_bytes = 0;
-
-    gpu_run r;
-    memset(&r, 0, sizeof r);
-    r.ctx = ctx;
-    r.info = pxl_gpu_get_info(ctx);
-    r.force_mm = mm_force();
-    r.soft = dp4_soft_forced();
     uint32_t status[4] = {0xffffffffu, 0, 0, 0};
     pxl_status s = PXL_OK;
     if (n_run > 0) {
-        size_t bytes = (size_t)img->w * img->h * 4;
         uint64_t scr_bytes = 16;
         range_set up = {NULL, 0, 0}, down = {NULL, 0, 0}, wr = {NULL, 0, 0};
         int ok = 1;
         for (size_t i = 0; i < n_run; i++) {
-            uint64_t need = scratch_need(&r, p->version, &p->insns[i]);
+            uint64_t need = scratch_need(r, p->version, &p->insns[i]);
             if (need > scr_bytes) scr_bytes = need;
             ok &= insn_ranges(ctx, p->version, img->w, &p->insns[i], &up, &down, &wr);
         }
@@ -513,17 +630,11 @@ pxl_status pxl_vm_exec_gpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p
         pxl_free(ctx, wr.v);
         if (!ok) s = pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_vm_run: out of memory");
         t_up = pxl_time_now();
-        if (s == PXL_OK) s = pxl_buffer_create(ctx, bytes, &r.img);
-        if (s == PXL_OK) s = pxl_buffer_create(ctx, (size_t)scr_bytes, &r.scr);
-        if (s == PXL_OK && has_gather) s = pxl_buffer_create(ctx, sizeof status, &r.st);
-        for (size_t i = 0; i < up.n && s == PXL_OK; i++) {
-            size_t n = (size_t)(up.v[i].hi - up.v[i].lo) * 4;
-            s = pxl_buffer_upload(ctx, r.img, (size_t)up.v[i].lo * 4, img->px + (size_t)up.v[i].lo * 4, n);
-            up_bytes += n;
-        }
-        if (s == PXL_OK && has_gather) s = pxl_buffer_upload(ctx, r.st, 0, status, sizeof status);
+        if (s == PXL_OK) s = session_buffers(ss, img, scr_bytes, has_gather);
+        for (size_t i = 0; i < up.n && s == PXL_OK; i++) s = upload_range(ss, img, up.v[i].lo, up.v[i].hi, &up_bytes);
+        if (s == PXL_OK && has_gather) s = pxl_buffer_upload(ctx, r->st, 0, status, sizeof status);
         t_exec = pxl_time_now();
-        if (s == PXL_OK) s = pxl_recorder_begin(ctx, 0, &r.rec);
+        if (s == PXL_OK) s = pxl_recorder_begin(ctx, 0, &r->rec);
         for (size_t i = 0; i < n_run && s == PXL_OK; i++) {
             const pxl_vm_insn *in = &p->insns[i];
             if (opts && opts->trace) {
@@ -531,46 +642,54 @@ pxl_status pxl_vm_exec_gpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p
                 pxl_vm_insn_text(p->version, in, text, sizeof text);
                 opts->trace(opts->trace_user, in->x, text);
             }
-            s = p->version == 1 ? record_v1(&r, i, in) : record_v0(&r, img->w, in);
+            s = p->version == 1 ? record_v1(r, i, in) : record_v0(r, img->w, in);
         }
-        if (s == PXL_OK) {
-            pxl_recorder *rec = r.rec;
-            r.rec = NULL;
+        if (r->rec) {
+            pxl_recorder *rec = r->rec;
+            r->rec = NULL;
             /* when profiling, wait here, so that execute holds the GPU's work and download only the copy */
-            s = pxl_recorder_submit(rec, prof != NULL, NULL);
+            if (s == PXL_OK) s = pxl_recorder_submit(rec, prof != NULL, NULL);
+            else pxl_recorder_discard(rec);
         }
-        /* the written pixels come back (straight into the image: after a GPU error
-         * its written pixels are unspecified), then the GATHER status */
-        /* all ranges, and the GATHER status, in one round trip */
+        /* the written pixels come back, straight into the image (after a GPU
+         * error they are unspecified), with the GATHER status, in one round trip */
         t_down = pxl_time_now();
         pxl_download *dl = s == PXL_OK ? pxl_calloc(ctx, down.n + 1, sizeof *dl) : NULL;
         if (s == PXL_OK && !dl) s = pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_vm_run: out of memory");
         if (s == PXL_OK) {
             size_t nd = 0;
             for (size_t i = 0; i < down.n; i++, nd++) {
-                dl[nd].buf = r.img;
+                dl[nd].buf = r->img;
                 dl[nd].offset = (size_t)down.v[i].lo * 4;
                 dl[nd].size = (size_t)(down.v[i].hi - down.v[i].lo) * 4;
                 dl[nd].dst = img->px + dl[nd].offset;
                 down_bytes += dl[nd].size;
             }
-            if (has_gather) dl[nd++] = (pxl_download){r.st, 0, sizeof status, status};
+            if (has_gather) dl[nd++] = (pxl_download){r->st, 0, sizeof status, status};
             s = pxl_buffer_download_many(ctx, dl, nd);
         }
         pxl_free(ctx, dl);
         t_end = pxl_time_now();
+        /* what the GPU image now holds: the uploaded ranges (the shadow has them) and the downloaded ones */
+        ok = s == PXL_OK;
+        for (size_t i = 0; ok && i < down.n; i++) {
+            size_t off = (size_t)down.v[i].lo * 4;
+            memcpy(ss->shadow + off, img->px + off, (size_t)(down.v[i].hi - down.v[i].lo) * 4);
+            ok &= session_know(ss, down.v[i].lo, down.v[i].hi);
+        }
+        for (size_t i = 0; ok && i < up.n; i++) ok &= session_know(ss, up.v[i].lo, up.v[i].hi);
+        if (!ok) session_forget(ss);
         pxl_free(ctx, up.v);
         pxl_free(ctx, down.v);
-        run_free(&r);
         if (prof && s == PXL_OK) {
             /* pipelines are created while recording: their time is compile, not execute */
-            prof->compile_s = r.compile_s;
+            prof->compile_s = r->compile_s;
             prof->upload_s = t_exec - t_up;
-            prof->execute_s = t_down - t_exec - r.compile_s;
+            prof->execute_s = t_down - t_exec - r->compile_s;
             prof->download_s = t_end - t_down;
             prof->upload_bytes = up_bytes;
             prof->download_bytes = down_bytes;
-            prof->dispatches = r.dispatches;
+            prof->dispatches = r->dispatches;
         }
         if (s != PXL_OK) return s;
     }
@@ -585,6 +704,23 @@ pxl_status pxl_vm_exec_gpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p
     }
     if (budget_msg[0]) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s", budget_msg);
     return PXL_OK;
+}
+
+pxl_status pxl_vm_exec_gpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p, const pxl_vm_options *opts) {
+    assert(ctx && img && p);
+    if (pxl_ctx_backend(ctx) != PXL_BACKEND_GPU) return pxl_vm_exec_cpu(ctx, img, p, opts);
+    pxl_vm_session *ss;
+    pxl_status s = pxl_vm_session_create(ctx, &ss);
+    if (s != PXL_OK) return s;
+    s = exec_session(ss, img, p, opts);
+    pxl_vm_session_free(ss);
+    return s;
+}
+
+pxl_status pxl_vm_session_exec(pxl_vm_session *ss, pxl_image *img, const pxl_vm_program *p,
+                               const pxl_vm_options *opts) {
+    assert(ss && img && p);
+    return exec_session(ss, img, p, opts);
 }
 
 /* ---- test hook ------------------------------------------------------------------------ */

@@ -35,6 +35,7 @@ struct pxl_llm {
     int32_t meta[LLM_META_N];
     uint32_t row_ids, row_logits;
     void *scratch;
+    pxl_vm_session *session; /* GPU runs: the weights stay on the GPU between tokens */
 };
 
 /* ---- small helpers ---------------------------------------------------------------- */
@@ -285,6 +286,7 @@ static int32_t *dup_i32(pxl_ctx *ctx, const uint8_t *src, size_t n) {
 void pxl_llm_free(pxl_llm *m) {
     if (!m) return;
     pxl_ctx *ctx = m->ctx;
+    pxl_vm_session_free(m->session);
     pxl_image_free(m->img);
     pxl_free(ctx, m->q.E);
     pxl_free(ctx, m->q.W1);
@@ -497,7 +499,12 @@ pxl_status pxl_llm_logits_vm(pxl_llm *m, const uint32_t *ids, int cpu, int32_t *
     if (s != PXL_OK) return s;
     uint8_t *d = pxl_image_px(m->img, PXL_VM_HEADER_PIXELS, m->row_ids);
     for (uint32_t i = 0; i < m->q.C; i++) put_u32(d + 4 * i, ids[i]);
-    s = cpu ? pxl_vm_run_cpu(m->ctx, m->img, NULL) : pxl_vm_run(m->ctx, m->img, NULL);
+    if (!cpu && !m->session && pxl_ctx_backend(m->ctx) == PXL_BACKEND_GPU) {
+        s = pxl_vm_session_create(m->ctx, &m->session);
+        if (s != PXL_OK) return s;
+    }
+    if (cpu || !m->session) s = cpu ? pxl_vm_run_cpu(m->ctx, m->img, NULL) : pxl_vm_run(m->ctx, m->img, NULL);
+    else s = pxl_vm_session_run(m->session, m->img, NULL);
     if (s != PXL_OK) return s;
     const uint8_t *l = pxl_image_px(m->img, PXL_VM_HEADER_PIXELS, m->row_logits);
     for (uint32_t v = 0; v < m->q.V; v++) logits[v] = get_i32(l + 4 * v);

@@ -47,6 +47,9 @@ pxl_status pxl_vm_exec_cpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p
                            const pxl_vm_options *opts);
 pxl_status pxl_vm_exec_gpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p,
                            const pxl_vm_options *opts);
+pxl_status pxl_vm_session_exec(pxl_vm_session *s, pxl_image *img, const pxl_vm_program *p,
+                               const pxl_vm_options *opts);
+pxl_ctx *pxl_vm_session_ctx(const pxl_vm_session *s);
 
 /*
  * The budget rule (spec 3.6), shared by both interpreters: returns how many
