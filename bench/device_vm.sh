@@ -18,3 +18,5 @@ for b in cpu gpu; do
 done 2>&1 | tee "$OUT/generate.txt"
 cmp <(python3 -c "import json;print(json.load(open('$OUT/generate_cpu.json'))['text'])") \
     <(python3 -c "import json;print(json.load(open('$OUT/generate_gpu.json'))['text'])") && echo "same text on cpu and gpu" | tee -a "$OUT/generate.txt"
+# host-side cost per op call (recording), with the GPU times, for the record
+build-dev/pxl bench ops --reps 5 2>/dev/null | tee "$OUT/bench_ops.txt"
