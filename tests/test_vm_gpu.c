@@ -662,12 +662,17 @@ static void test_sessions(pxl_ctx *ctx, long n) {
         pxl_vm_session *ss = NULL;
         CHECK(pxl_vm_session_create(ctx, &ss) == PXL_OK);
         pxl_image *img = chance(&r, 12) ? gen_v0(ctx, &r) : gen_v1(ctx, &r);
-        for (int step = 0; step < 4 && img; step++, steps++) {
+        for (int step = 0; step < 5 && img; step++, steps++) {
+            if (step == 0) { /* the same input twice (what --repeat does): the GPU holds run 1's outputs */
+                pxl_image *out = session_step(ctx, ss, img, seed, step);
+                pxl_image_free(out);
+                steps++;
+            }
             pxl_image *out = session_step(ctx, ss, img, seed, step);
             pxl_image_free(img);
             img = out;
             if (!img) break;
-            if (step == 1 && chance(&r, 50)) { /* another program, perhaps of another size */
+            if (step == 2 && chance(&r, 50)) { /* another program, perhaps of another size */
                 pxl_image_free(img);
                 img = chance(&r, 12) ? gen_v0(ctx, &r) : gen_v1(ctx, &r);
             } else if (img->h > 1 && chance(&r, 70)) { /* a few pixels below row 0 change */

@@ -597,6 +597,34 @@ static int session_know(pxl_vm_session *ss, uint64_t lo, uint64_t hi) {
     return written_add(ss->ctx, &ss->known, lo, hi);
 }
 
+/* Records that [lo, hi) of the GPU image may differ from the shadow. */
+static int session_unknow(pxl_vm_session *ss, uint64_t lo, uint64_t hi) {
+    range_set *k = &ss->known;
+    size_t i = range_find(k, lo + 1); /* the first range with hi > lo */
+    while (i < k->n && k->v[i].lo < hi) {
+        px_range r = k->v[i];
+        if (r.lo < lo && r.hi > hi) { /* a hole in the middle: split */
+            if (!range_add(ss->ctx, k, 0, 1)) return 0;
+            memmove(k->v + i + 2, k->v + i + 1, (k->n - 2 - i) * sizeof *k->v);
+            k->v[i].hi = lo;
+            k->v[i + 1].lo = hi;
+            k->v[i + 1].hi = r.hi;
+            return 1;
+        }
+        if (r.lo < lo) { /* keep the part below lo */
+            k->v[i].hi = lo;
+            i++;
+        } else if (r.hi > hi) { /* keep the part above hi */
+            k->v[i].lo = hi;
+            i++;
+        } else { /* all of it goes */
+            memmove(k->v + i, k->v + i + 1, (k->n - 1 - i) * sizeof *k->v);
+            k->n--;
+        }
+    }
+    return 1;
+}
+
 static pxl_status exec_session(pxl_vm_session *ss, pxl_image *img, const pxl_vm_program *p,
                                const pxl_vm_options *opts) {
     pxl_ctx *ctx = ss->ctx;
@@ -670,14 +698,13 @@ static pxl_status exec_session(pxl_vm_session *ss, pxl_image *img, const pxl_vm_
         }
         pxl_free(ctx, dl);
         t_end = pxl_time_now();
-        /* what the GPU image now holds: the uploaded ranges (the shadow has them) and the downloaded ones */
+        /* What the GPU image now holds as the shadow says: the uploaded ranges,
+         * less what the program wrote. (Written pixels are rarely read by a
+         * later run before it writes them itself, so they are not copied into
+         * the shadow: that would cost a copy of every output per run.) */
         ok = s == PXL_OK;
-        for (size_t i = 0; ok && i < down.n; i++) {
-            size_t off = (size_t)down.v[i].lo * 4;
-            memcpy(ss->shadow + off, img->px + off, (size_t)(down.v[i].hi - down.v[i].lo) * 4);
-            ok &= session_know(ss, down.v[i].lo, down.v[i].hi);
-        }
         for (size_t i = 0; ok && i < up.n; i++) ok &= session_know(ss, up.v[i].lo, up.v[i].hi);
+        for (size_t i = 0; ok && i < down.n; i++) ok &= session_unknow(ss, down.v[i].lo, down.v[i].hi);
         if (!ok) session_forget(ss);
         pxl_free(ctx, up.v);
         pxl_free(ctx, down.v);
