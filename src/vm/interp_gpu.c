@@ -482,6 +482,7 @@ struct pxl_vm_session {
     gpu_run r;          /* kernels, WGSL and buffers, kept between runs */
     uint32_t w, h;      /* the image size r.img was made for (0: none) */
     uint64_t scr_size;  /* bytes of r.scr */
+    int one_shot;       /* pxl_vm_run's own session: no shadow, nothing known */
     uint8_t *shadow;    /* w * h * 4 bytes: what r.img holds, where `known` says */
     range_set known;    /* pixels of r.img equal to shadow (sorted, disjoint) */
 };
@@ -531,8 +532,8 @@ static pxl_status session_buffers(pxl_vm_session *ss, const pxl_image *img, uint
         size_t bytes = (size_t)img->w * img->h * 4;
         s = pxl_buffer_create(ctx, bytes, &ss->r.img);
         if (s != PXL_OK) return s;
-        ss->shadow = pxl_alloc(ctx, bytes);
-        if (!ss->shadow) {
+        ss->shadow = ss->one_shot ? NULL : pxl_alloc(ctx, bytes);
+        if (!ss->one_shot && !ss->shadow) {
             session_drop_image(ss);
             return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_vm_run: out of memory");
         }
@@ -585,7 +586,7 @@ static pxl_status upload_range(pxl_vm_session *ss, const pxl_image *img, uint64_
     for (size_t i = 0; i < todo.n && s == PXL_OK; i++) {
         size_t off = (size_t)todo.v[i].lo * 4, n = (size_t)(todo.v[i].hi - todo.v[i].lo) * 4;
         s = pxl_buffer_upload(ctx, ss->r.img, off, img->px + off, n);
-        memcpy(ss->shadow + off, img->px + off, n);
+        if (ss->shadow) memcpy(ss->shadow + off, img->px + off, n);
         *bytes += n;
     }
     pxl_free(ctx, todo.v);
@@ -702,7 +703,7 @@ static pxl_status exec_session(pxl_vm_session *ss, pxl_image *img, const pxl_vm_
          * less what the program wrote. (Written pixels are rarely read by a
          * later run before it writes them itself, so they are not copied into
          * the shadow: that would cost a copy of every output per run.) */
-        ok = s == PXL_OK;
+        ok = s == PXL_OK && !ss->one_shot;
         for (size_t i = 0; ok && i < up.n; i++) ok &= session_know(ss, up.v[i].lo, up.v[i].hi);
         for (size_t i = 0; ok && i < down.n; i++) ok &= session_unknow(ss, down.v[i].lo, down.v[i].hi);
         if (!ok) session_forget(ss);
@@ -739,6 +740,7 @@ pxl_status pxl_vm_exec_gpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_program *p
     pxl_vm_session *ss;
     pxl_status s = pxl_vm_session_create(ctx, &ss);
     if (s != PXL_OK) return s;
+    ss->one_shot = 1;
     s = exec_session(ss, img, p, opts);
     pxl_vm_session_free(ss);
     return s;
