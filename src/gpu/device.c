@@ -357,8 +357,7 @@ static pxl_status create_device(pxl_gpu *g) {
         snprintf(g->cache_isolation, sizeof g->cache_isolation, "pxl %s; %s; %s; %s; %04x:%04x",
                  PXL_VERSION_STRING, backend_name(g->backend), g->name, g->description, g->info.vendor_id,
                  g->info.device_id);
-        pxl_gpu_disk_cache_chain(g, &cache, &tg.desc.chain);
-        d.nextInChain = &cache.chain;
+        if (pxl_gpu_disk_cache_chain(g, &cache, &tg.desc.chain)) d.nextInChain = &cache.chain;
     }
     d.label = pxl_sv("pxl");
     d.requiredFeatureCount = n_want;
@@ -503,6 +502,7 @@ void pxl_gpu_close(pxl_ctx *ctx) {
         g->fn.InstanceRelease(g->instance);
     }
     pxl_gpu_unload_library(g);
+    pxl_gpu_disk_cache_release(g);
     pxl_free(ctx, g->kernels);
     pxl_free(ctx, g);
     ctx->gpu = NULL;

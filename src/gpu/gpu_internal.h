@@ -9,6 +9,7 @@
 #include "pxl/gpu.h"
 #include "webgpu_api.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #define PXL_GPU_MAX_FEATURES 96
@@ -116,6 +117,13 @@ struct pxl_gpu {
     const char *cache_dir;
     char cache_isolation[768];
     atomic_uint_fast64_t disk_hits, disk_misses, disk_stores, disk_store_failures, disk_seq;
+    /* Dawn asks for an entry twice (its size, then its bytes): the entry read
+     * for the first call serves the second, so both see the same file. */
+    pthread_mutex_t disk_mu;
+    int disk_mu_ready;
+    uint8_t *disk_memo;
+    size_t disk_memo_off, disk_memo_size, disk_memo_key_size;
+    uint64_t disk_memo_hash;
 
     /* the ops stream (see pxl_gpu_stream) */
     pxl_recorder *stream;
@@ -162,8 +170,10 @@ void pxl_gpu_modules_release(pxl_gpu *g);
 void pxl_gpu_uniforms_release(pxl_gpu *g);
 /* The pipeline cache on disk (diskcache.c): fills d (to chain on the device
  * descriptor before `next`) with callbacks that use g->cache_dir and
- * g->cache_isolation. */
-void pxl_gpu_disk_cache_chain(pxl_gpu *g, DawnCacheDeviceDescriptor *d, WGPUChainedStruct *next);
+ * g->cache_isolation; 0 if it cannot (then chain nothing). release frees
+ * what the callbacks kept, after the device is gone. */
+int pxl_gpu_disk_cache_chain(pxl_gpu *g, DawnCacheDeviceDescriptor *d, WGPUChainedStruct *next);
+void pxl_gpu_disk_cache_release(pxl_gpu *g);
 /* An entry's 32-byte header, and its check (1: buf is a whole entry for
  * this key; the value is buf[*value_off .. + *value_size]). For tests too. */
 void pxl_blob_header(uint8_t out[32], const void *key, size_t key_size, const void *value, size_t value_size);
