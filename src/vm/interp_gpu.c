@@ -1,25 +1,31 @@
 /*
  * The GPU interpreter of pxVM (docs/pxvm-spec.md, section 4): runs a decoded
  * program (decode.c has checked everything) with the WGSL kernels of
- * src/vm/wgsl/vm.wgsl.
+ * src/vm/wgsl/ (vm.wgsl, the common part, plus vm_v0, vm_ew or vm_mm).
  *
- * - The image is uploaded once as a storage buffer of u32 (one pixel per
- *   word), every instruction is recorded as one or more dispatches into one
- *   recorder (one queue submit for the whole program), and the image is
- *   downloaded at the end. Nothing is read back in between.
- * - The budget is checked here before recording, from the decoded static
- *   costs: only the instructions that fit are recorded.
+ * - The image lives in one storage buffer of u32 (one pixel per word). Only
+ *   the pixels the program reads before writing them are uploaded, and only
+ *   the pixels it writes come back (all ranges in one round trip). Every
+ *   instruction is one or more dispatches in one recorder: one queue submit
+ *   for the whole program, nothing read back in between.
+ * - Runs happen in a session (pxl_vm_session; pxl_vm_run makes a one-shot
+ *   one): it keeps the pipelines and the buffers, and a shadow of what it
+ *   uploaded, so a later run sends only the 1024-pixel blocks that differ
+ *   from what the GPU holds. Pixels a run writes leave the known set.
+ * - The budget is checked before recording, from the decoded static costs:
+ *   only the instructions that fit are recorded.
  * - GATHER's out-of-range indices are noted by the shader in a small status
  *   buffer and reported after the run with the CPU interpreter's message.
  * - All arithmetic is integer (no float anywhere), so the bytes equal the CPU
- *   interpreter's; tests/test_vm_gpu.c checks it on random programs.
+ *   interpreter's; tests/test_vm_gpu.c checks it on random programs and on
+ *   chains of runs in sessions.
  *
- * Which kernel runs what: see vm.wgsl and its parts (vm_v0, vm_ew, vm_mm). MATMUL takes 128 x 128 tiles through
- * workgroup memory (mm_tile) when both output sides are at least 32, else one
- * invocation per four outputs (mm_small). dp4 (a packed 4 x int8 dot product)
- * is WGSL's dot4I8Packed where it compiles, else shifts and a dot().
- * For tests: PXL_VM_GPU_MM=tile|small forces a MATMUL kernel, and
- * PXL_VM_GPU_DP4=soft the shift-based dp4.
+ * MATMUL takes 128 x 128 tiles through workgroup memory (mm_tile) when both
+ * output sides are at least 32, else one invocation per four outputs
+ * (mm_small). dp4 (a packed 4 x int8 dot product) is WGSL's dot4I8Packed
+ * where it compiles, else shifts and a dot(). For tests:
+ * PXL_VM_GPU_MM=tile|small forces a MATMUL kernel, and PXL_VM_GPU_DP4=soft
+ * the shift-based dp4.
  */
 #include "vm_internal.h"
 #include "pxl/gpu.h"
