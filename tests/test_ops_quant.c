@@ -62,7 +62,49 @@ static void golden(void) {
     CHECK(pxl_dequantize(PXL_Q8_0, sub, 34, got, 32) == PXL_OK);
     CHECK_MSG(got[31] == -3.0f * 0x1p-24f, "q8_0 subnormal scale: %g", got[31]);
 
+    /* Q4_K, one block: d = 0.5 (0x3800), dmin = 0.25 (0x3400); 6-bit scales
+     * sc = 1, 2, 3, 4, 17, 33, 63, 0 and mins m = 0, 1, 2, 3, 20, 40, 63, 5, packed
+     * by hand (bytes 0-3: sc[0..3] | high bits of sc[4..7] << 6; 4-7 the same for m;
+     * 8-11: low nibbles of sc[4..7] | low nibbles of m[4..7] << 4); quant byte
+     * 32p + l = (l % 16) | (15 - l % 16) << 4. Element 64p + l is
+     * (d * sc[2p]) * (l % 16) - dmin * m[2p], element 64p + 32 + l is
+     * (d * sc[2p + 1]) * (15 - l % 16) - dmin * m[2p + 1]. */
+    static const uint8_t q4k_head[16] = {0x00, 0x38, 0x00, 0x34, 65, 130, 195, 4, 64, 129, 194, 3, 65, 129, 255, 80};
+    static const int sc4[8] = {1, 2, 3, 4, 17, 33, 63, 0}, m4[8] = {0, 1, 2, 3, 20, 40, 63, 5};
+    uint8_t q4k[144];
+    memcpy(q4k, q4k_head, 16);
+    for (int i = 0; i < 128; i++) q4k[16 + i] = (uint8_t)((i % 16) | ((15 - i % 16) << 4));
+    float gk[256];
+    CHECK(pxl_dequantize(PXL_Q4_K, q4k, 144, gk, 256) == PXL_OK);
+    int bad = 0;
+    for (int e = 0; e < 256; e++) {
+        int sb = e / 32, l = e % 32, q = sb % 2 ? 15 - l % 16 : l % 16;
+        float want = (0.5f * (float)sc4[sb]) * (float)q - 0.25f * (float)m4[sb];
+        if (gk[e] != want && bad++ < 3) fprintf(stderr, "q4_k golden [%d]: %g, want %g\n", e, gk[e], want);
+    }
+    CHECK(bad == 0);
+    /* a few by hand */
+    CHECK(gk[5] == 2.5f && gk[40] == 6.75f && gk[131] == 20.5f && gk[180] == 171.5f && gk[209] == 15.75f &&
+          gk[255] == -1.25f);
+
+    /* Q6_K, one block: ql[i] = i, qh[i] = 37 i mod 256, scales j - 8, d = 0.125 (0x3000).
+     * Worked by hand from the layout (x = (d * scale) * (q - 32)): */
+    uint8_t q6k[210];
+    for (int i = 0; i < 128; i++) q6k[i] = (uint8_t)i;
+    for (int i = 0; i < 64; i++) q6k[128 + i] = (uint8_t)(i * 37);
+    for (int j = 0; j < 16; j++) q6k[192 + j] = (uint8_t)(int8_t)(j - 8);
+    q6k[208] = 0x00;
+    q6k[209] = 0x30;
+    CHECK(pxl_dequantize(PXL_Q6_K, q6k, 210, gk, 256) == PXL_OK);
+    CHECK_MSG(gk[0] == 32.0f, "q6_k [0] = %g", gk[0]);       /* q 0 - 32, scale -8 */
+    CHECK_MSG(gk[37] == -3.75f, "q6_k [37] = %g", gk[37]);   /* ql[37] & 15 = 5, qh[5] bits 2-3 = 2: q 37 - 32, scale -6 */
+    CHECK_MSG(gk[100] == -0.5f, "q6_k [100] = %g", gk[100]); /* ql[36] >> 4 = 2, qh[4] bits 6-7 = 2: 34 - 32, scale -2 */
+    CHECK_MSG(gk[200] == -14.0f, "q6_k [200] = %g", gk[200]); /* ql[72] >> 4 = 4, qh[40] bits 4-5 = 0: 4 - 32, scale 4 */
+    CHECK_MSG(gk[255] == -21.875f, "q6_k [255] = %g", gk[255]); /* ql[127] >> 4 = 7, qh[63] bits 6-7 = 0: -25, scale 7 */
+
     /* the codecs refuse wrong sizes */
+    CHECK(pxl_dequantize(PXL_Q4_K, q4k, 144, gk, 32) == PXL_ERR_INVALID_ARG); /* not a whole block */
+    CHECK(pxl_quantize(PXL_Q6_K, gk, 256, q6k, 209) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_dequantize(PXL_Q8_0, q8, 33, got, 32) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_quantize(PXL_Q4_0, want4, 48, q4, 27) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_quantize(PXL_F32, want4, 32, q4, 128) == PXL_ERR_INVALID_ARG);
@@ -95,6 +137,49 @@ static void round_trip(void) {
                     if (bad++ < 3)
                         fprintf(stderr, "%s round trip [%d]: %g -> %g (bound %g)\n", pxl_dtype_name(dt), b * 32 + i,
                                 (double)x[b * 32 + i], (double)y[b * 32 + i], bound);
+                }
+            }
+        }
+        if (bad) g_failures++;
+    }
+    /* K-quants (blocks of 256), per sub-block bounds:
+     * Q4_K (32 elements, range r, max sub-block scale smax, max offset omax over the
+     *   block): half a step of the scale rounded up, plus half a step of the offset:
+     *   |x - x'| <= 0.5 (r / 15 + smax / 63) + 0.5 omax / 63;
+     * Q6_K (16 elements, largest magnitude a, S = max a over the block / 31):
+     *   half a step, plus up to 31 half steps of the scale's rounding at the clamp:
+     *   |x - x'| <= 0.5 a / 31 + 16 S / 127. */
+    for (int f = 0; f < 2; f++) {
+        pxl_dtype dt = f ? PXL_Q6_K : PXL_Q4_K;
+        size_t bytes = pxl_dtype_row_bytes(dt, N);
+        CHECK(pxl_quantize(dt, x, N, q, bytes) == PXL_OK);
+        CHECK(pxl_dequantize(dt, q, bytes, y, N) == PXL_OK);
+        int bad = 0, sub = f ? 16 : 32;
+        for (int b = 0; b < N / 256; b++) {
+            float smax = 0, omax = 0, amaxb = 0;
+            for (int j = 0; j < 256 / sub; j++) {
+                float lo = 0, hi = 0, a = 0;
+                for (int i = 0; i < sub; i++) {
+                    float v = x[b * 256 + j * sub + i];
+                    lo = fminf(lo, v), hi = fmaxf(hi, v), a = fmaxf(a, fabsf(v));
+                }
+                smax = fmaxf(smax, (hi - lo) / 15.0f), omax = fmaxf(omax, -lo), amaxb = fmaxf(amaxb, a);
+            }
+            for (int j = 0; j < 256 / sub; j++) {
+                float lo = 0, hi = 0, a = 0;
+                for (int i = 0; i < sub; i++) {
+                    float v = x[b * 256 + j * sub + i];
+                    lo = fminf(lo, v), hi = fmaxf(hi, v), a = fmaxf(a, fabsf(v));
+                }
+                double bound = f ? 0.5 * a / 31.0 + 16.0 * (amaxb / 31.0) / 127.0
+                                 : 0.5 * ((hi - lo) / 15.0 + smax / 63.0) + 0.5 * omax / 63.0;
+                bound = bound * 1.01 + 1e-30;
+                for (int i = 0; i < sub; i++) {
+                    int k = b * 256 + j * sub + i;
+                    double e = fabs((double)x[k] - (double)y[k]);
+                    if (!(e <= bound) && bad++ < 3)
+                        fprintf(stderr, "%s round trip [%d]: %g -> %g (bound %g)\n", pxl_dtype_name(dt), k,
+                                (double)x[k], (double)y[k], bound);
                 }
             }
         }
@@ -214,6 +299,25 @@ static int matmul_cases(ops_ctx *o) {
         {1, 2, 2, 1, 19, 16384, PXL_Q4_0, 1, 1},   {1, 1, 1, 1, 50, 18432, PXL_Q4_0, 1, 0},
     };
     for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++, n++) run_case(o, &xs[i]);
+    /* the K-quants: matvec (kmv) for M <= 8, the tiled kernel (kmm) above; odd N,
+     * several blocks per row, batches with broadcast */
+    static const int64_t kKs[] = {256, 768, 4096}, kNs[] = {1, 7, 130}, kMs[] = {1, 3, 8, 9, 70};
+    for (size_t ki = 0; ki < 3; ki++)
+        for (size_t ni = 0; ni < 3; ni++)
+            for (size_t mi = 0; mi < 5; mi++)
+                for (int f = 0; f < 2; f++, n++) {
+                    if (kKs[ki] == 4096 && kMs[mi] == 70 && kNs[ni] == 130 && f) continue; /* llvmpipe time */
+                    int v = (int)(ki + ni + mi);
+                    q_case c = {1, 1, 1, kMs[mi], kNs[ni], kKs[ki], f ? PXL_Q6_K : PXL_Q4_K,
+                                v % 3 == 0 ? 1.0f : -0.75f, v % 2 ? 0.5f : 0.0f};
+                    run_case(o, &c);
+                }
+    static const q_case kbatched[] = {
+        {3, 3, 3, 1, 45, 512, PXL_Q4_K, 1, 0},  {1, 2, 2, 2, 19, 256, PXL_Q6_K, 2, 0.5f},
+        {4, 1, 4, 1, 33, 256, PXL_Q6_K, 1, -1}, {2, 1, 2, 17, 65, 512, PXL_Q4_K, -1, 0.25f},
+        {1, 3, 3, 66, 31, 256, PXL_Q6_K, 0.5f, 0},
+    };
+    for (size_t i = 0; i < sizeof kbatched / sizeof kbatched[0]; i++, n++) run_case(o, &kbatched[i]);
     /* a wide matvec where every row group has full blocks in flight */
     q_case wide = {1, 1, 1, 1, 4099, 2048, PXL_Q4_0, 1, 0};
     run_case(o, &wide);
@@ -225,15 +329,15 @@ static int matmul_cases(ops_ctx *o) {
 /* ---- embedding ---------------------------------------------------------------------- */
 
 static void embedding_cases(ops_ctx *o) {
-    const int64_t V = 37, D = 96;
+    const int64_t V = 37, D = 512;
     int32_t ids[] = {0, 36, 5, 36, 0, 17, 1};
     const int64_t n = (int64_t)(sizeof ids / sizeof ids[0]);
     float *tab = malloc((size_t)(V * D) * 4), *want = malloc((size_t)(n * D) * 4);
     uint8_t *raw = malloc((size_t)(V * D) * 4);
     ops_fill(tab, V * D, 4242u, -2.0f, 2.0f);
-    const pxl_dtype dts[] = {PXL_F32, PXL_F16, PXL_Q8_0, PXL_Q4_0};
+    const pxl_dtype dts[] = {PXL_F32, PXL_F16, PXL_Q8_0, PXL_Q4_0, PXL_Q4_K, PXL_Q6_K};
     int64_t st[2] = {V, D}, si[1] = {n}, so[2] = {n, D};
-    for (int f = 0; f < 4; f++) {
+    for (int f = 0; f < 6; f++) {
         pxl_dtype dt = dts[f];
         size_t bytes = pxl_dtype_row_bytes(dt, V * D), rb = pxl_dtype_row_bytes(dt, D);
         if (dt == PXL_F32) memcpy(raw, tab, bytes);
@@ -260,7 +364,8 @@ static void embedding_cases(ops_ctx *o) {
             float *got = ops_read(ctx[k], to);
             char what[64];
             snprintf(what, sizeof what, "embedding %s on %s", pxl_dtype_name(dt), k ? "gpu" : "cpu");
-            ops_compare(what, want, got, n * D, 0.0, 0.0);
+            /* exact, except that a GPU may fuse Q4_K's d1 * q - m1 into one rounding */
+            ops_compare(what, want, got, n * D, dt == PXL_Q4_K ? 1e-6 : 0.0, dt == PXL_Q4_K ? 1e-6 : 0.0);
             free(got);
             /* out-of-range ids: an error on the CPU, NaN rows on the GPU */
             int32_t bad_ids[] = {3, 37, -1, 36, 0, 0, 0};
@@ -291,6 +396,10 @@ static void bad_args(pxl_ctx *ctx) {
     int64_t s_bad[2] = {4, 48};
     CHECK(pxl_tensor_create(ctx, PXL_Q8_0, 2, s_bad, &t) == PXL_ERR_INVALID_ARG); /* K % 32 != 0 */
     CHECK(pxl_tensor_create(ctx, PXL_Q4_0, 1, s_bad + 1, &t) == PXL_ERR_INVALID_ARG);
+    int64_t s_k[2] = {4, 288};
+    CHECK(pxl_tensor_create(ctx, PXL_Q4_K, 2, s_k, &t) == PXL_ERR_INVALID_ARG); /* 288 % 256 != 0 */
+    CHECK_MSG(strstr(pxl_ctx_error(ctx), "blocks of 256") != NULL, "%s", pxl_ctx_error(ctx));
+    CHECK(pxl_tensor_create(ctx, PXL_Q6_K, 1, s_bad + 1, &t) == PXL_ERR_INVALID_ARG);
     int64_t sa[2] = {2, 64}, sb[2] = {3, 64}, sc[2] = {2, 3}, sb32[2] = {3, 32}, sc_bad[2] = {2, 4};
     int64_t sa3[3] = {2, 2, 64}, sb3[3] = {3, 3, 64}, sc3[3] = {2, 2, 3};
     pxl_tensor *a = ops_tensor(ctx, PXL_F32, 2, sa, NULL), *b = ops_tensor(ctx, PXL_Q4_0, 2, sb, NULL);

@@ -210,6 +210,8 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         {"silu_64M", "GB/s", 8.0 * e, rows_setup, silu_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0},
         {"q4_0_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_0}, 0, 0, 0, "", 0, 0},
         {"q8_0_matvec_4096x14336", "GB/s", qbytes * 34.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q8_0}, 0, 0, 0, "", 0, 0},
+        {"q4_k_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_K}, 0, 0, 0, "", 0, 0},
+        {"q6_k_matvec_4096x14336", "GB/s", qbytes * 26.25, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q6_K}, 0, 0, 0, "", 0, 0},
         {"attention_decode_32x8x128_ctx4096", "us", 0, attn_setup, attn_run, {0}, {32, 8, 128, ctxlen}, 0, 0, 0, "", 0, 0},
         {"dispatch_chain_1000", "us", 0, chain_setup, chain_run, {0}, {0}, 0, 0, 0, "", 0, 0},
     };

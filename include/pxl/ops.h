@@ -7,8 +7,9 @@
  * against its CPU reference.
  *
  * Layout: row-major and contiguous; the last dimension is the row. Shapes
- * have 1 to 4 dimensions. Quantized dtypes store each row as GGUF blocks of
- * 32 elements, so their row length must be a multiple of 32.
+ * have 1 to 4 dimensions. Quantized dtypes store each row as GGUF blocks
+ * (32 elements for Q8_0/Q4_0, 256 for the K-quants Q4_K/Q6_K), so their row
+ * length must be a multiple of the block (pxl_dtype_block).
  *
  * Execution: on a GPU context, ops are recorded into the context's stream and
  * submitted together (one submit for a whole chain of ops); pxl_tensor_read()
@@ -39,16 +40,27 @@ typedef enum pxl_dtype {
     PXL_Q4_0,  /* GGUF Q4_0: blocks of 32 = f16 scale d + 16 bytes of nibbles; element j < 16 is
                   the low nibble of byte j, element j >= 16 the high nibble of byte j-16;
                   x = d * (q - 8) (18 bytes) */
+    PXL_Q4_K,  /* GGUF Q4_K: blocks of 256 (144 bytes) = f16 d, f16 dmin, 12 bytes of 6-bit
+                  scales sc[8] and mins m[8] (one per 32 elements), 128 bytes of nibbles;
+                  element 64p + l (l < 32) is the low nibble of byte 32p + l (sub-block 2p),
+                  element 64p + 32 + l its high nibble (sub-block 2p + 1);
+                  x = (d * sc[s]) * q - dmin * m[s] */
+    PXL_Q6_K,  /* GGUF Q6_K: blocks of 256 (210 bytes) = 128 bytes of low nibbles ql, 64 bytes
+                  of high 2-bit pairs qh, 16 int8 scales (one per 16 elements), f16 d;
+                  x = (d * scale) * (q - 32), q = 6 bits (ggml's dequantize_row_q6_K order) */
     PXL_DTYPE_COUNT
 } pxl_dtype;
 
 #define PXL_MAX_DIMS 4
-#define PXL_QK 32 /* elements per quantization block */
+#define PXL_QK 32   /* elements per Q8_0 / Q4_0 block */
+#define PXL_QK_K 256 /* elements per Q4_K / Q6_K block */
 
 const char *pxl_dtype_name(pxl_dtype t);
 int pxl_dtype_is_quantized(pxl_dtype t);
+/* Elements per block: 1 for f32/f16/i32, 32 or 256 for the GGUF formats. */
+int64_t pxl_dtype_block(pxl_dtype t);
 /* Bytes of one row of n elements; 0 if n is not allowed for the dtype
- * (quantized: n % 32 != 0) or the size overflows. */
+ * (quantized: not a multiple of the block) or the size overflows. */
 size_t pxl_dtype_row_bytes(pxl_dtype t, int64_t n);
 
 typedef struct pxl_tensor pxl_tensor;
@@ -82,7 +94,9 @@ pxl_status pxl_finish(pxl_ctx *ctx);
 /* f16 <-> f32 conversion (round to nearest even; NaN and Inf kept). */
 uint16_t pxl_f32_to_f16(float f);
 float pxl_f16_to_f32(uint16_t h);
-/* Quantizes n floats (n % 32 == 0) into GGUF blocks / dequantizes them. */
+/* Quantizes n floats (a multiple of the block) into GGUF blocks / dequantizes
+ * them. The K-quant encoders are simple (per-sub-block range, no search), so
+ * their error is a little above llama.cpp's; the decoders are exact. */
 pxl_status pxl_quantize(pxl_dtype t, const float *src, int64_t n, void *dst, size_t dst_bytes);
 pxl_status pxl_dequantize(pxl_dtype t, const void *src, size_t src_bytes, float *dst, int64_t n);
 
@@ -116,8 +130,9 @@ pxl_matmul_opts pxl_matmul_opts_default(void);
 /*
  * C = alpha * op(A) . op(B) + beta * C, for any M, N, K >= 1.
  * A: [M, K] (or [K, M] with trans_a), f32.
- * B: [K, N] (or [N, K] with trans_b), f32 or f16; or Q8_0/Q4_0 with trans_b
- *    (weights [N, K], K % 32 == 0), dequantized in the shader.
+ * B: [K, N] (or [N, K] with trans_b), f32 or f16; or Q8_0/Q4_0/Q4_K/Q6_K
+ *    with trans_b (weights [N, K], K a multiple of the block), dequantized in
+ *    the shader.
  * C: [M, N], f32.
  * Batched: a leading dimension on A, B and C ([batch, rows, cols]); A or B may
  * have batch 1, which is broadcast. M = 1 (a matrix-vector product) uses a
@@ -162,7 +177,7 @@ pxl_status pxl_scale(pxl_ctx *ctx, const pxl_tensor *x, float s, pxl_tensor *y);
 
 /* ---- lookups and positions ---------------------------------------------------------- */
 
-/* out[i, :] = table[ids[i], :]; table: [V, D] f32/f16/Q8_0/Q4_0; ids: I32 [n]; out: f32 [n, D].
+/* out[i, :] = table[ids[i], :]; table: [V, D] f32/f16/Q8_0/Q4_0/Q4_K/Q6_K; ids: I32 [n]; out: f32 [n, D].
  * An id outside [0, V) is an error on the CPU and gives a row of NaN on the GPU. */
 pxl_status pxl_embedding(pxl_ctx *ctx, const pxl_tensor *table, const pxl_tensor *ids,
                          pxl_tensor *out);

@@ -1,6 +1,7 @@
 /*
- * Embedding lookup: out[i, :] = table[ids[i], :] for f32, f16, Q8_0 and Q4_0
- * tables (wgsl/embedding.wgsl on the GPU). The CPU checks every id first and
+ * Embedding lookup: out[i, :] = table[ids[i], :] for f32, f16, Q8_0, Q4_0,
+ * Q4_K and Q6_K tables (wgsl/embedding.wgsl on the GPU; the K-quants in
+ * wgsl/kquant.wgsl). The CPU checks every id first and
  * fails naming the first one out of range; the GPU gives that row NaN.
  */
 #include "ops_internal.h"
@@ -51,7 +52,7 @@ pxl_status pxl_embedding(pxl_ctx *ctx, const pxl_tensor *table, const pxl_tensor
     if ((st = pxl_check_dtype(ctx, op, "ids", ids, PXL_I32)) != PXL_OK) return st;
     if ((st = pxl_check_dtype(ctx, op, "out", out, PXL_F32)) != PXL_OK) return st;
     if (table->dtype != PXL_F32 && table->dtype != PXL_F16 && !pxl_dtype_is_quantized(table->dtype))
-        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: table is %s (f32, f16, q8_0 or q4_0 expected)", op,
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: table is %s (f32, f16, q8_0, q4_0, q4_k or q6_k expected)", op,
                         pxl_dtype_name(table->dtype));
     if (table->ndim != 2)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: table has %d dimensions, expected 2 ([V, D])", op,
@@ -81,6 +82,18 @@ pxl_status pxl_embedding(pxl_ctx *ctx, const pxl_tensor *table, const pxl_tensor
     emb_params p = {(uint32_t)n, (uint32_t)D, V > UINT32_MAX ? UINT32_MAX : (uint32_t)V, (uint32_t)row_bytes};
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
     uint32_t wg = gi->max_invocations_per_workgroup >= EMB_WG ? EMB_WG : 64u;
+    if (table->dtype == PXL_Q4_K || table->dtype == PXL_Q6_K) {
+        /* kquant.wgsl's kemb: eight outputs per invocation; ids bound first, the table as B */
+        struct {
+            uint32_t M, N, K, nb, row_bytes, stride_a, stride_b, stride_c;
+            float alpha, beta;
+            uint32_t pad0, pad1;
+        } kp = {(uint32_t)n, p.V, (uint32_t)D, (uint32_t)(D / PXL_QK_K), (uint32_t)row_bytes, 0, 0, 0, 1, 0, 0, 0};
+        pxl_constant kk[2] = {{"WG", wg}, {"KQ6", table->dtype == PXL_Q6_K ? 1 : 0}};
+        const pxl_tensor *kt[3] = {ids, table, out};
+        return pxl_op_dispatch(ctx, "kquant.wgsl", pxl_wgsl_kquant, "kemb", kk, 2, kt, 3, &kp, sizeof kp,
+                               ((uint64_t)out->nelem / 8 + wg - 1) / wg);
+    }
     double dt = table->dtype == PXL_F32 ? 0 : table->dtype == PXL_F16 ? 1 : table->dtype == PXL_Q8_0 ? 2 : 3;
     pxl_constant k[2] = {{"WG", wg}, {"DT", dt}};
     const pxl_tensor *t[3] = {table, ids, out};

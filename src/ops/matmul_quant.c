@@ -1,12 +1,13 @@
 /*
  * Quantized matrix products: C = alpha * A . B^T + beta * C with B a GGUF
- * Q8_0 or Q4_0 weight matrix [N, K] (or [batch, N, K]), A f32 [M, K] or
- * [batch, M, K], C f32 [M, N] or [batch, M, N]. pxl_matmul hands over here
- * when B is quantized.
+ * Q8_0, Q4_0, Q4_K or Q6_K weight matrix [N, K] (or [batch, N, K]), A f32
+ * [M, K] or [batch, M, K], C f32 [M, N] or [batch, M, N]. pxl_matmul hands
+ * over here when B is quantized.
  *
  * CPU: each output is a dot of an A row with the blocks of a B row, decoded
- * on the fly: 32 products per block summed in f32, scaled by the block's d and
- * accumulated in double. Threads split (batch, tiles of 16 B rows); inside a
+ * on the fly: Q8_0/Q4_0: 32 products per block summed in f32, scaled by the
+ * block's d and accumulated in double; K-quants: each 256-element block
+ * decoded to f32 (kquant.c), its products summed in f32, accumulated in double. Threads split (batch, tiles of 16 B rows); inside a
  * tile the A rows run outermost so that the tile of B stays in cache.
  *
  * GPU (wgsl/quant.wgsl): M = 1 uses qmv_xs, which keeps the A vector in
@@ -16,7 +17,8 @@
  * qmv, which streams B once for all M rows of A; M > 8 uses qmm, a 64x64-tiled
  * kernel that decodes B tiles into workgroup memory. Launch shapes are
  * override constants, chosen below and open to tuning through environment
- * variables (benchmarks only). */
+ * variables (benchmarks only). The K-quants have their own two kernels in
+ * wgsl/kquant.wgsl: kmv (M <= 8) and kmm (M > 8). */
 #include "ops_internal.h"
 
 #include <stdio.h>
@@ -49,7 +51,7 @@ static pxl_status q_check(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b
     if ((st = pxl_check_ctx(ctx, OP, b)) != PXL_OK) return st;
     if ((st = pxl_check_ctx(ctx, OP, c)) != PXL_OK) return st;
     if (!pxl_dtype_is_quantized(b->dtype))
-        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: B is %s, expected q8_0 or q4_0", OP,
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: B is %s, expected q8_0, q4_0, q4_k or q6_k", OP,
                         pxl_dtype_name(b->dtype));
     if (!o->trans_b)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
@@ -85,7 +87,7 @@ static pxl_status q_check(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b
     s->batch = cb;
     s->batch_a = ab;
     s->batch_b = bb;
-    s->row_bytes = pxl_dtype_row_bytes(b->dtype, s->K); /* nonzero: K % 32 == 0 since B exists */
+    s->row_bytes = pxl_dtype_row_bytes(b->dtype, s->K); /* nonzero: K is a multiple of the block since B exists */
     return PXL_OK;
 }
 
@@ -127,9 +129,22 @@ static float block_dot_q4(const uint8_t *q, const float *x) {
     return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
 
+/* dot of 256 floats with a decoded K-quant block */
+static float block_dot_k(pxl_dtype dt, const uint8_t *q, const float *x) {
+    float y[PXL_QK_K], s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (dt == PXL_Q4_K) pxl_q4k_dequantize(q, y, PXL_QK_K);
+    else pxl_q6k_dequantize(q, y, PXL_QK_K);
+    for (int i = 0; i < PXL_QK_K; i += 8)
+        for (int j = 0; j < 8; j++) s[j] += y[i + j] * x[i + j];
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
 static double row_dot(pxl_dtype dt, const uint8_t *w, const float *x, int64_t nb) {
     double acc = 0;
-    if (dt == PXL_Q8_0) {
+    if (dt == PXL_Q4_K || dt == PXL_Q6_K) {
+        size_t bb = dt == PXL_Q4_K ? 144 : 210;
+        for (int64_t k = 0; k < nb; k++, w += bb, x += PXL_QK_K) acc += (double)block_dot_k(dt, w, x);
+    } else if (dt == PXL_Q8_0) {
         for (int64_t k = 0; k < nb; k++, w += 34, x += 32) acc += (double)(half_at(w) * block_dot_q8(w + 2, x));
     } else {
         for (int64_t k = 0; k < nb; k++, w += 18, x += 32) acc += (double)(half_at(w) * block_dot_q4(w + 2, x));
@@ -140,7 +155,7 @@ static double row_dot(pxl_dtype dt, const uint8_t *w, const float *x, int64_t nb
 static void q_range(void *arg, int64_t lo, int64_t hi) {
     const q_job *j = arg;
     const q_shape *s = &j->s;
-    int64_t nb = s->K / PXL_QK;
+    int64_t nb = s->K / pxl_dtype_block(j->dt);
     for (int64_t u = lo; u < hi; u++) { /* u = batch * tiles + tile */
         int64_t bt = u / j->tiles, n0 = (u % j->tiles) * Q_CPU_TILE;
         int64_t n1 = n0 + Q_CPU_TILE < s->N ? n0 + Q_CPU_TILE : s->N;
@@ -248,6 +263,40 @@ static int xs_shape(const pxl_gpu_info *gi, int64_t nb, xs_launch *l) {
     return 4 * ((uint64_t)(l->wg / l->xt) * l->rb * (l->xt + 1) + l->wg) <= gi->max_workgroup_storage_size;
 }
 
+/* The K-quants (wgsl/kquant.wgsl): kmv for M <= 8, a row group of KMV_TPR
+ * invocations per output column and KMV_WG / KMV_TPR columns per workgroup;
+ * kmm (64 x 64 tiles) above. */
+#define KMV_WG 256u
+#define KMV_TPR 32u
+
+static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3], const q_shape *s,
+                        const qmm_params *p) {
+    uint32_t maxd = gi->max_workgroups_per_dimension;
+    double kq6 = t[1]->dtype == PXL_Q6_K ? 1 : 0;
+    if (s->M <= QMV_MAX_NCOL) {
+        uint32_t wg = KMV_WG;
+        while (wg > gi->max_invocations_per_workgroup) wg /= 2;
+        uint32_t tpr = KMV_TPR < wg ? KMV_TPR : wg;
+        uint64_t per_wg = wg / tpr;
+        uint64_t groups = ((uint64_t)s->N + per_wg - 1) / per_wg;
+        uint64_t gx = groups < maxd ? groups : maxd, gy = (groups + gx - 1) / gx;
+        if (gy > maxd)
+            return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: N=%lld exceeds the device grid", OP, (long long)s->N);
+        pxl_constant k[4] = {{"WG", wg}, {"TPR", tpr}, {"NCOL", (double)s->M}, {"KQ6", kq6}};
+        return pxl_op_dispatch3(ctx, "kquant.wgsl", pxl_wgsl_kquant, "kmv", k, 4, t, 3, p, sizeof *p, (uint32_t)gx,
+                                (uint32_t)gy, (uint32_t)s->batch);
+    }
+    uint64_t gx = ((uint64_t)s->N + 63) / 64, gy = ((uint64_t)s->M + 63) / 64;
+    if (gx > maxd || gy > maxd)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: %lldx%lld output exceeds the device grid", OP,
+                        (long long)s->M, (long long)s->N);
+    if (gi->max_invocations_per_workgroup < 256)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: the quantized GEMM needs 256 invocations per workgroup", OP);
+    pxl_constant k[1] = {{"KQ6", kq6}};
+    return pxl_op_dispatch3(ctx, "kquant.wgsl", pxl_wgsl_kquant, "kmm", k, 1, t, 3, p, sizeof *p, (uint32_t)gx,
+                            (uint32_t)gy, (uint32_t)s->batch);
+}
+
 static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c, const q_shape *s,
                         const pxl_matmul_opts *o) {
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
@@ -260,7 +309,7 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
     qmm_params p = {(uint32_t)s->M,
                     (uint32_t)s->N,
                     (uint32_t)s->K,
-                    (uint32_t)(s->K / PXL_QK),
+                    (uint32_t)(s->K / pxl_dtype_block(b->dtype)),
                     (uint32_t)s->row_bytes,
                     (uint32_t)(s->batch_a == 1 ? 0 : s->M * s->K),
                     (uint32_t)(s->batch_b == 1 ? 0 : (size_t)s->N * s->row_bytes),
@@ -270,6 +319,7 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
                     0,
                     0};
     const pxl_tensor *t[3] = {a, b, c};
+    if (b->dtype == PXL_Q4_K || b->dtype == PXL_Q6_K) return k_gpu(ctx, gi, t, s, &p);
     double q4 = b->dtype == PXL_Q4_0 ? 1 : 0;
     xs_launch xl;
     const char *kern = getenv("PXL_QMV_KERNEL"); /* "q": never qmv_xs (tuning only) */

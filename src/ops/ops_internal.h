@@ -57,9 +57,15 @@ pxl_status pxl_op_dispatch3(pxl_ctx *ctx, const char *label, const char *wgsl, c
                             const pxl_tensor *const *tensors, size_t n_tensors, const void *params,
                             size_t params_size, uint32_t gx, uint32_t gy, uint32_t gz);
 
+/* The K-quant codecs (kquant.c); n is a multiple of 256, sizes checked by the caller. */
+void pxl_q4k_quantize(const float *x, int64_t n, uint8_t *o);
+void pxl_q4k_dequantize(const uint8_t *p, float *y, int64_t n);
+void pxl_q6k_quantize(const float *x, int64_t n, uint8_t *o);
+void pxl_q6k_dequantize(const uint8_t *p, float *y, int64_t n);
+
 /*
  * Quantized matrix products (src/ops/matmul_quant.c): pxl_matmul hands over
- * when b is Q8_0 or Q4_0. b: [N, K] (trans_b required), a: f32 [M, K] or
+ * when b is quantized. b: [N, K] (trans_b required), a: f32 [M, K] or
  * [batch, M, K], c: f32 [M, N] or [batch, M, N]; opts already defaulted and
  * shapes not yet checked. CPU and GPU paths, M = 1 (matvec) specialised.
  */

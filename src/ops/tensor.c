@@ -11,14 +11,19 @@ static const struct {
     int64_t block;      /* elements per block */
 } k_dtypes[PXL_DTYPE_COUNT] = {
     [PXL_F32] = {"f32", 4, 1},   [PXL_F16] = {"f16", 2, 1},     [PXL_I32] = {"i32", 4, 1},
-    [PXL_Q8_0] = {"q8_0", 34, 32}, [PXL_Q4_0] = {"q4_0", 18, 32},
+    [PXL_Q8_0] = {"q8_0", 34, 32}, [PXL_Q4_0] = {"q4_0", 18, 32}, [PXL_Q4_K] = {"q4_k", 144, 256},
+    [PXL_Q6_K] = {"q6_k", 210, 256},
 };
 
 const char *pxl_dtype_name(pxl_dtype t) {
     return (unsigned)t < PXL_DTYPE_COUNT ? k_dtypes[t].name : "?";
 }
 
-int pxl_dtype_is_quantized(pxl_dtype t) { return t == PXL_Q8_0 || t == PXL_Q4_0; }
+int pxl_dtype_is_quantized(pxl_dtype t) {
+    return t == PXL_Q8_0 || t == PXL_Q4_0 || t == PXL_Q4_K || t == PXL_Q6_K;
+}
+
+int64_t pxl_dtype_block(pxl_dtype t) { return (unsigned)t < PXL_DTYPE_COUNT ? k_dtypes[t].block : 0; }
 
 size_t pxl_dtype_row_bytes(pxl_dtype t, int64_t n) {
     if ((unsigned)t >= PXL_DTYPE_COUNT || n < 0 || n % k_dtypes[t].block) return 0;
@@ -46,8 +51,8 @@ pxl_status pxl_tensor_create(pxl_ctx *ctx, pxl_dtype dtype, int ndim, const int6
     size_t bytes;
     if (!row)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
-                        "pxl_tensor_create: rows of %lld elements are not allowed for %s (blocks of 32)",
-                        (long long)shape[ndim - 1], pxl_dtype_name(dtype));
+                        "pxl_tensor_create: rows of %lld elements are not allowed for %s (blocks of %lld)",
+                        (long long)shape[ndim - 1], pxl_dtype_name(dtype), (long long)k_dtypes[dtype].block);
     if (!pxl_mul_size(row, (size_t)(nelem / shape[ndim - 1]), &bytes))
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_tensor_create: size overflows");
     pxl_tensor *t = pxl_calloc(ctx, 1, sizeof *t);
@@ -184,10 +189,7 @@ float pxl_f16_to_f32(uint16_t h) {
 
 /* ---- GGUF blocks ------------------------------------------------------------------ */
 
-pxl_status pxl_quantize(pxl_dtype t, const float *src, int64_t n, void *dst, size_t dst_bytes) {
-    if (!pxl_dtype_is_quantized(t) || n % PXL_QK || pxl_dtype_row_bytes(t, n) != dst_bytes)
-        return PXL_ERR_INVALID_ARG;
-    uint8_t *o = dst;
+static void quantize_32(pxl_dtype t, const float *src, int64_t n, uint8_t *o) {
     for (int64_t b = 0; b < n / PXL_QK; b++) {
         const float *x = src + b * PXL_QK;
         if (t == PXL_Q8_0) {
@@ -214,13 +216,9 @@ pxl_status pxl_quantize(pxl_dtype t, const float *src, int64_t n, void *dst, siz
             o += 18;
         }
     }
-    return PXL_OK;
 }
 
-pxl_status pxl_dequantize(pxl_dtype t, const void *src, size_t src_bytes, float *dst, int64_t n) {
-    if (!pxl_dtype_is_quantized(t) || n % PXL_QK || pxl_dtype_row_bytes(t, n) != src_bytes)
-        return PXL_ERR_INVALID_ARG;
-    const uint8_t *p = src;
+static void dequantize_32(pxl_dtype t, const uint8_t *p, float *dst, int64_t n) {
     for (int64_t b = 0; b < n / PXL_QK; b++) {
         uint16_t dh;
         memcpy(&dh, p, 2);
@@ -237,6 +235,23 @@ pxl_status pxl_dequantize(pxl_dtype t, const void *src, size_t src_bytes, float 
             p += 18;
         }
     }
+}
+
+pxl_status pxl_quantize(pxl_dtype t, const float *src, int64_t n, void *dst, size_t dst_bytes) {
+    if (!pxl_dtype_is_quantized(t) || n < 0 || n % pxl_dtype_block(t) || pxl_dtype_row_bytes(t, n) != dst_bytes)
+        return PXL_ERR_INVALID_ARG;
+    if (t == PXL_Q4_K) pxl_q4k_quantize(src, n, dst);
+    else if (t == PXL_Q6_K) pxl_q6k_quantize(src, n, dst);
+    else quantize_32(t, src, n, dst);
+    return PXL_OK;
+}
+
+pxl_status pxl_dequantize(pxl_dtype t, const void *src, size_t src_bytes, float *dst, int64_t n) {
+    if (!pxl_dtype_is_quantized(t) || n < 0 || n % pxl_dtype_block(t) || pxl_dtype_row_bytes(t, n) != src_bytes)
+        return PXL_ERR_INVALID_ARG;
+    if (t == PXL_Q4_K) pxl_q4k_dequantize(src, dst, n);
+    else if (t == PXL_Q6_K) pxl_q6k_dequantize(src, dst, n);
+    else dequantize_32(t, src, dst, n);
     return PXL_OK;
 }
 

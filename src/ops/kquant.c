@@ -1,0 +1,157 @@
+/*
+ * The GGUF K-quant block formats Q4_K and Q6_K (256 elements per block):
+ * exact decoders in llama.cpp's arithmetic order, and simple encoders. The
+ * layouts are described at PXL_Q4_K and PXL_Q6_K in include/pxl/ops.h; the
+ * GPU decodes the same bytes in wgsl/kquant.wgsl.
+ *
+ * Encoders (no search, unlike llama.cpp's): Q4_K takes each 32-element
+ * sub-block's range [min(x, 0), max(x)], the super-block scales d and dmin
+ * as the largest sub-block scale and offset over 63, the 6-bit sub-block
+ * scale rounded up (so the range fits 15 steps) and its offset rounded to
+ * nearest; Q6_K takes each 16-element sub-block's largest magnitude over 31,
+ * d as the largest of those over 127 and int8 sub-block scales rounded to
+ * nearest.
+ */
+#include "ops_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+static float f16_at(const uint8_t *p) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return pxl_f16_to_f32(h);
+}
+
+static void f16_put(uint8_t *p, float f) {
+    uint16_t h = pxl_f32_to_f16(f);
+    memcpy(p, &h, 2);
+}
+
+static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* ---- Q4_K ---------------------------------------------------------------------------- */
+
+/* The 6-bit scale and min of sub-block j from the 12 packed bytes. */
+static void q4k_scale_min(const uint8_t *q, int j, int *sc, int *m) {
+    if (j < 4) {
+        *sc = q[j] & 63;
+        *m = q[j + 4] & 63;
+    } else {
+        *sc = (q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4);
+        *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+}
+
+void pxl_q4k_dequantize(const uint8_t *p, float *y, int64_t n) {
+    for (int64_t b = 0; b < n / PXL_QK_K; b++, p += 144) {
+        float d = f16_at(p), dmin = f16_at(p + 2);
+        const uint8_t *q = p + 16;
+        for (int pair = 0; pair < 4; pair++, q += 32) {
+            int sc, m;
+            q4k_scale_min(p + 4, 2 * pair, &sc, &m);
+            float d1 = d * (float)sc, m1 = dmin * (float)m;
+            q4k_scale_min(p + 4, 2 * pair + 1, &sc, &m);
+            float d2 = d * (float)sc, m2 = dmin * (float)m;
+            for (int l = 0; l < 32; l++) *y++ = d1 * (float)(q[l] & 0x0f) - m1;
+            for (int l = 0; l < 32; l++) *y++ = d2 * (float)(q[l] >> 4) - m2;
+        }
+    }
+}
+
+void pxl_q4k_quantize(const float *x, int64_t n, uint8_t *o) {
+    for (int64_t b = 0; b < n / PXL_QK_K; b++, x += PXL_QK_K, o += 144) {
+        float scale[8], offs[8], smax = 0, omax = 0;
+        for (int j = 0; j < 8; j++) {
+            float lo = 0, hi = 0;
+            for (int l = 0; l < 32; l++) {
+                float v = x[32 * j + l];
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+            }
+            scale[j] = (hi - lo) / 15.0f;
+            offs[j] = -lo;
+            smax = scale[j] > smax ? scale[j] : smax;
+            omax = offs[j] > omax ? offs[j] : omax;
+        }
+        memset(o, 0, 144);
+        f16_put(o, smax / 63.0f);
+        f16_put(o + 2, omax / 63.0f);
+        float d = f16_at(o), dmin = f16_at(o + 2);
+        int sc[8], m[8];
+        for (int j = 0; j < 8; j++) {
+            sc[j] = d > 0 ? clampi((int)ceilf(scale[j] / d), 0, 63) : 0;
+            m[j] = dmin > 0 ? clampi((int)lrintf(offs[j] / dmin), 0, 63) : 0;
+        }
+        uint8_t *s = o + 4;
+        for (int j = 0; j < 4; j++) {
+            s[j] = (uint8_t)(sc[j] | ((sc[j + 4] >> 4) << 6));
+            s[j + 4] = (uint8_t)(m[j] | ((m[j + 4] >> 4) << 6));
+            s[j + 8] = (uint8_t)((sc[j + 4] & 0x0f) | ((m[j + 4] & 0x0f) << 4));
+        }
+        for (int j = 0; j < 8; j++) {
+            float d1 = d * (float)sc[j], m1 = dmin * (float)m[j];
+            float id = d1 > 0 ? 1.0f / d1 : 0.0f;
+            uint8_t *q = o + 16 + 32 * (j / 2);
+            for (int l = 0; l < 32; l++) {
+                int v = clampi((int)lrintf((x[32 * j + l] + m1) * id), 0, 15);
+                q[l] |= (uint8_t)(j % 2 ? v << 4 : v);
+            }
+        }
+    }
+}
+
+/* ---- Q6_K ---------------------------------------------------------------------------- */
+
+void pxl_q6k_dequantize(const uint8_t *p, float *y, int64_t n) {
+    for (int64_t b = 0; b < n / PXL_QK_K; b++, p += 210) {
+        float d = f16_at(p + 208);
+        const uint8_t *ql = p, *qh = p + 128;
+        const int8_t *sc = (const int8_t *)(p + 192);
+        for (int half = 0; half < 2; half++, y += 128, ql += 64, qh += 32, sc += 8) {
+            for (int l = 0; l < 32; l++) {
+                int is = l / 16;
+                int q1 = ((ql[l] & 0x0f) | ((qh[l] & 3) << 4)) - 32;
+                int q2 = ((ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4)) - 32;
+                int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+                int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+                y[l] = d * (float)sc[is] * (float)q1;
+                y[l + 32] = d * (float)sc[is + 2] * (float)q2;
+                y[l + 64] = d * (float)sc[is + 4] * (float)q3;
+                y[l + 96] = d * (float)sc[is + 6] * (float)q4;
+            }
+        }
+    }
+}
+
+void pxl_q6k_quantize(const float *x, int64_t n, uint8_t *o) {
+    for (int64_t b = 0; b < n / PXL_QK_K; b++, x += PXL_QK_K, o += 210) {
+        float scale[16], smax = 0;
+        for (int j = 0; j < 16; j++) {
+            float amax = 0;
+            for (int l = 0; l < 16; l++) amax = fmaxf(amax, fabsf(x[16 * j + l]));
+            scale[j] = amax / 31.0f;
+            smax = fmaxf(smax, scale[j]);
+        }
+        memset(o, 0, 210);
+        f16_put(o + 208, smax / 127.0f);
+        float d = f16_at(o + 208);
+        int8_t *sc = (int8_t *)(o + 192);
+        uint8_t L[PXL_QK_K];
+        for (int j = 0; j < 16; j++) {
+            sc[j] = (int8_t)(d > 0 ? clampi((int)lrintf(scale[j] / d), -127, 127) : 0);
+            float e = d * (float)sc[j], id = e != 0 ? 1.0f / e : 0.0f;
+            for (int l = 0; l < 16; l++) L[16 * j + l] = (uint8_t)(clampi((int)lrintf(x[16 * j + l] * id), -32, 31) + 32);
+        }
+        uint8_t *ql = o, *qh = o + 128;
+        for (int half = 0; half < 2; half++, ql += 64, qh += 32) {
+            const uint8_t *Lh = L + 128 * half;
+            for (int l = 0; l < 32; l++) {
+                ql[l] = (uint8_t)((Lh[l] & 0x0f) | ((Lh[l + 64] & 0x0f) << 4));
+                ql[l + 32] = (uint8_t)((Lh[l + 32] & 0x0f) | ((Lh[l + 96] & 0x0f) << 4));
+                qh[l] = (uint8_t)((Lh[l] >> 4) | ((Lh[l + 32] >> 4) << 2) | ((Lh[l + 64] >> 4) << 4) |
+                                  ((Lh[l + 96] >> 4) << 6));
+            }
+        }
+    }
+}

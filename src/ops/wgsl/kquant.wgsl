@@ -1,0 +1,260 @@
+// The GGUF K-quants, Q4_K (override KQ6 = false) and Q6_K (KQ6 = true):
+// matrix products C = alpha * A . B^T + beta * C (beta = 0: C not read) with
+// B [N, K] in 256-element blocks (host side: src/ops/matmul_quant.c), and an
+// embedding lookup from such a table (src/ops/embedding.c). Layouts: see
+// PXL_Q4_K and PXL_Q6_K in include/pxl/ops.h.
+//
+// The unit of work is a sub-block of 32 elements, 32s .. 32s+31 of a block
+// (s = 0..7), decoded eight elements at a time by dec8:
+//   Q4_K: sub-block s is the low (s even) or high (s odd) nibbles of bytes
+//         32 * (s / 2) .. +31 of the quants; one 6-bit scale and min each.
+//   Q6_K: sub-block s = 4h + g is, for l = 0..31, element 128h + 32g + l: the
+//         low (g < 2) or high nibble of ql[64h + 32(g % 2) + l] and bits
+//         2g, 2g+1 of qh[32h + l]; two int8 scales (l < 16, l >= 16).
+// Q4_K blocks are 144 bytes (word-aligned); Q6_K blocks 210 (even offsets),
+// so their words are re-assembled from two neighbours (word_at). Values are
+// formed in the CPU decoder's order: (d * scale) * q, minus dmin * min for
+// Q4_K.
+//
+// kmv (M <= 8): a row group of TPR invocations per column n of C; invocation
+// t walks sub-blocks t, t + TPR, ... of B's row n, for all NCOL rows of A at
+// once; the group's partial sums are reduced in workgroup memory.
+// kmm (M > 8): 64 x 64 output tiles, 256 invocations each computing 4 x 4; K
+// advances one sub-block (32) at a time through workgroup memory.
+// kemb: out[i, 8e .. 8e+7] = table[ids[i], 8e .. 8e+7], one invocation each.
+
+override KQ6: bool = false;
+
+struct Params {
+    M: u32, N: u32, K: u32, nb: u32,                          // nb = K / 256
+    row_bytes: u32, stride_a: u32, stride_b: u32, stride_c: u32, // A, C in floats; B in bytes
+    alpha: f32, beta: f32, _pad0: u32, _pad1: u32,
+}
+
+@group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> B: array<u32>;
+@group(0) @binding(2) var<storage, read_write> C: array<f32>;
+@group(0) @binding(3) var<uniform> p: Params;
+
+fn block_bytes() -> u32 { return select(144u, 210u, KQ6); }
+
+// The word at even byte offset o of B (o % 4 == 2: from two words).
+fn word_at(o: u32) -> u32 {
+    let i = o >> 2u;
+    if ((o & 2u) == 0u) { return B[i]; }
+    return (B[i] >> 16u) | (B[i + 1u] << 16u);
+}
+fn byte_at(o: u32) -> u32 { return (B[o >> 2u] >> ((o & 3u) * 8u)) & 255u; }
+fn half_at(o: u32) -> f32 {   // o even
+    let h = unpack2x16float(B[o >> 2u]);
+    return select(h.x, h.y, (o & 2u) != 0u);
+}
+
+// The four bytes of w as floats, minus bias, without int-to-float
+// conversions: for 0 <= n < 2^23 the float with bits 0x4B000000 | n is 2^23 + n.
+fn bytes4(w: u32, bias: f32) -> vec4<f32> {
+    let b = (vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(255u);
+    return bitcast<vec4<f32>>(b | vec4<u32>(0x4B000000u)) - (8388608.0 + bias);
+}
+
+struct Eight {
+    lo: vec4<f32>,   // elements 8c .. 8c+3 of the sub-block
+    hi: vec4<f32>,   // 8c+4 .. 8c+7
+}
+
+// Q4_K: sub-block s's 6-bit scale (x) and min (y) from the 12 scale bytes.
+fn q4k_scale_min(w0: u32, s: u32) -> vec2<u32> {
+    let s0 = B[w0 + 1u];
+    let s1 = B[w0 + 2u];
+    let s2 = B[w0 + 3u];
+    if (s < 4u) {
+        let sh = 8u * s;
+        return vec2<u32>((s0 >> sh) & 63u, (s1 >> sh) & 63u);
+    }
+    let sh = 8u * (s - 4u);
+    let b8 = (s2 >> sh) & 255u;
+    return vec2<u32>((b8 & 15u) | ((((s0 >> sh) >> 6u) & 3u) << 4u),
+                     (b8 >> 4u) | ((((s1 >> sh) >> 6u) & 3u) << 4u));
+}
+
+// Elements 8c .. 8c+7 of sub-block s of the block at byte `base` of B.
+fn dec8(base: u32, s: u32, c: u32) -> Eight {
+    var r: Eight;
+    if (KQ6) {
+        let h = s >> 2u;
+        let g = s & 3u;
+        let lo = base + 64u * h + 32u * (g & 1u) + 8u * c;
+        let ho = base + 128u + 32u * h + 8u * c;
+        let nsh = 4u * (g >> 1u);
+        let hsh = 2u * g;
+        let v0 = ((word_at(lo) >> nsh) & 0x0f0f0f0fu) | (((word_at(ho) >> hsh) & 0x03030303u) << 4u);
+        let v1 = ((word_at(lo + 4u) >> nsh) & 0x0f0f0f0fu) | (((word_at(ho + 4u) >> hsh) & 0x03030303u) << 4u);
+        let scb = byte_at(base + 192u + 8u * h + 2u * g + (c >> 1u));
+        let a = half_at(base + 208u) * f32(bitcast<i32>(scb << 24u) >> 24u);
+        r.lo = a * bytes4(v0, 32.0);
+        r.hi = a * bytes4(v1, 32.0);
+    } else {
+        let w0 = base >> 2u;
+        let dm = unpack2x16float(B[w0]);
+        let sm = q4k_scale_min(w0, s);
+        let a = dm.x * f32(sm.x);
+        let b = dm.y * f32(sm.y);
+        let qw = w0 + 4u + 8u * (s >> 1u) + 2u * c;
+        let sh = 4u * (s & 1u);
+        r.lo = a * bytes4((B[qw] >> sh) & 0x0f0f0f0fu, 0.0) - b;
+        r.hi = a * bytes4((B[qw + 1u] >> sh) & 0x0f0f0f0fu, 0.0) - b;
+    }
+    return r;
+}
+
+fn store_c(idx: u32, v: f32) {
+    var out = p.alpha * v;
+    if (p.beta != 0.0) { out = out + p.beta * C[idx]; }
+    C[idx] = out;
+}
+
+// ---- kmv ------------------------------------------------------------------------
+
+override WG: u32 = 256u;    // invocations per workgroup (power of two)
+override TPR: u32 = 32u;    // invocations per row group (power of two, <= WG)
+override NCOL: u32 = 1u;    // rows of A (1 .. 8)
+
+var<workgroup> red: array<f32, 2048>;   // WG * NCOL partial sums
+
+@compute @workgroup_size(WG)
+fn kmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+       @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = lid.x % TPR;
+    let n = (wid.y * nwg.x + wid.x) * (WG / TPR) + lid.x / TPR;
+    let row = wid.z * p.stride_b + min(n, p.N - 1u) * p.row_bytes;
+    let abase = wid.z * p.stride_a;
+    let bb = block_bytes();
+    var acc: array<f32, 8>;
+    for (var i = 0u; i < 8u; i = i + 1u) { acc[i] = 0.0; }
+    let nsub = p.nb * 8u;
+    for (var sb = t; sb < nsub; sb = sb + TPR) {
+        let blk = sb >> 3u;
+        let s = sb & 7u;
+        let base = row + blk * bb;
+        let k0 = blk * 256u + 32u * s;
+        for (var c = 0u; c < 4u; c = c + 1u) {
+            let v = dec8(base, s, c);
+            for (var col = 0u; col < NCOL; col = col + 1u) {
+                let ai = (abase + col * p.K + k0 + 8u * c) >> 2u;
+                acc[col] = acc[col] + dot(v.lo, A[ai]) + dot(v.hi, A[ai + 1u]);
+            }
+        }
+    }
+    for (var col = 0u; col < NCOL; col = col + 1u) { red[col * WG + lid.x] = acc[col]; }
+    workgroupBarrier();
+    for (var h = TPR / 2u; h > 0u; h = h >> 1u) {
+        if (t < h) {
+            for (var col = 0u; col < NCOL; col = col + 1u) {
+                red[col * WG + lid.x] = red[col * WG + lid.x] + red[col * WG + lid.x + h];
+            }
+        }
+        workgroupBarrier();
+    }
+    if (t == 0u && n < p.N) {
+        for (var col = 0u; col < NCOL; col = col + 1u) {
+            store_c(wid.z * p.stride_c + col * p.N + n, red[col * WG + lid.x]);
+        }
+    }
+}
+
+// ---- kmm ------------------------------------------------------------------------
+
+var<workgroup> As: array<vec4<f32>, 512>;   // [k][m / 4], k < 32
+var<workgroup> Bs: array<vec4<f32>, 512>;   // [k][n / 4]
+
+@compute @workgroup_size(16, 16)
+fn kmm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let tx = lid.x;
+    let ty = lid.y;
+    let tid = ty * 16u + tx;
+    let m0 = wid.y * 64u;
+    let n0 = wid.x * 64u;
+    // loaders: row tid % 64 of the tile, elements 8 * (tid / 64) .. +8 of the sub-block
+    let lr = tid % 64u;
+    let lc = tid / 64u;
+    let am = m0 + lr;
+    let a_ok = am < p.M;
+    let a_row = (wid.z * p.stride_a + min(am, p.M - 1u) * p.K) / 4u;   // vec4 index
+    let bn = n0 + lr;
+    let b_ok = bn < p.N;
+    let b_row = wid.z * p.stride_b + min(bn, p.N - 1u) * p.row_bytes;
+    let bb = block_bytes();
+    let sv = lr / 4u;
+    let sc = lr % 4u;
+
+    var acc: array<vec4<f32>, 4>;
+    let nsub = p.nb * 8u;
+    for (var sb = 0u; sb < nsub; sb = sb + 1u) {
+        let blk = sb >> 3u;
+        let s = sb & 7u;
+        let kv = (blk * 256u + 32u * s + 8u * lc) / 4u;
+        let av0 = select(vec4<f32>(0.0), A[a_row + kv], a_ok);
+        let av1 = select(vec4<f32>(0.0), A[a_row + kv + 1u], a_ok);
+        let v = dec8(b_row + blk * bb, s, lc);
+        let bv0 = select(vec4<f32>(0.0), v.lo, b_ok);
+        let bv1 = select(vec4<f32>(0.0), v.hi, b_ok);
+        for (var e = 0u; e < 4u; e = e + 1u) {
+            As[(8u * lc + e) * 16u + sv][sc] = av0[e];
+            As[(8u * lc + 4u + e) * 16u + sv][sc] = av1[e];
+            Bs[(8u * lc + e) * 16u + sv][sc] = bv0[e];
+            Bs[(8u * lc + 4u + e) * 16u + sv][sc] = bv1[e];
+        }
+        workgroupBarrier();
+        for (var k = 0u; k < 32u; k = k + 1u) {
+            let a = As[k * 16u + ty];
+            let b = Bs[k * 16u + tx];
+            acc[0] = fma(vec4<f32>(a.x), b, acc[0]);
+            acc[1] = fma(vec4<f32>(a.y), b, acc[1]);
+            acc[2] = fma(vec4<f32>(a.z), b, acc[2]);
+            acc[3] = fma(vec4<f32>(a.w), b, acc[3]);
+        }
+        workgroupBarrier();
+    }
+    let base_c = wid.z * p.stride_c;
+    for (var i = 0u; i < 4u; i = i + 1u) {
+        let m = m0 + ty * 4u + i;
+        if (m < p.M) {
+            for (var j = 0u; j < 4u; j = j + 1u) {
+                let n = n0 + tx * 4u + j;
+                if (n < p.N) { store_c(base_c + m * p.N + n, acc[i][j]); }
+            }
+        }
+    }
+}
+
+// ---- kemb -----------------------------------------------------------------------
+// Bindings: ids at 0, the table at 1 (B), out at 2 (C). Params: M = number of
+// ids, N = rows of the table (V), K = D, row_bytes. An id outside [0, V) gives NaN.
+
+@group(0) @binding(0) var<storage, read> ids: array<i32>;
+
+@compute @workgroup_size(WG)
+fn kemb(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let e = (wid.y * nwg.x + wid.x) * WG + lid.x;   // a group of 8 outputs
+    let per_row = p.K / 8u;
+    if (e >= p.M * per_row) { return; }
+    let i = e / per_row;
+    let j = (e % per_row) * 8u;                     // first element
+    let o = i * p.K + j;
+    let id = ids[i];
+    if (id < 0 || u32(id) >= p.N) {
+        // a quiet NaN, built from a runtime value (a constant NaN is a WGSL error)
+        let nan = bitcast<f32>(0x7fc00000u | (p.N & 0u));
+        for (var c = 0u; c < 8u; c = c + 1u) { C[o + c] = nan; }
+        return;
+    }
+    let blk = j / 256u;
+    let s = (j % 256u) / 32u;
+    let c = (j % 32u) / 8u;
+    let v = dec8(u32(id) * p.row_bytes + blk * block_bytes(), s, c);
+    for (var q = 0u; q < 4u; q = q + 1u) {
+        C[o + q] = v.lo[q];
+        C[o + 4u + q] = v.hi[q];
+    }
+}
