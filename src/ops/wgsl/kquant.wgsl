@@ -77,8 +77,25 @@ fn q4k_scale_min(w0: u32, s: u32) -> vec2<u32> {
                      (b8 >> 4u) | ((((s1 >> sh) >> 6u) & 3u) << 4u));
 }
 
-// Elements 8c .. 8c+7 of sub-block s of the block at byte `base` of B.
-fn dec8(base: u32, s: u32, c: u32) -> Eight {
+// The scales of sub-block s of the block at byte `base`: Q4_K: x = d * sc,
+// y = dmin * m (one pair for all 32 elements); Q6_K: x = d * scale for
+// elements 0..15, y for 16..31.
+fn sub_scales(base: u32, s: u32) -> vec2<f32> {
+    if (KQ6) {
+        let i = base + 192u + 8u * (s >> 2u) + 2u * (s & 3u);   // even: both scale bytes in one word
+        let w = B[i >> 2u] >> (8u * (i & 3u));
+        let d = half_at(base + 208u);
+        return vec2<f32>(d * f32(bitcast<i32>(w << 24u) >> 24u), d * f32(bitcast<i32>((w >> 8u) << 24u) >> 24u));
+    }
+    let w0 = base >> 2u;
+    let dm = unpack2x16float(B[w0]);
+    let sm = q4k_scale_min(w0, s);
+    return vec2<f32>(dm.x * f32(sm.x), dm.y * f32(sm.y));
+}
+
+// Elements 8c .. 8c+7 of sub-block s of the block at byte `base` of B, with
+// the sub-block's scales sc (sub_scales).
+fn dec8s(base: u32, s: u32, c: u32, sc: vec2<f32>) -> Eight {
     var r: Eight;
     if (KQ6) {
         let h = s >> 2u;
@@ -89,22 +106,21 @@ fn dec8(base: u32, s: u32, c: u32) -> Eight {
         let hsh = 2u * g;
         let v0 = ((word_at(lo) >> nsh) & 0x0f0f0f0fu) | (((word_at(ho) >> hsh) & 0x03030303u) << 4u);
         let v1 = ((word_at(lo + 4u) >> nsh) & 0x0f0f0f0fu) | (((word_at(ho + 4u) >> hsh) & 0x03030303u) << 4u);
-        let scb = byte_at(base + 192u + 8u * h + 2u * g + (c >> 1u));
-        let a = half_at(base + 208u) * f32(bitcast<i32>(scb << 24u) >> 24u);
+        let a = select(sc.x, sc.y, c >= 2u);
         r.lo = a * bytes4(v0, 32.0);
         r.hi = a * bytes4(v1, 32.0);
     } else {
-        let w0 = base >> 2u;
-        let dm = unpack2x16float(B[w0]);
-        let sm = q4k_scale_min(w0, s);
-        let a = dm.x * f32(sm.x);
-        let b = dm.y * f32(sm.y);
-        let qw = w0 + 4u + 8u * (s >> 1u) + 2u * c;
+        let qw = (base >> 2u) + 4u + 8u * (s >> 1u) + 2u * c;
         let sh = 4u * (s & 1u);
-        r.lo = a * bytes4((B[qw] >> sh) & 0x0f0f0f0fu, 0.0) - b;
-        r.hi = a * bytes4((B[qw + 1u] >> sh) & 0x0f0f0f0fu, 0.0) - b;
+        r.lo = sc.x * bytes4((B[qw] >> sh) & 0x0f0f0f0fu, 0.0) - sc.y;
+        r.hi = sc.x * bytes4((B[qw + 1u] >> sh) & 0x0f0f0f0fu, 0.0) - sc.y;
     }
     return r;
+}
+
+// Elements 8c .. 8c+7 of sub-block s of the block at byte `base` of B.
+fn dec8(base: u32, s: u32, c: u32) -> Eight {
+    return dec8s(base, s, c, sub_scales(base, s));
 }
 
 fn store_c(idx: u32, v: f32) {
@@ -137,8 +153,9 @@ fn kmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
         let s = sb & 7u;
         let base = row + blk * bb;
         let k0 = blk * 256u + 32u * s;
+        let sc = sub_scales(base, s);
         for (var c = 0u; c < 4u; c = c + 1u) {
-            let v = dec8(base, s, c);
+            let v = dec8s(base, s, c, sc);
             for (var col = 0u; col < NCOL; col = col + 1u) {
                 let ai = (abase + col * p.K + k0 + 8u * c) >> 2u;
                 acc[col] = acc[col] + dot(v.lo, A[ai]) + dot(v.hi, A[ai + 1u]);
