@@ -17,8 +17,10 @@
 // Q4_K.
 //
 // kmv (M <= 8): a row group of TPR invocations per column n of C; invocation
-// t walks sub-blocks t, t + TPR, ... of B's row n, for all NCOL rows of A at
-// once; the group's partial sums are reduced in workgroup memory.
+// t walks units t, t + TPR, ... of B's row n, a unit being the sub-blocks
+// that share quant bytes (Q4_K: a pair, 64 elements; Q6_K: a half block,
+// 128), for all NCOL rows of A at once; the group's partial sums are reduced
+// in workgroup memory.
 // kmm (M > 8): 64 x 64 output tiles, 256 invocations each computing 4 x 4; K
 // advances one sub-block (32) at a time through workgroup memory.
 // kemb: out[i, 8e .. 8e+7] = table[ids[i], 8e .. 8e+7], one invocation each.
@@ -147,18 +149,61 @@ fn kmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
     let bb = block_bytes();
     var acc: array<f32, 8>;
     for (var i = 0u; i < 8u; i = i + 1u) { acc[i] = 0.0; }
-    let nsub = p.nb * 8u;
-    for (var sb = t; sb < nsub; sb = sb + TPR) {
-        let blk = sb >> 3u;
-        let s = sb & 7u;
-        let base = row + blk * bb;
-        let k0 = blk * 256u + 32u * s;
-        let sc = sub_scales(base, s);
-        for (var c = 0u; c < 4u; c = c + 1u) {
-            let v = dec8s(base, s, c, sc);
-            for (var col = 0u; col < NCOL; col = col + 1u) {
-                let ai = (abase + col * p.K + k0 + 8u * c) >> 2u;
-                acc[col] = acc[col] + dot(v.lo, A[ai]) + dot(v.hi, A[ai + 1u]);
+    if (!KQ6) {
+        // Q4_K: an invocation takes both sub-blocks of a quant byte run (2p and
+        // 2p + 1: low and high nibbles of the same 32 bytes), so each word is read once
+        let npairs = p.nb * 4u;
+        for (var up = t; up < npairs; up = up + TPR) {
+            let blk = up >> 2u;
+            let pr = up & 3u;
+            let w0 = (row + blk * 144u) >> 2u;
+            let sc0 = sub_scales(w0 * 4u, 2u * pr);
+            let sc1 = sub_scales(w0 * 4u, 2u * pr + 1u);
+            let qw = w0 + 4u + 8u * pr;
+            let k0 = blk * 256u + 64u * pr;
+            for (var i = 0u; i < 8u; i = i + 1u) {
+                let w = B[qw + i];
+                let lo = sc0.x * bytes4(w & 0x0f0f0f0fu, 0.0) - sc0.y;
+                let hi = sc1.x * bytes4((w >> 4u) & 0x0f0f0f0fu, 0.0) - sc1.y;
+                for (var col = 0u; col < NCOL; col = col + 1u) {
+                    let ai = (abase + col * p.K + k0 + 4u * i) >> 2u;
+                    acc[col] = acc[col] + dot(lo, A[ai]) + dot(hi, A[ai + 8u]);
+                }
+            }
+        }
+    }
+    if (KQ6) {
+        // Q6_K: an invocation takes a half block (128 elements, sub-blocks 4h ..
+        // 4h + 3), which share their quant bytes: ql[l] holds groups 0 and 2,
+        // ql[l + 32] groups 1 and 3, qh[l] the high bits of all four
+        let nhalf = p.nb * 2u;
+        for (var uh = t; uh < nhalf; uh = uh + TPR) {
+            let blk = uh >> 1u;
+            let h = uh & 1u;
+            let base = row + blk * bb;
+            let d = half_at(base + 208u);
+            let s0 = word_at(base + 192u + 8u * h);       // scales 8h .. 8h + 3
+            let s1 = word_at(base + 196u + 8u * h);       // 8h + 4 .. 8h + 7
+            let k0 = blk * 256u + 128u * h;
+            for (var i = 0u; i < 8u; i = i + 1u) {
+                let l = 4u * i;
+                let qa = word_at(base + 64u * h + l);
+                let qb = word_at(base + 64u * h + 32u + l);
+                let qh = word_at(base + 128u + 32u * h + l);
+                let sh = 8u * (i >> 2u);                     // scale index l / 16 within each pair
+                let a0 = d * f32(bitcast<i32>((s0 >> sh) << 24u) >> 24u);
+                let a1 = d * f32(bitcast<i32>((s0 >> (sh + 16u)) << 24u) >> 24u);
+                let a2 = d * f32(bitcast<i32>((s1 >> sh) << 24u) >> 24u);
+                let a3 = d * f32(bitcast<i32>((s1 >> (sh + 16u)) << 24u) >> 24u);
+                let v0 = a0 * bytes4((qa & 0x0f0f0f0fu) | ((qh & 0x03030303u) << 4u), 32.0);
+                let v1 = a1 * bytes4((qb & 0x0f0f0f0fu) | (((qh >> 2u) & 0x03030303u) << 4u), 32.0);
+                let v2 = a2 * bytes4(((qa >> 4u) & 0x0f0f0f0fu) | (((qh >> 4u) & 0x03030303u) << 4u), 32.0);
+                let v3 = a3 * bytes4(((qb >> 4u) & 0x0f0f0f0fu) | (((qh >> 6u) & 0x03030303u) << 4u), 32.0);
+                for (var col = 0u; col < NCOL; col = col + 1u) {
+                    let ai = (abase + col * p.K + k0 + l) >> 2u;
+                    acc[col] = acc[col] + dot(v0, A[ai]) + dot(v1, A[ai + 8u]) + dot(v2, A[ai + 16u]) +
+                               dot(v3, A[ai + 24u]);
+                }
             }
         }
     }
