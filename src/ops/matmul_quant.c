@@ -265,9 +265,11 @@ static int xs_shape(const pxl_gpu_info *gi, int64_t nb, xs_launch *l) {
 
 /* The K-quants (wgsl/kquant.wgsl): kmv for M <= 8, a row group of KMV_TPR
  * invocations per output column and KMV_WG / KMV_TPR columns per workgroup;
- * kmm (64 x 64 tiles) above. */
+ * kmm (64 x 64 tiles) above. KMV_TPR from an H100 sweep of 2 to 32 on a
+ * 4096 x 14336 matvec (4 was best for both formats: Q4_K 52 us against 70 at
+ * 32, Q6_K 60 against 79); PXL_KMV_TPR overrides it, for tuning only. */
 #define KMV_WG 256u
-#define KMV_TPR 32u
+#define KMV_TPR 4u
 
 static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3], const q_shape *s,
                         const qmm_params *p) {
@@ -276,7 +278,11 @@ static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
     if (s->M <= QMV_MAX_NCOL) {
         uint32_t wg = KMV_WG;
         while (wg > gi->max_invocations_per_workgroup) wg /= 2;
-        uint32_t tpr = KMV_TPR < wg ? KMV_TPR : wg;
+        uint32_t tpr = KMV_TPR;
+        const char *tune = getenv("PXL_KMV_TPR"); /* tuning benchmarks only */
+        unsigned tv;
+        if (tune && sscanf(tune, "%u", &tv) == 1 && pow2(tv) && tv >= 1 && tv <= 256) tpr = tv;
+        if (tpr > wg) tpr = wg;
         uint64_t per_wg = wg / tpr;
         uint64_t groups = ((uint64_t)s->N + per_wg - 1) / per_wg;
         uint64_t gx = groups < maxd ? groups : maxd, gy = (groups + gx - 1) / gx;

@@ -40,11 +40,15 @@ struct Params {
 
 fn block_bytes() -> u32 { return select(144u, 210u, KQ6); }
 
-// The word at even byte offset o of B (o % 4 == 2: from two words).
+// The word at even byte offset o of B (o % 4 == 2: from two words). Both
+// words are always read and one is selected, so that invocations whose blocks
+// differ in alignment do not diverge (a read past the end is clamped by
+// WebGPU's bounds checks and never selected).
 fn word_at(o: u32) -> u32 {
     let i = o >> 2u;
-    if ((o & 2u) == 0u) { return B[i]; }
-    return (B[i] >> 16u) | (B[i + 1u] << 16u);
+    let lo = B[i];
+    let hi = B[i + 1u];
+    return select(lo, (lo >> 16u) | (hi << 16u), (o & 2u) != 0u);
 }
 fn byte_at(o: u32) -> u32 { return (B[o >> 2u] >> ((o & 3u) * 8u)) & 255u; }
 fn half_at(o: u32) -> f32 {   // o even
@@ -69,14 +73,14 @@ fn q4k_scale_min(w0: u32, s: u32) -> vec2<u32> {
     let s0 = B[w0 + 1u];
     let s1 = B[w0 + 2u];
     let s2 = B[w0 + 3u];
-    if (s < 4u) {
-        let sh = 8u * s;
-        return vec2<u32>((s0 >> sh) & 63u, (s1 >> sh) & 63u);
-    }
-    let sh = 8u * (s - 4u);
+    // both cases computed and one selected: no divergence between sub-blocks
+    let sh = 8u * (s & 3u);
+    let b0 = (s0 >> sh) & 255u;
+    let b1 = (s1 >> sh) & 255u;
     let b8 = (s2 >> sh) & 255u;
-    return vec2<u32>((b8 & 15u) | ((((s0 >> sh) >> 6u) & 3u) << 4u),
-                     (b8 >> 4u) | ((((s1 >> sh) >> 6u) & 3u) << 4u));
+    let low = vec2<u32>(b0 & 63u, b1 & 63u);
+    let high = vec2<u32>((b8 & 15u) | ((b0 >> 6u) << 4u), (b8 >> 4u) | ((b1 >> 6u) << 4u));
+    return select(low, high, s >= 4u);
 }
 
 // The scales of sub-block s of the block at byte `base`: Q4_K: x = d * sc,
