@@ -1,18 +1,24 @@
 /*
- * GGUF Q8_0/Q4_0: the reference codecs on golden blocks, quantized matrix
- * products (pxl_matmul with a quantized B, trans_b) and embedding lookups:
- * GPU against the CPU path, and the CPU path against a double-precision
- * reference built on pxl_dequantize.
+ * GGUF Q8_0/Q4_0 and the K-quants Q4_K/Q6_K: the reference codecs on golden
+ * blocks (bytes written by hand, values worked by hand from the layouts),
+ * quantize/dequantize error bounds, quantized matrix products (pxl_matmul
+ * with a quantized B, trans_b) and embedding lookups: GPU against the CPU
+ * path, and the CPU path against a double-precision reference built on
+ * pxl_dequantize.
  *
  * Tolerance for matrix products (a normalized error, as in test_ops_matmul):
  * for each output,
  *   |got - want| <= 8 * (sqrt(K) + 4) * 2^-23 * (|alpha| * sum_k |a_mk w_nk| + |beta c_mn|),
- * w the dequantized weights. Every d * q is exact in f32 (11 + 8 bits), so the
- * two sides differ only in the order and grouping of K f32 additions (the GPU
- * applies d once per block, the CPU per block in f32 and across blocks in
- * double): typical error sqrt(K) * 2^-24 of that scale, worst K * 2^-24; an
- * indexing or decoding error is of the order of the scale itself.
- * Embedding lookups are exact (bitwise equal) on both sides.
+ * w the dequantized weights. For Q8_0/Q4_0 every d * q is exact in f32
+ * (11 + 8 bits), so the two sides differ only in the order and grouping of K
+ * f32 additions (the GPU applies d once per block, the CPU per block in f32
+ * and across blocks in double): typical error sqrt(K) * 2^-24 of that scale,
+ * worst K * 2^-24. The K-quants' weights are formed as on the CPU (one or two
+ * roundings each, within the same bound). An indexing or decoding error is of
+ * the order of the scale itself.
+ * Embedding lookups are exact (bitwise equal) on both sides, except Q4_K's
+ * (d * sc) * q - dmin * m, which a GPU may fuse into one rounding: within
+ * 1e-6 there.
  */
 #include "ops_common.h"
 
