@@ -263,6 +263,31 @@ static int xs_shape(const pxl_gpu_info *gi, int64_t nb, xs_launch *l) {
     return 4 * ((uint64_t)(l->wg / l->xt) * l->rb * (l->xt + 1) + l->wg) <= gi->max_workgroup_storage_size;
 }
 
+/* A 2-D grid of workgroups that each compute per_wg of the N output columns. */
+static pxl_status rows_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape *s, uint64_t per_wg, uint32_t g[2]) {
+    uint32_t maxd = gi->max_workgroups_per_dimension;
+    uint64_t groups = ((uint64_t)s->N + per_wg - 1) / per_wg;
+    uint64_t gx = groups < maxd ? groups : maxd, gy = (groups + gx - 1) / gx;
+    if (gy > maxd) return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: N=%lld exceeds the device grid", OP, (long long)s->N);
+    g[0] = (uint32_t)gx;
+    g[1] = (uint32_t)gy;
+    return PXL_OK;
+}
+
+/* The grid of the 64 x 64-tiled kernels (qmm, kmm), which need 256 invocations. */
+static pxl_status tiles_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape *s, uint32_t g[2]) {
+    uint32_t maxd = gi->max_workgroups_per_dimension;
+    uint64_t gx = ((uint64_t)s->N + 63) / 64, gy = ((uint64_t)s->M + 63) / 64;
+    if (gx > maxd || gy > maxd)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: %lldx%lld output exceeds the device grid", OP,
+                        (long long)s->M, (long long)s->N);
+    if (gi->max_invocations_per_workgroup < 256)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: the quantized GEMM needs 256 invocations per workgroup", OP);
+    g[0] = (uint32_t)gx;
+    g[1] = (uint32_t)gy;
+    return PXL_OK;
+}
+
 /* The K-quants (wgsl/kquant.wgsl): kmv for M <= 8, a row group of KMV_TPR
  * invocations per output column and KMV_WG / KMV_TPR columns per workgroup;
  * kmm (64 x 64 tiles) above. KMV_TPR from an H100 sweep of 2 to 32 on a
@@ -273,7 +298,6 @@ static int xs_shape(const pxl_gpu_info *gi, int64_t nb, xs_launch *l) {
 
 static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3], const q_shape *s,
                         const qmm_params *p) {
-    uint32_t maxd = gi->max_workgroups_per_dimension;
     double kq6 = t[1]->dtype == PXL_Q6_K ? 1 : 0;
     if (s->M <= QMV_MAX_NCOL) {
         uint32_t wg = KMV_WG;
@@ -283,24 +307,19 @@ static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
         unsigned tv;
         if (tune && sscanf(tune, "%u", &tv) == 1 && pow2(tv) && tv >= 1 && tv <= 256) tpr = tv;
         if (tpr > wg) tpr = wg;
-        uint64_t per_wg = wg / tpr;
-        uint64_t groups = ((uint64_t)s->N + per_wg - 1) / per_wg;
-        uint64_t gx = groups < maxd ? groups : maxd, gy = (groups + gx - 1) / gx;
-        if (gy > maxd)
-            return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: N=%lld exceeds the device grid", OP, (long long)s->N);
+        uint32_t g[2] = {0, 0};
+        pxl_status st = rows_grid(ctx, gi, s, wg / tpr, g);
+        if (st != PXL_OK) return st;
         pxl_constant k[4] = {{"WG", wg}, {"TPR", tpr}, {"NCOL", (double)s->M}, {"KQ6", kq6}};
-        return pxl_op_dispatch3(ctx, "kquant.wgsl", pxl_wgsl_kquant, "kmv", k, 4, t, 3, p, sizeof *p, (uint32_t)gx,
-                                (uint32_t)gy, (uint32_t)s->batch);
+        return pxl_op_dispatch3(ctx, "kquant.wgsl", pxl_wgsl_kquant, "kmv", k, 4, t, 3, p, sizeof *p, g[0], g[1],
+                                (uint32_t)s->batch);
     }
-    uint64_t gx = ((uint64_t)s->N + 63) / 64, gy = ((uint64_t)s->M + 63) / 64;
-    if (gx > maxd || gy > maxd)
-        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: %lldx%lld output exceeds the device grid", OP,
-                        (long long)s->M, (long long)s->N);
-    if (gi->max_invocations_per_workgroup < 256)
-        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: the quantized GEMM needs 256 invocations per workgroup", OP);
+    uint32_t g[2] = {0, 0};
+    pxl_status st = tiles_grid(ctx, gi, s, g);
+    if (st != PXL_OK) return st;
     pxl_constant k[1] = {{"KQ6", kq6}};
-    return pxl_op_dispatch3(ctx, "kquant.wgsl", pxl_wgsl_kquant, "kmm", k, 1, t, 3, p, sizeof *p, (uint32_t)gx,
-                            (uint32_t)gy, (uint32_t)s->batch);
+    return pxl_op_dispatch3(ctx, "kquant.wgsl", pxl_wgsl_kquant, "kmm", k, 1, t, 3, p, sizeof *p, g[0], g[1],
+                            (uint32_t)s->batch);
 }
 
 static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c, const q_shape *s,
@@ -331,36 +350,29 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
     const char *kern = getenv("PXL_QMV_KERNEL"); /* "q": never qmv_xs (tuning only) */
     if (s->M == 1 && !(kern && !strcmp(kern, "q")) && xs_shape(gi, s->K / PXL_QK, &xl)) {
         p.rpg = xl.rb * xl.steps;
-        uint64_t per_wg = (uint64_t)(xl.wg / xl.xt) * p.rpg;
-        uint64_t groups = ((uint64_t)s->N + per_wg - 1) / per_wg;
-        uint64_t gx = groups < maxd ? groups : maxd, gy = (groups + gx - 1) / gx;
-        if (gy > maxd)
-            return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: N=%lld exceeds the device grid", OP, (long long)s->N);
+        uint32_t g[2] = {0, 0};
+        pxl_status st = rows_grid(ctx, gi, s, (uint64_t)(xl.wg / xl.xt) * p.rpg, g);
+        if (st != PXL_OK) return st;
         pxl_constant k[5] = {{"WG", xl.wg}, {"XT", xl.xt}, {"XKCH", xl.kch}, {"XRB", xl.rb}, {"Q4", q4}};
-        return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_quant, "qmv_xs", k, 5, t, 3, &p, sizeof p, (uint32_t)gx,
-                                (uint32_t)gy, (uint32_t)s->batch);
+        return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_quant, "qmv_xs", k, 5, t, 3, &p, sizeof p, g[0], g[1],
+                                (uint32_t)s->batch);
     }
     if (s->M <= QMV_MAX_NCOL) {
         qmv_launch l = qmv_shape(gi, (uint32_t)s->M);
-        uint64_t per_wg = (uint64_t)(l.wg / l.tpr) * l.rows;
-        uint64_t groups = ((uint64_t)s->N + per_wg - 1) / per_wg;
-        uint64_t gx = groups < maxd ? groups : maxd, gy = (groups + gx - 1) / gx;
-        if (gy > maxd)
-            return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: N=%lld exceeds the device grid", OP, (long long)s->N);
+        uint32_t g[2] = {0, 0};
+        pxl_status st = rows_grid(ctx, gi, s, (uint64_t)(l.wg / l.tpr) * l.rows, g);
+        if (st != PXL_OK) return st;
         pxl_constant k[6] = {{"WG", l.wg},         {"TPR", l.tpr},   {"ROWS", l.rows},
                              {"UNROLL", l.unroll}, {"NCOL", l.ncol}, {"Q4", q4}};
-        return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_quant, "qmv", k, 6, t, 3, &p, sizeof p, (uint32_t)gx,
-                                (uint32_t)gy, (uint32_t)s->batch);
+        return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_quant, "qmv", k, 6, t, 3, &p, sizeof p, g[0], g[1],
+                                (uint32_t)s->batch);
     }
-    uint64_t gx = ((uint64_t)s->N + 63) / 64, gy = ((uint64_t)s->M + 63) / 64;
-    if (gx > maxd || gy > maxd)
-        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: %lldx%lld output exceeds the device grid", OP,
-                        (long long)s->M, (long long)s->N);
-    if (gi->max_invocations_per_workgroup < 256)
-        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: the quantized GEMM needs 256 invocations per workgroup", OP);
+    uint32_t g[2] = {0, 0};
+    pxl_status st = tiles_grid(ctx, gi, s, g);
+    if (st != PXL_OK) return st;
     pxl_constant k[1] = {{"Q4", q4}};
-    return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_quant, "qmm", k, 1, t, 3, &p, sizeof p, (uint32_t)gx,
-                            (uint32_t)gy, (uint32_t)s->batch);
+    return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_quant, "qmm", k, 1, t, 3, &p, sizeof p, g[0], g[1],
+                            (uint32_t)s->batch);
 }
 
 pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
