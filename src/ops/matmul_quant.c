@@ -289,12 +289,14 @@ static pxl_status tiles_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape
 }
 
 /* The K-quants (wgsl/kquant.wgsl): kmv for M <= 8, a row group of KMV_TPR
- * invocations per output column and KMV_WG / KMV_TPR columns per workgroup;
- * kmm (64 x 64 tiles) above. KMV_TPR from an H100 sweep of 2 to 32 on a
- * 4096 x 14336 matvec (4 was best for both formats: Q4_K 52 us against 70 at
- * 32, Q6_K 60 against 79); PXL_KMV_TPR overrides it, for tuning only. */
+ * invocations per ROWS output columns (sharing the loads of A) and
+ * KMV_WG / KMV_TPR row groups per workgroup; kmm (64 x 64 tiles) above.
+ * From an H100 sweep of TPR 4..32 x ROWS 1..8 on a 4096 x 14336 matvec: Q4_K
+ * best at TPR 32, ROWS 4 (34.5 us), Q6_K at TPR 32, ROWS 2 (55.0 us); ROWS
+ * is divided by M (NCOL * ROWS <= 8). PXL_KMV_TPR and PXL_KMV_ROWS override
+ * them, for tuning only. */
 #define KMV_WG 256u
-#define KMV_TPR 4u
+#define KMV_TPR 32u
 
 static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3], const q_shape *s,
                         const qmm_params *p) {
@@ -307,11 +309,15 @@ static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
         unsigned tv;
         if (tune && sscanf(tune, "%u", &tv) == 1 && pow2(tv) && tv >= 1 && tv <= 256) tpr = tv;
         if (tpr > wg) tpr = wg;
+        uint32_t rows = (t[1]->dtype == PXL_Q4_K ? 4u : 2u) / (uint32_t)s->M;
+        tune = getenv("PXL_KMV_ROWS");
+        if (tune && sscanf(tune, "%u", &tv) == 1 && tv >= 1 && tv * (uint32_t)s->M <= 8) rows = tv;
+        if (rows < 1) rows = 1;
         uint32_t g[2] = {0, 0};
-        pxl_status st = rows_grid(ctx, gi, s, wg / tpr, g);
+        pxl_status st = rows_grid(ctx, gi, s, (uint64_t)(wg / tpr) * rows, g);
         if (st != PXL_OK) return st;
-        pxl_constant k[4] = {{"WG", wg}, {"TPR", tpr}, {"NCOL", (double)s->M}, {"KQ6", kq6}};
-        return pxl_op_dispatch3(ctx, "kquant.wgsl", pxl_wgsl_kquant, "kmv", k, 4, t, 3, p, sizeof *p, g[0], g[1],
+        pxl_constant k[5] = {{"WG", wg}, {"TPR", tpr}, {"NCOL", (double)s->M}, {"ROWS", rows}, {"KQ6", kq6}};
+        return pxl_op_dispatch3(ctx, "kquant.wgsl", pxl_wgsl_kquant, "kmv", k, 5, t, 3, p, sizeof *p, g[0], g[1],
                                 (uint32_t)s->batch);
     }
     uint32_t g[2] = {0, 0};

@@ -17,10 +17,10 @@
 // Q4_K.
 //
 // kmv (M <= 8): a row group of TPR invocations per column n of C; invocation
-// t walks units t, t + TPR, ... of B's row n, a unit being the sub-blocks
-// that share quant bytes (Q4_K: a pair, 64 elements; Q6_K: a half block,
-// 128), for all NCOL rows of A at once; the group's partial sums are reduced
-// in workgroup memory.
+// t walks units t, t + TPR, ... of ROWS rows of B at once, a unit being the
+// sub-blocks that share quant bytes (Q4_K: a pair, 64 elements; Q6_K: a half
+// block, 128), for all NCOL rows of A (each vector of A loaded once for the
+// ROWS rows); the group's partial sums are reduced in workgroup memory.
 // kmm (M > 8): 64 x 64 output tiles, 256 invocations each computing 4 x 4; K
 // advances one sub-block (32) at a time through workgroup memory.
 // kemb: out[i, 8e .. 8e+7] = table[ids[i], 8e .. 8e+7], one invocation each.
@@ -140,19 +140,21 @@ fn store_c(idx: u32, v: f32) {
 override WG: u32 = 256u;    // invocations per workgroup (power of two)
 override TPR: u32 = 32u;    // invocations per row group (power of two, <= WG)
 override NCOL: u32 = 1u;    // rows of A (1 .. 8)
+override ROWS: u32 = 1u;    // rows of B per row group, sharing the loads of A (NCOL * ROWS <= 8)
 
-var<workgroup> red: array<f32, 2048>;   // WG * NCOL partial sums
+var<workgroup> red: array<f32, 2048>;   // WG * NCOL * ROWS partial sums
 
 @compute @workgroup_size(WG)
 fn kmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
        @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = lid.x % TPR;
-    let n = (wid.y * nwg.x + wid.x) * (WG / TPR) + lid.x / TPR;
-    let row = wid.z * p.stride_b + min(n, p.N - 1u) * p.row_bytes;
+    let n0 = ((wid.y * nwg.x + wid.x) * (WG / TPR) + lid.x / TPR) * ROWS;
     let abase = wid.z * p.stride_a;
     let bb = block_bytes();
-    var acc: array<f32, 8>;
+    var acc: array<f32, 8>;   // [col * ROWS + r]
     for (var i = 0u; i < 8u; i = i + 1u) { acc[i] = 0.0; }
+    var rows: array<u32, 8>;  // byte offsets of the group's B rows (clamped to the last)
+    for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = wid.z * p.stride_b + min(n0 + r, p.N - 1u) * p.row_bytes; }
     if (!KQ6) {
         // Q4_K: an invocation takes both sub-blocks of a quant byte run (2p and
         // 2p + 1: low and high nibbles of the same 32 bytes), so each word is read once
@@ -160,18 +162,25 @@ fn kmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
         for (var up = t; up < npairs; up = up + TPR) {
             let blk = up >> 2u;
             let pr = up & 3u;
-            let w0 = (row + blk * 144u) >> 2u;
-            let sc0 = sub_scales(w0 * 4u, 2u * pr);
-            let sc1 = sub_scales(w0 * 4u, 2u * pr + 1u);
-            let qw = w0 + 4u + 8u * pr;
+            var sc0: array<vec2<f32>, 8>;
+            var sc1: array<vec2<f32>, 8>;
+            for (var r = 0u; r < ROWS; r = r + 1u) {
+                let base = rows[r] + blk * 144u;
+                sc0[r] = sub_scales(base, 2u * pr);
+                sc1[r] = sub_scales(base, 2u * pr + 1u);
+            }
             let k0 = blk * 256u + 64u * pr;
             for (var i = 0u; i < 8u; i = i + 1u) {
-                let w = B[qw + i];
-                let lo = sc0.x * bytes4(w & 0x0f0f0f0fu, 0.0) - sc0.y;
-                let hi = sc1.x * bytes4((w >> 4u) & 0x0f0f0f0fu, 0.0) - sc1.y;
                 for (var col = 0u; col < NCOL; col = col + 1u) {
                     let ai = (abase + col * p.K + k0 + 4u * i) >> 2u;
-                    acc[col] = acc[col] + dot(lo, A[ai]) + dot(hi, A[ai + 8u]);
+                    let alo = A[ai];
+                    let ahi = A[ai + 8u];
+                    for (var r = 0u; r < ROWS; r = r + 1u) {
+                        let w = B[((rows[r] + blk * 144u) >> 2u) + 4u + 8u * pr + i];
+                        let lo = sc0[r].x * bytes4(w & 0x0f0f0f0fu, 0.0) - sc0[r].y;
+                        let hi = sc1[r].x * bytes4((w >> 4u) & 0x0f0f0f0fu, 0.0) - sc1[r].y;
+                        acc[col * ROWS + r] = acc[col * ROWS + r] + dot(lo, alo) + dot(hi, ahi);
+                    }
                 }
             }
         }
@@ -184,46 +193,56 @@ fn kmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
         for (var uh = t; uh < nhalf; uh = uh + TPR) {
             let blk = uh >> 1u;
             let h = uh & 1u;
-            let base = row + blk * bb;
-            let d = half_at(base + 208u);
-            let s0 = word_at(base + 192u + 8u * h);       // scales 8h .. 8h + 3
-            let s1 = word_at(base + 196u + 8u * h);       // 8h + 4 .. 8h + 7
             let k0 = blk * 256u + 128u * h;
             for (var i = 0u; i < 8u; i = i + 1u) {
                 let l = 4u * i;
-                let qa = word_at(base + 64u * h + l);
-                let qb = word_at(base + 64u * h + 32u + l);
-                let qh = word_at(base + 128u + 32u * h + l);
                 let sh = 8u * (i >> 2u);                     // scale index l / 16 within each pair
-                let a0 = d * f32(bitcast<i32>((s0 >> sh) << 24u) >> 24u);
-                let a1 = d * f32(bitcast<i32>((s0 >> (sh + 16u)) << 24u) >> 24u);
-                let a2 = d * f32(bitcast<i32>((s1 >> sh) << 24u) >> 24u);
-                let a3 = d * f32(bitcast<i32>((s1 >> (sh + 16u)) << 24u) >> 24u);
-                let v0 = a0 * bytes4((qa & 0x0f0f0f0fu) | ((qh & 0x03030303u) << 4u), 32.0);
-                let v1 = a1 * bytes4((qb & 0x0f0f0f0fu) | (((qh >> 2u) & 0x03030303u) << 4u), 32.0);
-                let v2 = a2 * bytes4(((qa >> 4u) & 0x0f0f0f0fu) | (((qh >> 4u) & 0x03030303u) << 4u), 32.0);
-                let v3 = a3 * bytes4(((qb >> 4u) & 0x0f0f0f0fu) | (((qh >> 6u) & 0x03030303u) << 4u), 32.0);
                 for (var col = 0u; col < NCOL; col = col + 1u) {
                     let ai = (abase + col * p.K + k0 + l) >> 2u;
-                    acc[col] = acc[col] + dot(v0, A[ai]) + dot(v1, A[ai + 8u]) + dot(v2, A[ai + 16u]) +
-                               dot(v3, A[ai + 24u]);
+                    let x0 = A[ai];
+                    let x1 = A[ai + 8u];
+                    let x2 = A[ai + 16u];
+                    let x3 = A[ai + 24u];
+                    for (var r = 0u; r < ROWS; r = r + 1u) {
+                        let base = rows[r] + blk * bb;
+                        let d = half_at(base + 208u);
+                        let s0 = word_at(base + 192u + 8u * h);   // scales 8h .. 8h + 3
+                        let s1 = word_at(base + 196u + 8u * h);   // 8h + 4 .. 8h + 7
+                        let qa = word_at(base + 64u * h + l);
+                        let qb = word_at(base + 64u * h + 32u + l);
+                        let qh = word_at(base + 128u + 32u * h + l);
+                        let a0 = d * f32(bitcast<i32>((s0 >> sh) << 24u) >> 24u);
+                        let a1 = d * f32(bitcast<i32>((s0 >> (sh + 16u)) << 24u) >> 24u);
+                        let a2 = d * f32(bitcast<i32>((s1 >> sh) << 24u) >> 24u);
+                        let a3 = d * f32(bitcast<i32>((s1 >> (sh + 16u)) << 24u) >> 24u);
+                        let v0 = a0 * bytes4((qa & 0x0f0f0f0fu) | ((qh & 0x03030303u) << 4u), 32.0);
+                        let v1 = a1 * bytes4((qb & 0x0f0f0f0fu) | (((qh >> 2u) & 0x03030303u) << 4u), 32.0);
+                        let v2 = a2 * bytes4(((qa >> 4u) & 0x0f0f0f0fu) | (((qh >> 4u) & 0x03030303u) << 4u), 32.0);
+                        let v3 = a3 * bytes4(((qb >> 4u) & 0x0f0f0f0fu) | (((qh >> 6u) & 0x03030303u) << 4u), 32.0);
+                        acc[col * ROWS + r] = acc[col * ROWS + r] + dot(v0, x0) + dot(v1, x1) + dot(v2, x2) +
+                                              dot(v3, x3);
+                    }
                 }
             }
         }
     }
-    for (var col = 0u; col < NCOL; col = col + 1u) { red[col * WG + lid.x] = acc[col]; }
+    for (var j = 0u; j < NCOL * ROWS; j = j + 1u) { red[j * WG + lid.x] = acc[j]; }
     workgroupBarrier();
     for (var h = TPR / 2u; h > 0u; h = h >> 1u) {
         if (t < h) {
-            for (var col = 0u; col < NCOL; col = col + 1u) {
-                red[col * WG + lid.x] = red[col * WG + lid.x] + red[col * WG + lid.x + h];
+            for (var j = 0u; j < NCOL * ROWS; j = j + 1u) {
+                red[j * WG + lid.x] = red[j * WG + lid.x] + red[j * WG + lid.x + h];
             }
         }
         workgroupBarrier();
     }
-    if (t == 0u && n < p.N) {
+    if (t == 0u) {
         for (var col = 0u; col < NCOL; col = col + 1u) {
-            store_c(wid.z * p.stride_c + col * p.N + n, red[col * WG + lid.x]);
+            for (var r = 0u; r < ROWS; r = r + 1u) {
+                if (n0 + r < p.N) {
+                    store_c(wid.z * p.stride_c + col * p.N + n0 + r, red[(col * ROWS + r) * WG + lid.x]);
+                }
+            }
         }
     }
 }
