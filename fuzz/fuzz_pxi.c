@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -37,15 +38,6 @@ static void check_one(pxl_ctx *ctx, const uint8_t *data, size_t size) {
     pxl_image_free(img);
 }
 
-static uint32_t crc32_bytes(const uint8_t *p, size_t n) {
-    uint32_t c = 0xffffffffu;
-    for (size_t i = 0; i < n; i++) {
-        c ^= p[i];
-        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
-    }
-    return c ^ 0xffffffffu;
-}
-
 /* A copy with each complete chunk's CRC made right; NULL when none was wrong. */
 static uint8_t *fix_crcs(const uint8_t *data, size_t size) {
     uint8_t *copy = NULL;
@@ -54,7 +46,7 @@ static uint8_t *fix_crcs(const uint8_t *data, size_t size) {
         uint32_t len = (uint32_t)data[at] << 24 | (uint32_t)data[at + 1] << 16 |
                        (uint32_t)data[at + 2] << 8 | data[at + 3];
         if (len > size - 12 - at) break;
-        uint32_t crc = crc32_bytes(data + at + 4, 4 + (size_t)len);
+        uint32_t crc = (uint32_t)crc32(0, data + at + 4, (uInt)(4 + len)); /* zlib's CRC-32 */
         const uint8_t *p = data + at + 8 + len;
         uint32_t old = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
         if (crc != old) {

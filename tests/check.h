@@ -2,6 +2,7 @@
 #ifndef PXL_TESTS_CHECK_H
 #define PXL_TESTS_CHECK_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -26,6 +27,15 @@ static int g_failures;
             g_failures++;                                                                 \
         }                                                                                 \
     } while (0)
+
+/* A deterministic xorshift generator for test inputs; one sequence per test program. */
+static inline uint32_t test_rnd(void) {
+    static uint64_t s = 0x9e3779b97f4a7c15ull;
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return (uint32_t)(s >> 16);
+}
 
 static inline int test_result(const char *name) {
     if (g_failures) fprintf(stderr, "%s: %d check(s) failed\n", name, g_failures);

@@ -21,14 +21,7 @@
 
 static pxl_ctx *g_ctx;
 
-static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
-static uint32_t rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (uint32_t)(g_rng >> 16);
-}
-static uint32_t rnd_below(uint32_t n) { return n ? rnd() % n : 0; }
+static uint32_t rnd_below(uint32_t n) { return n ? test_rnd() % n : 0; }
 
 static pxl_status asm_str(const char *text, const char *base, pxl_image **out) {
     return pxl_vm_asm(g_ctx, text, strlen(text), base, out);
@@ -264,7 +257,7 @@ static void test_random_images(void) {
             size_t n = (size_t)img->w * img->h * 4;
             for (size_t k = 0; k < n; k++) {
                 /* variants: dense random, sparse random, small values (look like opcodes and rows) */
-                uint32_t r = rnd();
+                uint32_t r = test_rnd();
                 if (variant == 0) img->px[k] = (uint8_t)r;
                 else if (variant == 1) img->px[k] = (r & 7) == 0 ? (uint8_t)(r >> 8) : 0;
                 else if (variant == 2) img->px[k] = (uint8_t)(r % 6);
@@ -291,7 +284,7 @@ static void test_random_programs(void) {
             CHECK(0);
             continue;
         }
-        int v1 = (int)(rnd() & 1);
+        int v1 = (int)(test_rnd() & 1);
         uint8_t *p = img->px;
         uint32_t x = 0;
         if (v1) {
@@ -304,7 +297,7 @@ static void test_random_programs(void) {
         for (uint32_t k = 0; k < n_ins && x + (v1 ? 2u : 1u) <= w; k++) {
             const pxl_vm_opinfo *oi;
             do oi = &pxl_vm_ops[rnd_below((uint32_t)PXL_VM_N_OPS)];
-            while (oi->version != v1 || (oi->op == PXL_OP_HALT && (rnd() & 3)));
+            while (oi->version != v1 || (oi->op == PXL_OP_HALT && (test_rnd() & 3)));
             uint8_t *q = p + (size_t)x * 4;
             uint32_t ro = rnd_below(h + 2), ra = rnd_below(h + 2), rb = rnd_below(h + 2);
             if (v1) {
@@ -326,7 +319,7 @@ static void test_random_programs(void) {
         }
         /* headers at some rows */
         for (uint32_t r = 1; r < h; r++) {
-            if (rnd() & 1) continue;
+            if (test_rnd() & 1) continue;
             uint8_t *t = p + (size_t)r * w * 4;
             size_t room = (size_t)(h - r) * w * 4;
             if (v1 && room >= 12) {
@@ -335,9 +328,9 @@ static void test_random_programs(void) {
                 t[2] = (uint8_t)rnd_below(70);
                 t[4] = (uint8_t)(1 + rnd_below(5));
                 t[6] = (uint8_t)(rnd_below(4));
-                t[8] = (uint8_t)rnd();
-                t[11] = (uint8_t)(rnd() & 0x81);
-                for (size_t k = 12; k < room && k < 12 + rnd_below(60); k++) t[k] = (uint8_t)rnd();
+                t[8] = (uint8_t)test_rnd();
+                t[11] = (uint8_t)(test_rnd() & 0x81);
+                for (size_t k = 12; k < room && k < 12 + rnd_below(60); k++) t[k] = (uint8_t)test_rnd();
             } else if (!v1) {
                 t[0] = (uint8_t)rnd_below(6);
                 t[2] = (uint8_t)rnd_below(6);
@@ -346,7 +339,7 @@ static void test_random_programs(void) {
         }
         /* noise */
         uint32_t noise = rnd_below(12);
-        for (uint32_t k = 0; k < noise; k++) p[rnd_below(w * h * 4)] = (uint8_t)rnd();
+        for (uint32_t k = 0; k < noise; k++) p[rnd_below(w * h * 4)] = (uint8_t)test_rnd();
         char what[64];
         snprintf(what, sizeof what, "random program %d (%ux%u v%d)", iter, w, h, v1);
         if (!round_trip(img, what)) {

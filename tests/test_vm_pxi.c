@@ -23,6 +23,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* ---- a counting allocator with failure injection --------------------------------- */
 
@@ -85,18 +86,11 @@ static long count_begin(void) {
 
 /* ---- helpers --------------------------------------------------------------------- */
 
-static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
-static uint32_t rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (uint32_t)(g_rng >> 16);
-}
 
 static pxl_image *random_image(pxl_ctx *ctx, uint32_t w, uint32_t h) {
     pxl_image *img = NULL;
     if (pxl_image_create(ctx, w, h, &img) != PXL_OK) return NULL;
-    for (size_t i = 0; i < (size_t)w * h * 4; i++) img->px[i] = (uint8_t)rnd();
+    for (size_t i = 0; i < (size_t)w * h * 4; i++) img->px[i] = (uint8_t)test_rnd();
     return img;
 }
 
@@ -128,15 +122,6 @@ static void put_be32(bytes *b, uint32_t v) {
     bytes_put(b, x, 4);
 }
 
-static uint32_t crc32_of(const uint8_t *p, size_t n) {
-    uint32_t c = 0xffffffffu;
-    for (size_t i = 0; i < n; i++) {
-        c ^= p[i];
-        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
-    }
-    return c ^ 0xffffffffu;
-}
-
 /* Appends a chunk with a correct CRC (or a claimed length that differs from the data). */
 static void put_chunk_len(bytes *b, const char *type, const void *data, size_t n,
                           uint32_t claimed) {
@@ -144,7 +129,7 @@ static void put_chunk_len(bytes *b, const char *type, const void *data, size_t n
     size_t at = b->n;
     bytes_put(b, type, 4);
     if (n) bytes_put(b, data, n);
-    put_be32(b, crc32_of(b->p + at, 4 + n));
+    put_be32(b, (uint32_t)crc32(0, b->p + at, (uInt)(4 + n))); /* zlib's CRC-32 */
 }
 static void put_chunk(bytes *b, const char *type, const void *data, size_t n) {
     put_chunk_len(b, type, data, n, (uint32_t)n);

@@ -44,6 +44,15 @@ struct pxl_ctx {
 size_t pxl_utf8_encode(uint32_t cp, char *out);
 uint32_t pxl_utf8_decode(const unsigned char *s, size_t n, size_t *i);
 
+/* SplitMix64: advances *state and returns the next 64 random bits (seeds and
+ * small deterministic generators; the same sequence on every platform). */
+static inline uint64_t pxl_splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
 /* Records a formatted message on the context and returns `s`. */
 pxl_status pxl_fail(pxl_ctx *ctx, pxl_status s, const char *fmt, ...) PXL_PRINTF(3, 4);
 pxl_status pxl_failv(pxl_ctx *ctx, pxl_status s, const char *fmt, va_list ap) PXL_PRINTF(3, 0);

@@ -146,25 +146,18 @@ static void attn_tune(uint32_t *wg, uint32_t *cpv, uint32_t *target, uint32_t *c
 static pxl_status attn_dispatch(pxl_ctx *ctx, pxl_recorder *rec, const char *entry, const pxl_constant *c,
                                 size_t nc, const pxl_tensor *const *t, size_t nt, const void *params,
                                 size_t params_size, uint64_t groups) {
-    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
-    uint64_t maxd = gi->max_workgroups_per_dimension;
-    uint64_t gx = groups < maxd ? groups : maxd;
-    uint64_t gy = (groups + gx - 1) / gx;
-    if (gy > maxd)
-        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_attention: %llu workgroups exceed the device's grid",
-                        (unsigned long long)groups);
+    uint32_t g[2];
+    pxl_status s = pxl_op_grid(ctx, "pxl_attention", groups, g);
+    if (s != PXL_OK) return s;
     pxl_binding b[6];
     for (size_t i = 0; i < nt; i++) {
-        if (t[i]->bytes > gi->max_storage_binding_size)
-            return pxl_fail(ctx, PXL_ERR_UNSUPPORTED,
-                            "pxl_attention: a tensor of %zu bytes exceeds the device's storage binding limit (%llu)",
-                            t[i]->bytes, (unsigned long long)gi->max_storage_binding_size);
+        if ((s = pxl_op_check_binding(ctx, "pxl_attention", t[i])) != PXL_OK) return s;
         b[i] = (pxl_binding){(uint32_t)i, t[i]->buf, 0, 0};
     }
     pxl_kernel *k;
-    pxl_status s = pxl_kernel_get(ctx, "attention.wgsl", pxl_wgsl_attention, entry, c, nc, &k);
+    s = pxl_kernel_get(ctx, "attention.wgsl", pxl_wgsl_attention, entry, c, nc, &k);
     if (s != PXL_OK) return s;
-    pxl_dispatch d = {k, b, nt, params, params_size, (uint32_t)nt, {(uint32_t)gx, (uint32_t)gy, 1}};
+    pxl_dispatch d = {k, b, nt, params, params_size, (uint32_t)nt, {g[0], g[1], 1}};
     return pxl_recorder_dispatch(rec, &d);
 }
 

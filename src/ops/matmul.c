@@ -154,16 +154,18 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
         uint32_t wg = gi->max_invocations_per_workgroup >= 256 ? 256 : gi->max_invocations_per_workgroup;
         if (o.trans_b) {
             uint32_t rows = 4;
-            uint64_t groups = ((uint64_t)s.N + rows - 1) / rows;
-            uint32_t gx = (uint32_t)(groups < maxd ? groups : maxd), gy = (uint32_t)((groups + gx - 1) / gx);
+            uint32_t g[2];
+            st = pxl_op_grid(ctx, "pxl_matmul", ((uint64_t)s.N + rows - 1) / rows, g);
+            if (st != PXL_OK) return st;
             pxl_constant k[3] = {{"WG", wg}, {"ROWS", rows}, {"B_F16", f16}};
-            return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_matmul, "gemv_t", k, 3, t, 3, &p, sizeof p, gx,
-                                    gy, (uint32_t)s.batch);
+            return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_matmul, "gemv_t", k, 3, t, 3, &p, sizeof p, g[0],
+                                    g[1], (uint32_t)s.batch);
         }
-        uint64_t groups = ((uint64_t)s.N + wg - 1) / wg;
-        uint32_t gx = (uint32_t)(groups < maxd ? groups : maxd), gy = (uint32_t)((groups + gx - 1) / gx);
+        uint32_t g[2];
+        st = pxl_op_grid(ctx, "pxl_matmul", ((uint64_t)s.N + wg - 1) / wg, g);
+        if (st != PXL_OK) return st;
         pxl_constant k[2] = {{"WG", wg}, {"B_F16", f16}};
-        return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_matmul, "gemv_n", k, 2, t, 3, &p, sizeof p, gx, gy,
+        return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_matmul, "gemv_n", k, 2, t, 3, &p, sizeof p, g[0], g[1],
                                 (uint32_t)s.batch);
     }
     int check = !(s.M % 128 == 0 && s.N % 128 == 0 && s.K % 16 == 0);

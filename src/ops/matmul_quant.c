@@ -264,14 +264,8 @@ static int xs_shape(const pxl_gpu_info *gi, int64_t nb, xs_launch *l) {
 }
 
 /* A 2-D grid of workgroups that each compute per_wg of the N output columns. */
-static pxl_status rows_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape *s, uint64_t per_wg, uint32_t g[2]) {
-    uint32_t maxd = gi->max_workgroups_per_dimension;
-    uint64_t groups = ((uint64_t)s->N + per_wg - 1) / per_wg;
-    uint64_t gx = groups < maxd ? groups : maxd, gy = (groups + gx - 1) / gx;
-    if (gy > maxd) return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: N=%lld exceeds the device grid", OP, (long long)s->N);
-    g[0] = (uint32_t)gx;
-    g[1] = (uint32_t)gy;
-    return PXL_OK;
+static pxl_status rows_grid(pxl_ctx *ctx, const q_shape *s, uint64_t per_wg, uint32_t g[2]) {
+    return pxl_op_grid(ctx, OP, ((uint64_t)s->N + per_wg - 1) / per_wg, g);
 }
 
 /* The grid of the 64 x 64-tiled kernels (qmm, kmm), which need 256 invocations. */
@@ -314,7 +308,7 @@ static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
         if (tune && sscanf(tune, "%u", &tv) == 1 && tv >= 1 && tv * (uint32_t)s->M <= 8) rows = tv;
         if (rows < 1) rows = 1;
         uint32_t g[2] = {0, 0};
-        pxl_status st = rows_grid(ctx, gi, s, (uint64_t)(wg / tpr) * rows, g);
+        pxl_status st = rows_grid(ctx, s, (uint64_t)(wg / tpr) * rows, g);
         if (st != PXL_OK) return st;
         pxl_constant k[5] = {{"WG", wg}, {"TPR", tpr}, {"NCOL", (double)s->M}, {"ROWS", rows}, {"KQ6", kq6}};
         return pxl_op_dispatch3(ctx, "kquant.wgsl", pxl_wgsl_kquant, "kmv", k, 5, t, 3, p, sizeof *p, g[0], g[1],
@@ -357,7 +351,7 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
     if (s->M == 1 && !(kern && !strcmp(kern, "q")) && xs_shape(gi, s->K / PXL_QK, &xl)) {
         p.rpg = xl.rb * xl.steps;
         uint32_t g[2] = {0, 0};
-        pxl_status st = rows_grid(ctx, gi, s, (uint64_t)(xl.wg / xl.xt) * p.rpg, g);
+        pxl_status st = rows_grid(ctx, s, (uint64_t)(xl.wg / xl.xt) * p.rpg, g);
         if (st != PXL_OK) return st;
         pxl_constant k[5] = {{"WG", xl.wg}, {"XT", xl.xt}, {"XKCH", xl.kch}, {"XRB", xl.rb}, {"Q4", q4}};
         return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_quant, "qmv_xs", k, 5, t, 3, &p, sizeof p, g[0], g[1],
@@ -366,7 +360,7 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
     if (s->M <= QMV_MAX_NCOL) {
         qmv_launch l = qmv_shape(gi, (uint32_t)s->M);
         uint32_t g[2] = {0, 0};
-        pxl_status st = rows_grid(ctx, gi, s, (uint64_t)(l.wg / l.tpr) * l.rows, g);
+        pxl_status st = rows_grid(ctx, s, (uint64_t)(l.wg / l.tpr) * l.rows, g);
         if (st != PXL_OK) return st;
         pxl_constant k[6] = {{"WG", l.wg},         {"TPR", l.tpr},   {"ROWS", l.rows},
                              {"UNROLL", l.unroll}, {"NCOL", l.ncol}, {"Q4", q4}};

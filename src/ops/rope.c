@@ -82,20 +82,13 @@ static void rope_range(void *arg, int64_t lo, int64_t hi) {
  * uniform block at 2 in both, so the in-place entry binds y once, read_write. */
 static pxl_status rope_dispatch(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *y,
                                 const rope_params *p, uint64_t groups) {
-    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
-    if (y->bytes > gi->max_storage_binding_size)
-        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED,
-                        "pxl_rope: a tensor of %zu bytes exceeds the device's storage binding limit (%llu)",
-                        y->bytes, (unsigned long long)gi->max_storage_binding_size);
-    uint64_t maxd = gi->max_workgroups_per_dimension;
-    uint64_t gx = groups < maxd ? groups : maxd;
-    uint64_t gy = (groups + gx - 1) / gx;
-    if (gy > maxd)
-        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_rope: %llu workgroups exceed the device's grid",
-                        (unsigned long long)groups);
+    uint32_t g[2];
+    pxl_status s = pxl_op_check_binding(ctx, "pxl_rope", y);
+    if (s == PXL_OK) s = pxl_op_grid(ctx, "pxl_rope", groups, g);
+    if (s != PXL_OK) return s;
     pxl_constant wg = {"WG", ROPE_WG};
     pxl_kernel *k;
-    pxl_status s = pxl_kernel_get(ctx, "rope.wgsl", pxl_wgsl_rope, x ? "rope" : "rope_inplace", &wg, 1, &k);
+    s = pxl_kernel_get(ctx, "rope.wgsl", pxl_wgsl_rope, x ? "rope" : "rope_inplace", &wg, 1, &k);
     if (s != PXL_OK) return s;
     pxl_binding b[2];
     size_t nb = 0;
@@ -103,7 +96,7 @@ static pxl_status rope_dispatch(pxl_ctx *ctx, const pxl_tensor *x, const pxl_ten
     b[nb++] = (pxl_binding){1, y->buf, 0, 0};
     pxl_recorder *rec;
     if ((s = pxl_gpu_stream(ctx, &rec)) != PXL_OK) return s;
-    pxl_dispatch d = {k, b, nb, p, sizeof *p, 2, {(uint32_t)gx, (uint32_t)gy, 1}};
+    pxl_dispatch d = {k, b, nb, p, sizeof *p, 2, {g[0], g[1], 1}};
     return pxl_recorder_dispatch(rec, &d);
 }
 

@@ -320,14 +320,10 @@ pxl_status pxl_op_dispatch3(pxl_ctx *ctx, const char *label, const char *wgsl, c
     pxl_kernel *k;
     pxl_status s = pxl_kernel_get(ctx, label, wgsl, entry, constants, n_constants, &k);
     if (s != PXL_OK) return s;
-    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
     pxl_binding b[15];
     if (n_tensors > 14) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: too many tensors", label);
     for (size_t i = 0; i < n_tensors; i++) {
-        if (tensors[i]->bytes > gi->max_storage_binding_size)
-            return pxl_fail(ctx, PXL_ERR_UNSUPPORTED,
-                            "%s: a tensor of %zu bytes exceeds the device's storage binding limit (%llu)",
-                            label, tensors[i]->bytes, (unsigned long long)gi->max_storage_binding_size);
+        if ((s = pxl_op_check_binding(ctx, label, tensors[i])) != PXL_OK) return s;
         b[i].binding = (uint32_t)i;
         b[i].buffer = tensors[i]->buf;
         b[i].offset = 0;
@@ -344,16 +340,32 @@ pxl_status pxl_op_dispatch(pxl_ctx *ctx, const char *label, const char *wgsl, co
                            const pxl_constant *constants, size_t n_constants,
                            const pxl_tensor *const *tensors, size_t n_tensors, const void *params,
                            size_t params_size, uint64_t groups) {
-    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
-    uint64_t maxd = gi->max_workgroups_per_dimension;
+    uint32_t g[2];
+    pxl_status s = pxl_op_grid(ctx, label, groups, g);
+    if (s != PXL_OK) return s;
+    return pxl_op_dispatch3(ctx, label, wgsl, entry, constants, n_constants, tensors, n_tensors, params,
+                            params_size, g[0], g[1], 1);
+}
+
+pxl_status pxl_op_grid(pxl_ctx *ctx, const char *op, uint64_t groups, uint32_t g[2]) {
+    uint64_t maxd = pxl_gpu_get_info(ctx)->max_workgroups_per_dimension;
     if (groups == 0) groups = 1;
     uint64_t gx = groups < maxd ? groups : maxd;
     uint64_t gy = (groups + gx - 1) / gx;
     if (gy > maxd)
-        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: %llu workgroups exceed the device's grid", label,
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: %llu workgroups exceed the device's grid", op,
                         (unsigned long long)groups);
-    return pxl_op_dispatch3(ctx, label, wgsl, entry, constants, n_constants, tensors, n_tensors, params,
-                            params_size, (uint32_t)gx, (uint32_t)gy, 1);
+    g[0] = (uint32_t)gx;
+    g[1] = (uint32_t)gy;
+    return PXL_OK;
+}
+
+pxl_status pxl_op_check_binding(pxl_ctx *ctx, const char *op, const pxl_tensor *t) {
+    uint64_t max = pxl_gpu_get_info(ctx)->max_storage_binding_size;
+    if (t->bytes > max)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: a tensor of %zu bytes exceeds the device's storage binding limit (%llu)",
+                        op, t->bytes, (unsigned long long)max);
+    return PXL_OK;
 }
 
 typedef struct {

@@ -526,15 +526,8 @@ typedef struct {
     uint64_t s[4];
 } rng;
 
-static uint64_t splitmix(uint64_t *x) {
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static void rng_seed(rng *r, uint64_t seed) {
-    for (int i = 0; i < 4; i++) r->s[i] = splitmix(&seed);
+    for (int i = 0; i < 4; i++) r->s[i] = pxl_splitmix64(&seed);
 }
 
 static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }

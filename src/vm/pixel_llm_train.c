@@ -41,12 +41,7 @@ typedef struct {
     uint64_t s;
 } prng;
 
-static uint64_t prng_next(prng *r) {
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static uint64_t prng_next(prng *r) { return pxl_splitmix64(&r->s); }
 
 static double prng_unit(prng *r) { return (double)(prng_next(r) >> 11) * 0x1.0p-53; }
 

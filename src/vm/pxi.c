@@ -19,6 +19,7 @@
 #include "vm_internal.h"
 
 #include <png.h>
+#include <zlib.h>
 
 #include <assert.h>
 #include <errno.h>
@@ -217,15 +218,6 @@ static uint32_t be32(const uint8_t *p) {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-static uint32_t crc32_bytes(const uint8_t *p, size_t n) {
-    uint32_t c = 0xffffffffu;
-    for (size_t i = 0; i < n; i++) {
-        c ^= p[i];
-        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
-    }
-    return c ^ 0xffffffffu;
-}
-
 /*
  * Looks at the IHDR before libpng is even created, so that a refused image
  * costs nothing and gets a precise message. Only a well-formed IHDR (first
@@ -237,7 +229,7 @@ static int pxi_precheck(pxi_io *io) {
     const uint8_t *c = io->data + 8;
     if (io->len < 8 + 8 + 13 + 4) return 1;
     if (be32(c) != 13 || memcmp(c + 4, "IHDR", 4) != 0) return 1;
-    if (crc32_bytes(c + 4, 4 + 13) != be32(c + 8 + 13)) return 1;
+    if ((uint32_t)crc32(0, c + 4, 4 + 13) != be32(c + 8 + 13)) return 1; /* zlib's CRC-32 */
     return pxi_check_header(io, be32(c + 8), be32(c + 12), c[16], c[17], io->len - 33);
 }
 

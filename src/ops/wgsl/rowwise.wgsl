@@ -331,6 +331,25 @@ var<workgroup> sel_im: u32;   // index mask
 var<workgroup> sel_need: u32; // winners still to find among the candidates
 var<workgroup> sel_done: u32;
 
+// The histogram bucket that holds the sel_need-th winner, walking from bucket
+// 255 down (high_first) or from 0 up; sel_need becomes the winners still to
+// find inside it, and sel_done is set when that is all of it. One invocation.
+fn pick_bucket(high_first: bool) -> u32 {
+    let need = sel_need;
+    var cum = 0u;
+    for (var i = 0u; i < 256u; i = i + 1u) {
+        let b = select(i, 255u - i, high_first);
+        let h = atomicLoad(&hist[b]);
+        if (cum + h >= need || i == 255u) {
+            sel_need = need - cum;
+            if (h == need - cum) { sel_done = 1u; }
+            return b;
+        }
+        cum = cum + h;
+    }
+    return 0u; // not reached: i == 255 returns
+}
+
 fn clear_hist(lid: u32) {
     for (var t = lid; t < 256u; t = t + WG) { atomicStore(&hist[t], 0u); }
 }
@@ -368,21 +387,9 @@ fn topk(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
         }
         workgroupBarrier();
         if (lid == 0u) {
-            let need = sel_need;
-            var cum = 0u;
-            var b = 255u;
-            loop {
-                let h = atomicLoad(&hist[b]);
-                if (cum + h >= need || b == 0u) {
-                    sel_kp = kp | (b << shift);
-                    sel_km = km | (255u << shift);
-                    sel_need = need - cum;
-                    if (h == need - cum) { sel_done = 1u; }
-                    break;
-                }
-                cum = cum + h;
-                b = b - 1u;
-            }
+            let b = pick_bucket(true);
+            sel_kp = kp | (b << shift);
+            sel_km = km | (255u << shift);
         }
     }
 
@@ -402,21 +409,9 @@ fn topk(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
         }
         workgroupBarrier();
         if (lid == 0u) {
-            let need = sel_need;
-            var cum = 0u;
-            var b = 0u;
-            loop {
-                let h = atomicLoad(&hist[b]);
-                if (cum + h >= need || b == 255u) {
-                    sel_ip = ip | (b << shift);
-                    sel_im = im | (255u << shift);
-                    sel_need = need - cum;
-                    if (h == need - cum) { sel_done = 1u; }
-                    break;
-                }
-                cum = cum + h;
-                b = b + 1u;
-            }
+            let b = pick_bucket(false);
+            sel_ip = ip | (b << shift);
+            sel_im = im | (255u << shift);
         }
     }
 
