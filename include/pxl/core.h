@@ -6,8 +6,12 @@
  *  - Functions that can fail at run time return a pxl_status. On failure the
  *    context keeps a one-line message (pxl_ctx_error()) that says what failed
  *    and where; output parameters are left untouched unless stated otherwise.
- *  - Passing NULL where a valid object is required is a programmer error and
- *    asserts; bad *data* (sizes, shapes, file contents) is a runtime error.
+ *  - The NULL rule: a NULL where an object is required is refused, in every
+ *    build (no assert that compiles away): a function that returns a
+ *    pxl_status returns PXL_ERR_INVALID_ARG with a message naming the
+ *    argument (no message when the context itself is NULL); a getter returns
+ *    0 or NULL. Arguments that may be NULL say so. Bad *data* (sizes, shapes,
+ *    file contents) is a runtime error too.
  *  - Every create has a free; free(NULL) is a no-op.
  *  - There is no global mutable state: everything lives in a pxl_ctx. One
  *    context must not be used by two threads at once.

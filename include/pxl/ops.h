@@ -3,22 +3,39 @@
  *
  * Tensors live where the context computes: in GPU buffers on a GPU context,
  * in host memory on a CPU context. Every op has a CPU reference and a WGSL
- * path, and the context's backend picks one. tests/ops_* check each GPU op
- * against its CPU reference.
+ * path, and the context's backend picks one; tests/ops_cases.c runs one table
+ * of cases on every backend (the CPU against double-precision oracles, the
+ * GPU against the CPU).
  *
  * Layout: row-major and contiguous; the last dimension is the row. Shapes
  * have 1 to 4 dimensions. Quantized dtypes store each row as GGUF blocks
  * (32 elements for Q8_0/Q4_0, 256 for the K-quants Q4_K/Q6_K), so their row
  * length must be a multiple of the block (pxl_dtype_block).
  *
+ * Views: a tensor may be a view of another tensor's memory: another shape,
+ * at a byte offset (pxl_tensor_view, pxl_tensor_reshape, pxl_tensor_slice).
+ * A view is contiguous and copies nothing; every op takes views wherever it
+ * takes tensors. Ranged writes and row copies are a write or a pxl_copy into
+ * a view (e.g. appending one position to a KV cache).
+ *
+ * The op contract, the same on every backend:
+ *  - Every op checks all its arguments before it does anything, and a call
+ *    that one backend refuses, every backend refuses, with PXL_ERR_INVALID_ARG
+ *    and a message naming the op and the operand. (PXL_ERR_UNSUPPORTED is
+ *    kept for limits of a device, such as the size of one binding.)
+ *  - NULL for a required tensor or context is PXL_ERR_INVALID_ARG (see the
+ *    NULL rule in pxl/core.h); optional operands say "may be NULL".
+ *  - An output may not overlap an input, except where an op says "in place":
+ *    then the output may be exactly that input (the same memory and size).
+ *    Outputs may not overlap each other, and may not be read-only tensors.
+ *  - Option structs may be zero-initialised, or passed as NULL: zero means
+ *    the default.
+ *
  * Execution: on a GPU context, ops are recorded into the context's stream and
  * submitted together (one submit for a whole chain of ops); pxl_tensor_read()
  * and pxl_finish() wait for them, pxl_flush() submits without waiting. An
  * error found by WebGPU after recording (rare: validation) is returned by the
- * next flush/read. Shape or dtype mismatches are found at the call and return
- * PXL_ERR_INVALID_ARG with a message naming the op and the operand.
- *
- * Output tensors must not alias inputs unless an op says so.
+ * next flush/read.
  */
 #ifndef PXL_OPS_H
 #define PXL_OPS_H
@@ -68,24 +85,70 @@ typedef struct pxl_tensor pxl_tensor;
 /*
  * A tensor of the given dtype and shape (ndim in 1..4, every dim >= 1),
  * uninitialised, on the context's backend. Fails with PXL_ERR_INVALID_ARG on
- * a bad shape or a size that overflows or exceeds the device.
+ * a bad shape or a size that overflows, PXL_ERR_UNSUPPORTED above the
+ * device's buffer size. The caller frees it with pxl_tensor_free.
  */
 pxl_status pxl_tensor_create(pxl_ctx *ctx, pxl_dtype dtype, int ndim, const int64_t *shape,
                              pxl_tensor **out);
-/* Frees the tensor (pending GPU work that uses it still completes). NULL: no-op. */
+/*
+ * A read-only tensor over caller-owned host memory (`bytes` must equal the
+ * shape's size), for memory-mapped weights: nothing is copied. CPU contexts
+ * only; on a GPU context it fails with PXL_ERR_UNSUPPORTED (create a tensor
+ * and pxl_tensor_write it instead). The memory must stay valid and unchanged
+ * until the tensor and all its views are freed. Ops refuse it as an output,
+ * and pxl_tensor_write refuses it.
+ */
+pxl_status pxl_tensor_wrap(pxl_ctx *ctx, pxl_dtype dtype, int ndim, const int64_t *shape,
+                           const void *data, size_t bytes, pxl_tensor **out);
+/*
+ * A view of base's memory with its dtype, the given shape, starting
+ * byte_offset bytes into base; no copy. The view's bytes must lie inside
+ * base, and byte_offset must be a multiple of the dtype's block size in bytes
+ * (4 for f32/i32, 2 for f16, 34 for Q8_0, ...). A view of a view is a view of
+ * the same memory (offsets add up). Writes through a view are seen through
+ * base and the reverse. The memory lives until base and every view of it are
+ * freed, in any order; each view is freed with pxl_tensor_free.
+ */
+pxl_status pxl_tensor_view(pxl_ctx *ctx, pxl_tensor *base, int ndim, const int64_t *shape,
+                           size_t byte_offset, pxl_tensor **out);
+/* The view of t with another shape of the same element count (offset 0). */
+pxl_status pxl_tensor_reshape(pxl_ctx *ctx, pxl_tensor *t, int ndim, const int64_t *shape,
+                              pxl_tensor **out);
+/* The view t[start : start + count] along the first dimension (count >= 1):
+ * rows of a matrix, or positions of a [C, H, D] KV cache. */
+pxl_status pxl_tensor_slice(pxl_ctx *ctx, pxl_tensor *t, int64_t start, int64_t count,
+                            pxl_tensor **out);
+/* Frees the tensor or view (pending GPU work that uses it still completes;
+ * the memory goes when the last tensor over it goes). NULL: no-op. */
 void pxl_tensor_free(pxl_tensor *t);
+
+/* Getters. On NULL they return 0 (PXL_F32 for the dtype, NULL for the buffer). */
 pxl_dtype pxl_tensor_dtype(const pxl_tensor *t);
 int pxl_tensor_ndim(const pxl_tensor *t);
-int64_t pxl_tensor_dim(const pxl_tensor *t, int i); /* i < 0 counts from the end */
+int64_t pxl_tensor_dim(const pxl_tensor *t, int i); /* i < 0 counts from the end; out of range: 1 */
 int64_t pxl_tensor_nelem(const pxl_tensor *t);
 size_t pxl_tensor_bytes(const pxl_tensor *t);
-/* The GPU buffer behind a tensor (NULL on a CPU context). Owned by the tensor. */
+/* Byte offset of the tensor in its memory (0 unless it is a view). */
+size_t pxl_tensor_offset(const pxl_tensor *t);
+/* 1 for tensors from pxl_tensor_wrap and views of them. */
+int pxl_tensor_is_read_only(const pxl_tensor *t);
+/* The GPU buffer behind a tensor (NULL on a CPU context); a view shares its
+ * base's buffer and starts pxl_tensor_offset() bytes into it. Owned by the
+ * tensor's memory. */
 pxl_buffer *pxl_tensor_buffer(const pxl_tensor *t);
 
-/* Copies `bytes` (must equal pxl_tensor_bytes) from host memory into the tensor. */
+/* Copies `bytes` (must equal pxl_tensor_bytes) from host memory into the
+ * tensor, after the ops recorded before it (a view: just its range). */
 pxl_status pxl_tensor_write(pxl_ctx *ctx, pxl_tensor *t, const void *src, size_t bytes);
 /* Copies the tensor to host memory after all pending ops finished. */
 pxl_status pxl_tensor_read(pxl_ctx *ctx, const pxl_tensor *t, void *dst, size_t bytes);
+/*
+ * dst = src, as an op (on a GPU: recorded into the stream, in call order).
+ * Same dtype and element count; shapes may differ (the bytes are copied in
+ * order). With views this is the row copy: e.g. rows of one tensor into rows
+ * of another. src and dst may not overlap unless they are the same memory.
+ */
+pxl_status pxl_copy(pxl_ctx *ctx, const pxl_tensor *src, pxl_tensor *dst);
 
 /* Submits pending GPU ops without waiting / waits for them. No-ops on CPU. */
 pxl_status pxl_flush(pxl_ctx *ctx);
@@ -95,10 +158,14 @@ pxl_status pxl_finish(pxl_ctx *ctx);
 uint16_t pxl_f32_to_f16(float f);
 float pxl_f16_to_f32(uint16_t h);
 /* Quantizes n floats (a multiple of the block) into GGUF blocks / dequantizes
- * them. The K-quant encoders are simple (per-sub-block range, no search), so
- * their error is a little above llama.cpp's; the decoders are exact. */
-pxl_status pxl_quantize(pxl_dtype t, const float *src, int64_t n, void *dst, size_t dst_bytes);
-pxl_status pxl_dequantize(pxl_dtype t, const void *src, size_t src_bytes, float *dst, int64_t n);
+ * them; dst_bytes / src_bytes must be pxl_dtype_row_bytes(t, n). Host memory,
+ * any backend. The K-quant encoders are simple (per-sub-block range, no
+ * search), so their error is a little above llama.cpp's; the decoders are
+ * exact. */
+pxl_status pxl_quantize(pxl_ctx *ctx, pxl_dtype t, const float *src, int64_t n, void *dst,
+                        size_t dst_bytes);
+pxl_status pxl_dequantize(pxl_ctx *ctx, pxl_dtype t, const void *src, size_t src_bytes, float *dst,
+                          int64_t n);
 
 /* ---- dot product ------------------------------------------------------------- */
 
@@ -119,13 +186,13 @@ pxl_status pxl_dot_record(pxl_recorder *rec, pxl_buffer *a, pxl_buffer *b, size_
 
 /* ---- matrix products ------------------------------------------------------------ */
 
-typedef struct pxl_matmul_opts {
+/* Zero-initialised (or NULL) means the defaults. */
+typedef struct pxl_matmul_options {
     int trans_a;  /* A is stored [K, M] */
     int trans_b;  /* B is stored [N, K] (the layout of GGUF weights) */
-    float alpha;  /* default 1 */
+    float alpha;  /* 0 means the default, 1 */
     float beta;   /* default 0: C is not read (so NaN in C does not leak) */
-} pxl_matmul_opts;
-pxl_matmul_opts pxl_matmul_opts_default(void);
+} pxl_matmul_options;
 
 /*
  * C = alpha * op(A) . op(B) + beta * C, for any M, N, K >= 1.
@@ -139,7 +206,7 @@ pxl_matmul_opts pxl_matmul_opts_default(void);
  * dedicated kernel.
  */
 pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
-                      const pxl_matmul_opts *opts);
+                      const pxl_matmul_options *opts);
 
 /* ---- row-wise ops (rows = the last dimension) ------------------------------------------ */
 
@@ -147,13 +214,14 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
  * y = softmax(scale * x) over each row, computed stably (max subtracted).
  * causal: x is viewed as [..., R, L]; in row r, columns j > r + causal_offset
  * are masked (give 0). A row whose entries are all masked or -Inf gives zeros.
+ * In place: y may be x.
  */
 pxl_status pxl_softmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, float scale, int causal,
                        int64_t causal_offset);
-/* y = x / sqrt(mean(x^2) + eps) * w; w: [L] f32. */
+/* y = x / sqrt(mean(x^2) + eps) * w; w: [L] f32. In place: y may be x. */
 pxl_status pxl_rmsnorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w, pxl_tensor *y,
                        float eps);
-/* y = (x - mean) / sqrt(var + eps) * w + b; w, b: [L] f32 (b may be NULL). */
+/* y = (x - mean) / sqrt(var + eps) * w + b; w, b: [L] f32 (b may be NULL). In place: y may be x. */
 pxl_status pxl_layernorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w,
                          const pxl_tensor *b, pxl_tensor *y, float eps);
 /* idx[r] = the first index of the largest value of row r (NaN counts as largest); idx: I32 [rows]. */
@@ -164,6 +232,7 @@ pxl_status pxl_topk(pxl_ctx *ctx, const pxl_tensor *x, int k, pxl_tensor *vals, 
 
 /* ---- element-wise ops --------------------------------------------------------------- */
 
+/* Element-wise ops work in place: y may be any of their inputs. All f32. */
 typedef enum pxl_gelu_form { PXL_GELU_TANH = 0, PXL_GELU_ERF = 1 } pxl_gelu_form;
 pxl_status pxl_gelu(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, pxl_gelu_form form);
 pxl_status pxl_silu(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y);
