@@ -74,10 +74,11 @@ int pxl_tensors_overlap(const pxl_tensor *a, const pxl_tensor *b);
  * rest, off[i], goes to the kernel in its Params: in elements for f32, i32
  * and f16 tensors, in bytes for the quantized dtypes. Every kernel adds it to
  * its indices, so every op takes views.
- * pxl_op_bind also keeps WebGPU's rule that a written binding may not overlap
- * another binding of the same buffer: an input whose bound range overlaps an
- * output's (in place, or views close together) is first copied to scratch
- * memory in the stream and bound from there. Inputs marked in `vec4` are read
+ * pxl_op_bind also keeps WebGPU's rule that a buffer written by a dispatch
+ * has no other use in it (Dawn refuses a read-only and a read-write binding
+ * of one buffer even when their ranges are apart): an input that shares a
+ * buffer with an output (in place, or views of one tensor) is first copied
+ * to scratch memory in the stream and bound from there. Inputs marked in `vec4` are read
  * as vec4<f32> by their kernel, so an input whose offset is not a multiple of
  * 16 bytes is copied the same way (then off[i] is a multiple of 4).
  * Outputs (`writes`) whose bound ranges overlap each other are refused.

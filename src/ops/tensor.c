@@ -561,11 +561,8 @@ pxl_status pxl_op_bind(pxl_ctx *ctx, const char *op, const pxl_tensor *const *te
         if (writes >> i & 1u) continue;
         const pxl_tensor *t = tensors[i];
         int stage = (vec4 >> i & 1u) && (t->offset % 16) != 0;
-        for (size_t j = 0; j < n && !stage; j++) {
-            if (!(writes >> j & 1u) || out->b[i].buffer != out->b[j].buffer) continue;
-            stage = out->b[i].offset < out->b[j].offset + out->b[j].size &&
-                    out->b[j].offset < out->b[i].offset + out->b[i].size;
-        }
+        for (size_t j = 0; j < n && !stage; j++) /* WebGPU: a written buffer has no other use in a dispatch */
+            stage = (writes >> j & 1u) && out->b[i].buffer == out->b[j].buffer;
         if (!stage) continue;
         /* copy the word-aligned range around the tensor to scratch memory */
         size_t lo = t->offset / 4 * 4, rem = t->offset - lo, size = (rem + t->bytes + 3) / 4 * 4;
