@@ -45,7 +45,7 @@ need_file libgl1-mesa-dri  "$libdir/dri/swrast_dri.so"
 need_cmd  npm              npm
 need_cmd  python3          python3
 need_file ca-certificates  /etc/ssl/certs/ca-certificates.crt
-need_cmd  bible-kjv        bible                  # Pixel-LLM's corpus: the King James Bible (public domain)
+need_cmd  bible-kjv        bible                  # Pixel-LLM's corpus (public domain), read by `pxl vm train`
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ $CHECK_ONLY = 1 ]; then say "missing Debian packages: ${missing[*]}"; exit 1; fi

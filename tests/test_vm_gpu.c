@@ -2,7 +2,8 @@
  * The GPU interpreter of pxVM against the CPU one: a property test.
  *
  * 1. The WGSL requantization (32-bit pieces) against pxl_vm_rq on edge values
- *    and random ones.
+ *    and random ones, through tests/wgsl/vm_rq_test.wgsl (a test-only part
+ *    appended to the interpreter's common WGSL; the library does not hold it).
  * 2. The spec's v0 conformance program.
  * 3. Random VALID programs (mostly v1, some v0) over random images: random
  *    shapes, dtypes, scales (big multipliers, shifts 0..62), edge data (-128,
@@ -29,8 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* src/vm/interp_gpu.c (test hook; to be declared in vm_internal.h) */
-pxl_status pxl_vm_gpu_rq(pxl_ctx *ctx, const int32_t *in, size_t n, int32_t *out);
+#include "wgsl_sources.h"
 
 /* ---- random numbers ---------------------------------------------------------------- */
 
@@ -101,7 +101,75 @@ static void rnd_scale(rng *r, int32_t *mult, uint8_t *shift) {
 
 /* ---- 1. requantization -------------------------------------------------------------- */
 
-static void test_rq(pxl_ctx *ctx) {
+/* Reads a whole text file (NUL-terminated, malloc'ed); NULL if it cannot. */
+static char *read_text(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *s = malloc(cap);
+    while (s) {
+        n += fread(s + n, 1, cap - 1 - n, f);
+        if (n < cap - 1) break;
+        char *p = realloc(s, cap * 2);
+        if (!p) free(s);
+        s = p, cap *= 2;
+    }
+    if (s && ferror(f)) free(s), s = NULL;
+    fclose(f);
+    if (s) s[n] = '\0';
+    return s;
+}
+
+/*
+ * Runs the WGSL rq on n (acc, mult, shift, dtype) quadruples: the
+ * interpreter's common part (vm.wgsl, as the library embeds it), then
+ * tests/wgsl/vm_rq_test.wgsl, then the soft dp4 line the interpreter appends.
+ */
+static pxl_status gpu_rq(pxl_ctx *ctx, const char *src_dir, const int32_t *in, size_t n, int32_t *out) {
+    if (n == 0 || (n + 63) / 64 > 65535) return PXL_ERR_INVALID_ARG;
+    static const char dp4[] = "\nfn dp4(a: u32, b: u32) -> i32 { return dp4_soft(a, b); }\n";
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/wgsl/vm_rq_test.wgsl", src_dir);
+    char *part = read_text(path);
+    if (!part) {
+        fprintf(stderr, "cannot read %s\n", path);
+        return PXL_ERR_IO;
+    }
+    size_t a = strlen(pxl_wgsl_vm), b = strlen(part);
+    char *wgsl = malloc(a + 1 + b + sizeof dp4);
+    if (!wgsl) {
+        free(part);
+        return PXL_ERR_OUT_OF_MEMORY;
+    }
+    memcpy(wgsl, pxl_wgsl_vm, a);
+    wgsl[a] = '\n';
+    memcpy(wgsl + a + 1, part, b);
+    memcpy(wgsl + a + 1 + b, dp4, sizeof dp4);
+    free(part);
+    pxl_kernel *k = NULL;
+    pxl_buffer *bin = NULL, *bout = NULL;
+    pxl_recorder *rec = NULL;
+    pxl_status s = pxl_kernel_get(ctx, "vm.wgsl+vm_rq_test.wgsl", wgsl, "rq_test", NULL, 0, &k);
+    if (s == PXL_OK) s = pxl_buffer_create(ctx, n * 16, &bin);
+    if (s == PXL_OK) s = pxl_buffer_create(ctx, n * 4, &bout);
+    if (s == PXL_OK) s = pxl_buffer_upload(ctx, bin, 0, in, n * 16);
+    if (s == PXL_OK) s = pxl_recorder_begin(ctx, 0, &rec);
+    if (s == PXL_OK) {
+        pxl_binding bd[2] = {{0, bin, 0, 0}, {1, bout, 0, (uint64_t)n * 4}};
+        /* rq_test indexes by global_invocation_id.x alone: a one-dimensional grid */
+        pxl_dispatch d = {k, bd, 2, NULL, 0, 0, {(uint32_t)((n + 63) / 64), 1, 1}};
+        s = pxl_recorder_dispatch(rec, &d);
+        if (s == PXL_OK) s = pxl_recorder_submit(rec, 0, NULL);
+        else pxl_recorder_discard(rec);
+    }
+    if (s == PXL_OK) s = pxl_buffer_download(ctx, bout, 0, out, n * 4);
+    pxl_buffer_free(bin);
+    pxl_buffer_free(bout);
+    free(wgsl);
+    return s;
+}
+
+static void test_rq(pxl_ctx *ctx, const char *src_dir) {
     static const int32_t accs[] = {0,       1,         -1,         2,          -2,        127,
                                    -128,    255,       -256,       16384,      -16256,    65535 * 16384,
                                    -65535 * 16384,     INT32_MAX,  INT32_MIN,  INT32_MIN + 1,
@@ -134,8 +202,8 @@ static void test_rq(pxl_ctx *ctx) {
         in[4 * i + 2] = (int32_t)rr(&r, 0, 62);
         in[4 * i + 3] = (int32_t)rr(&r, 1, 2);
     }
-    pxl_status s = pxl_vm_gpu_rq(ctx, in, n, out);
-    CHECK_MSG(s == PXL_OK, "pxl_vm_gpu_rq: %s", pxl_ctx_error(ctx));
+    pxl_status s = gpu_rq(ctx, src_dir, in, n, out);
+    CHECK_MSG(s == PXL_OK, "rq_test: %s", pxl_ctx_error(ctx));
     size_t bad = 0;
     for (i = 0; s == PXL_OK && i < n; i++) {
         int64_t want = pxl_vm_rq(in[4 * i], in[4 * i + 1], (uint8_t)in[4 * i + 2], (uint8_t)in[4 * i + 3]);
@@ -692,13 +760,12 @@ static void test_sessions(pxl_ctx *ctx, long n) {
 }
 
 int main(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
+    const char *src_dir = argc > 1 ? argv[1] : ".";
     pxl_ctx *ctx = test_gpu_ctx();
     if (!ctx) return PXL_SKIP;
 
     double t0 = pxl_time_now();
-    test_rq(ctx);
+    test_rq(ctx, src_dir);
     test_conformance(ctx);
     test_sessions(ctx, 300);
     double t1 = pxl_time_now();

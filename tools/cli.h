@@ -51,7 +51,8 @@ typedef struct cli_common {
 
 /*
  * Parses argv[0..argc) against opts. Accepts "--name value" and "--name=value";
- * "-h" is "--help", and "-o" is "--output" where opts has an option "output".
+ * "-h" is "--help", "-o" is "--output" where opts has an option "output",
+ * and "-m" is "--model" where opts has an option "model".
  * Positional arguments are stored in order into pos[0..max_pos). On error
  * returns -1 with a message naming the argument in err; else returns the
  * number of positional arguments. Never reads past argv[argc-1].

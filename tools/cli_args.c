@@ -77,6 +77,7 @@ int cli_parse(int argc, char **argv, const cli_opt *opts, size_t n_opts, const c
         }
         if (strcmp(a, "-h") == 0) a = "--help";
         else if (strcmp(a, "-o") == 0 && find(opts, n_opts, "output", 6)) a = "--output";
+        else if (strcmp(a, "-m") == 0 && find(opts, n_opts, "model", 5)) a = "--model";
         if (a[1] != '-') {
             snprintf(err, err_cap, "unknown option '%.64s' (options start with --)", a);
             return -1;

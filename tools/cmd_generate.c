@@ -1,42 +1,60 @@
 /*
- * pxl generate: English-like text from Pixel-LLM. Each character is one run of
- * the model's pxVM image on the chosen backend; sampling happens on the host.
+ * pxl generate: text from a language model. --model FILE (-m FILE) picks the
+ * runtime from the file's first bytes, not its name: a PNG is a Pixel-LLM
+ * .pxi image (each character is one run of the model's pxVM image on the
+ * chosen backend; sampling happens on the host); a GGUF file is refused
+ * until the GGUF runtime exists. Without --model, the shipped Pixel-LLM.
  */
 #include "cli.h"
 #include "cli_llm.h"
-#include "pxl/vm.h"
+#include "pxl/pixel_llm.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* What `pxl generate` primes a Bible-trained Pixel-LLM with when there is no prompt. */
+#define GEN_DEFAULT_PRIME "of the LORD.\n"
+#define GEN_MAX_MODEL_BYTES ((size_t)256 << 20) /* a .pxi is at most 2^25 pixels */
 
 typedef struct {
     cli_common c;
-    const char *model, *prompt;
+    const char *model, *prompt, *prime;
     uint32_t tokens, top_k, seed;
     double temperature;
     int reference;
 } gen_opts;
 
-static const char *k_usage = "pxl generate [options]";
+static const char *k_usage = "pxl generate [-m FILE] [options]";
 static const char *k_about =
-    "Generates text with Pixel-LLM (models/pixel-llm.pxi, found beside the executable or in\n"
-    "the source tree, or --model PATH). For every character the context's ids are written\n"
-    "into the image, the pxVM program runs on the backend, and the int32 logits it leaves\n"
-    "are sampled on the host: softmax(logit * scale / T) over the top K, with a PRNG seeded\n"
-    "by --seed. The CPU and GPU interpreters give the same logits, so a seed gives the same\n"
-    "text on both. Speed goes to stderr (or into --json).";
+    "Generates text with a language model. --model (-m) FILE picks the runtime from the\n"
+    "file's contents, not its name: a PNG is a Pixel-LLM image (.pxi); a GGUF file is\n"
+    "recognised but not supported yet; anything else is refused. Without --model:\n"
+    "Pixel-LLM's models/pixel-llm.pxi, found beside the executable or in the source tree.\n"
+    "For every character the context's ids are written into the image, the pxVM program\n"
+    "runs on the backend, and the int32 logits it leaves are sampled on the host:\n"
+    "softmax(logit * scale / T) over the top K, with a PRNG seeded by --seed. The CPU and\n"
+    "GPU interpreters give the same logits, so a seed gives the same text on both.\n"
+    "Speed goes to stderr (or into --json); under --json a failure is a JSON object\n"
+    "with \"error\" on stdout.";
 
 static int parse(int argc, char **argv, gen_opts *o) {
     memset(o, 0, sizeof *o);
-    pxl_llm_gen_options d = pxl_llm_gen_options_default();
-    o->tokens = d.tokens;
-    o->temperature = d.temperature;
-    o->top_k = d.top_k;
-    o->seed = (uint32_t)d.seed;
+    o->tokens = 300;
+    o->temperature = 0.8;
+    o->seed = 1;
+    o->prime = GEN_DEFAULT_PRIME;
     cli_opt opts[] = {
-        {"model", CLI_STRING, &o->model, 0, 0, "PATH", "model image (default: models/pixel-llm.pxi)"},
+        {"model", CLI_STRING, &o->model, 0, 0, "FILE",
+         "model file, also -m: Pixel-LLM .pxi (default: models/pixel-llm.pxi); GGUF: not yet"},
         {"prompt", CLI_STRING, &o->prompt, 0, 0, "TEXT", "text the generated characters continue"},
-        {"tokens", CLI_U32, &o->tokens, 0, 1000000, "N", "characters to generate (default 300)"},
+        {"prime", CLI_STRING, &o->prime, 0, 0, "TEXT",
+         "context fed (not printed) when there is no prompt (default: \"of the LORD.\\n\")"},
+        {"tokens", CLI_U32, &o->tokens, 1, 1000000, "N", "characters to generate (default 300)"},
         {"temperature", CLI_DOUBLE, &o->temperature, 0, 100, "T", "sampling temperature, 0 = greedy (default 0.8)"},
         {"top-k", CLI_U32, &o->top_k, 0, 1000, "K", "sample among the K likeliest characters (default 0: all)"},
         {"seed", CLI_U32, &o->seed, 0, 4294967295.0, "S", "sampling seed (default 1)"},
@@ -56,33 +74,179 @@ int cmd_generate_parse(int argc, char **argv) {
     return parse(argc, argv, &o);
 }
 
+/* A failure: a JSON object on stdout under --json, else a line on stderr. Returns the exit code 1. */
+static int fail(const gen_opts *o, const char *path, const char *msg) {
+    if (o->c.json) {
+        printf("{\"model\":");
+        if (path) cli_json_string(stdout, path);
+        else printf("null");
+        printf(",\"status\":\"error\",\"error\":");
+        cli_json_string(stdout, msg);
+        printf("}\n");
+        fflush(stdout);
+    } else {
+        fprintf(stderr, "pxl generate: %s\n", msg);
+    }
+    return 1;
+}
+
+typedef enum { MODEL_PXI, MODEL_GGUF, MODEL_UNKNOWN } model_kind;
+
+/*
+ * Reads the model file into *data (malloc'ed, freed by the caller) and says
+ * what it is from its first bytes. The file is opened without blocking and
+ * must be a regular file, so a FIFO or a directory is refused at once.
+ * A GGUF file is recognised from its header alone (not read further).
+ * Returns 0, or -1 with a message in err.
+ */
+static int read_model(const char *path, uint8_t **data, size_t *len, model_kind *kind, char *err,
+                      size_t cap) {
+    *data = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, cap, "cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, cap, "cannot read %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, cap, "%s is not a regular file (%s)", path,
+                 S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a special file");
+        close(fd);
+        return -1;
+    }
+    size_t size = (size_t)st.st_size, cap_bytes = size < 8 ? 8 : size;
+    if (cap_bytes > GEN_MAX_MODEL_BYTES) cap_bytes = GEN_MAX_MODEL_BYTES;
+    uint8_t *buf = malloc(cap_bytes);
+    if (!buf) {
+        snprintf(err, cap, "out of memory reading %s", path);
+        close(fd);
+        return -1;
+    }
+    size_t n = 0;
+    int read_error = 0;
+    for (;;) {
+        size_t want = cap_bytes - n;
+        if (want == 0) break;
+        ssize_t got = read(fd, buf + n, want);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            read_error = errno;
+            break;
+        }
+        if (got == 0) break;
+        n += (size_t)got;
+        /* decide from the header before reading a large file any further */
+        if (n >= 4 && memcmp(buf, "GGUF", 4) == 0) break;
+    }
+    close(fd);
+    if (read_error) {
+        snprintf(err, cap, "cannot read %s: %s", path, strerror(read_error));
+        free(buf);
+        return -1;
+    }
+    static const uint8_t png_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    if (n >= 4 && memcmp(buf, "GGUF", 4) == 0) *kind = MODEL_GGUF;
+    else if (n >= 8 && memcmp(buf, png_sig, 8) == 0) *kind = MODEL_PXI;
+    else *kind = MODEL_UNKNOWN;
+    if (*kind == MODEL_PXI && size > GEN_MAX_MODEL_BYTES) {
+        snprintf(err, cap, "%s: %zu bytes, more than a .pxi image can hold", path, size);
+        free(buf);
+        return -1;
+    }
+    *data = buf;
+    *len = n;
+    return 0;
+}
+
 static void print_token(void *user, const char *s, size_t n) {
     (void)user;
     fwrite(s, 1, n, stdout);
     fflush(stdout);
 }
 
+/*
+ * Reads the model file at path and checks that it is a Pixel-LLM image
+ * (the one runtime there is). *data (malloc'ed) holds its bytes. Returns 0,
+ * or the exit code after reporting the failure.
+ */
+static int read_pxi_model(const gen_opts *o, const char *path, uint8_t **data, size_t *len) {
+    model_kind kind;
+    char err[PATH_MAX + 160];
+    if (read_model(path, data, len, &kind, err, sizeof err) != 0) return fail(o, path, err);
+    if (kind == MODEL_PXI) return 0;
+    free(*data);
+    *data = NULL;
+    snprintf(err, sizeof err,
+             kind == MODEL_GGUF ? "%s: GGUF models are not supported yet (the GGUF runtime is planned); "
+                                  "pxl generate runs Pixel-LLM .pxi images"
+                                : "%s: not a model pxl can run (expected a Pixel-LLM .pxi image, a PNG; "
+                                  "GGUF is not supported yet)",
+             path);
+    return fail(o, path, err);
+}
+
 int cmd_generate(int argc, char **argv) {
     gen_opts o;
     int p = parse(argc, argv, &o);
     if (p) return p == 1 ? 0 : 2;
-    pxl_ctx *ctx;
-    if (cli_open_ctx(&o.c, &ctx)) return 1;
+    /* a model file given is read and recognised before any backend is opened */
+    uint8_t *data = NULL;
+    size_t len = 0;
     char path[PATH_MAX];
-    pxl_status s = PXL_OK;
-    if (o.model) snprintf(path, sizeof path, "%s", o.model);
-    else s = pxl_llm_default_path(ctx, path, sizeof path);
-    pxl_llm *m = NULL;
-    if (s == PXL_OK) s = pxl_llm_load(ctx, path, &m);
-    if (s != PXL_OK) {
-        fprintf(stderr, "pxl generate: %s\n", pxl_ctx_error(ctx));
-        pxl_ctx_free(ctx);
-        return 1;
+    int rc;
+    if (o.model) {
+        snprintf(path, sizeof path, "%s", o.model);
+        if ((rc = read_pxi_model(&o, path, &data, &len)) != 0) return rc;
     }
-    pxl_llm_gen_options g = pxl_llm_gen_options_default();
+    pxl_ctx_options co = pxl_ctx_options_default();
+    co.backend = o.c.backend;
+    co.n_threads = (int)o.c.threads;
+    co.webgpu_library = o.c.webgpu_lib;
+    co.quiet = o.c.quiet;
+    pxl_ctx *ctx = NULL;
+    pxl_status s = pxl_ctx_create(&co, &ctx);
+    if (s != PXL_OK) {
+        rc = fail(&o, o.model, ctx ? pxl_ctx_error(ctx) : pxl_status_str(s));
+        free(data);
+        pxl_ctx_free(ctx);
+        return rc;
+    }
+    if (!o.model) {
+        if (pxl_pllm_default_path(ctx, path, sizeof path) != PXL_OK) {
+            rc = fail(&o, NULL, pxl_ctx_error(ctx));
+            pxl_ctx_free(ctx);
+            return rc;
+        }
+        if ((rc = read_pxi_model(&o, path, &data, &len)) != 0) {
+            pxl_ctx_free(ctx);
+            return rc;
+        }
+    }
+    pxl_image *img = NULL;
+    pxl_pllm *m = NULL;
+    s = pxl_pxi_decode(ctx, data, len, &img);
+    free(data);
+    if (s == PXL_OK) s = pxl_pllm_open(ctx, img, &m);
+    if (s != PXL_OK) {
+        char err[PATH_MAX + 512];
+        snprintf(err, sizeof err, "%s: %s", path, pxl_ctx_error(ctx));
+        rc = fail(&o, path, err);
+        pxl_ctx_free(ctx);
+        return rc;
+    }
+    pxl_pllm_gen_options g;
+    memset(&g, 0, sizeof g);
     g.prompt = o.prompt;
+    g.prime = o.prime;
     g.tokens = o.tokens;
     g.temperature = o.temperature;
+    g.greedy = o.temperature == 0;
     g.top_k = o.top_k;
     g.seed = o.seed;
     g.reference = o.reference;
@@ -90,20 +254,20 @@ int cmd_generate(int argc, char **argv) {
         g.on_token = print_token;
         if (o.prompt) fputs(o.prompt, stdout);
     }
-    pxl_llm_gen_result r;
-    s = pxl_llm_generate(m, &g, &r);
+    pxl_pllm_gen_result r;
+    s = pxl_pllm_generate(m, &g, &r);
     if (s != PXL_OK) {
         if (!o.c.json) fputc('\n', stdout);
-        fprintf(stderr, "pxl generate: %s\n", pxl_ctx_error(ctx));
-        pxl_llm_free(m);
+        rc = fail(&o, path, pxl_ctx_error(ctx));
+        pxl_pllm_free(m);
         pxl_ctx_free(ctx);
-        return 1;
+        return rc;
     }
     const char *backend = o.reference ? "reference" : pxl_backend_name(r.backend);
     if (o.c.json) {
         printf("{\"model\":");
         cli_json_string(stdout, path);
-        printf(",\"prompt\":");
+        printf(",\"runtime\":\"pixel-llm\",\"prompt\":");
         cli_json_string(stdout, o.prompt ? o.prompt : "");
         printf(",\"text\":");
         cli_json_string(stdout, r.text);
@@ -118,7 +282,7 @@ int cmd_generate(int argc, char **argv) {
                     r.seconds, r.tokens_per_s, backend);
     }
     pxl_free(ctx, r.text);
-    pxl_llm_free(m);
+    pxl_pllm_free(m);
     pxl_ctx_free(ctx);
     return 0;
 }

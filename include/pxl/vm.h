@@ -44,6 +44,55 @@ pxl_status pxl_pxi_load(pxl_ctx *ctx, const char *path, pxl_image **out);
 /* Writes to a temporary file beside path, then renames it: no half-written file. */
 pxl_status pxl_pxi_save(pxl_ctx *ctx, const pxl_image *img, const char *path);
 
+/* ---- the image format (docs/pxvm-spec.md) ------------------------------------------- */
+/*
+ * The numbers of the format, for code that writes programs into images
+ * (Pixel-LLM does): opcodes, the v1 marker, the tensor header and its dtypes.
+ */
+enum {
+    PXL_OP_HALT = 0,
+    /* v0: one pixel (op, G, B, A) */
+    PXL_OP_V0_DOT = 1,
+    PXL_OP_V0_ADD = 2,
+    PXL_OP_V0_RELU = 3,
+    PXL_OP_V0_MATMUL = 4,
+    /* v1: two pixels (op, out lo, out hi, imm) (a lo, a hi, b lo, b hi) */
+    PXL_OP_MATMUL = 16,
+    PXL_OP_ADD = 17,
+    PXL_OP_MUL = 18,
+    PXL_OP_LUT = 19,
+    PXL_OP_GATHER = 20,
+    PXL_OP_ARGMAX = 21,
+    PXL_OP_COPY = 22
+};
+
+/* v1 marker at pixel (0, 0) */
+#define PXL_VM_MAGIC_R 0x50 /* 'P' */
+#define PXL_VM_MAGIC_G 0x58 /* 'X' */
+#define PXL_VM_MAGIC_B 0x56 /* 'V' */
+#define PXL_VM_MAGIC_VERSION 0x01
+
+/* v1 tensor header: 3 pixels (magic, dtype, shift, 0) (cols lo/hi, rows lo/hi) (int32 multiplier) */
+#define PXL_VM_TENSOR_MAGIC 0x54 /* 'T' */
+#define PXL_VM_HEADER_PIXELS 3
+enum { PXL_VM_INT8 = 1, PXL_VM_INT32 = 2 };
+
+#define PXL_VM_FLAG_FLATTEN_A 0x01 /* MATMUL imm8 bit 0 */
+#define PXL_VM_DEFAULT_BUDGET ((uint64_t)1 << 40)
+
+/*
+ * Requantization (spec 3.3): round(acc * mult / 2^shift), half up, clamped
+ * to the dtype. Both interpreters use this one definition, and so does code
+ * that must compute exactly what a program computes (Pixel-LLM's reference).
+ */
+static inline int64_t pxl_vm_rq(int64_t acc, int32_t mult, uint8_t shift, uint8_t dtype) {
+    int64_t t = acc * (int64_t)mult;
+    int64_t q = shift ? (t + ((int64_t)1 << (shift - 1))) >> shift : t;
+    int64_t lo = dtype == PXL_VM_INT8 ? -128 : -2147483648LL;
+    int64_t hi = dtype == PXL_VM_INT8 ? 127 : 2147483647LL;
+    return q < lo ? lo : q > hi ? hi : q;
+}
+
 /* ---- programs ------------------------------------------------------------------- */
 
 /* Version of an image's program: 0 or 1 (v1 has the marker at pixel (0, 0)). */
@@ -119,128 +168,6 @@ void pxl_vm_session_free(pxl_vm_session *s);
 pxl_status pxl_vm_asm(pxl_ctx *ctx, const char *text, size_t len, const char *base_dir,
                       pxl_image **out);
 pxl_status pxl_vm_disasm(pxl_ctx *ctx, const pxl_image *img, char **text, size_t *len);
-
-/* ---- Pixel-LLM -------------------------------------------------------------------- */
-/*
- * A character-level neural n-gram language model whose int8 weights and
- * forward pass are one v1 pxVM image (models/pixel-llm.pxi). Row 1 holds an
- * int32 metadata tensor, the vocabulary is an int32 tensor of Unicode code
- * points; row 0 runs GATHER, MATMUL (flattened), ADD, LUT, MATMUL, ADD and
- * leaves int32 logits in the image. The CPU and GPU interpreters give the
- * same logits, so the same seed gives the same text on both.
- */
-typedef struct pxl_llm pxl_llm; /* a loaded model; owns its image */
-
-typedef struct pxl_llm_train_options {
-    const char *corpus_path;  /* text file (bible(1) output or plain text); NULL: run bible(1) */
-    const char *corpus_text;  /* if non-NULL, corpus_len bytes used instead of any file */
-    size_t corpus_len;
-    uint32_t context;         /* characters of context C (default 16) */
-    uint32_t embed;           /* embedding width D (default 24) */
-    uint32_t hidden;          /* hidden units H (default 384) */
-    uint32_t batch;           /* examples per step (default 256) */
-    uint64_t steps;           /* optimiser steps (default 12000) */
-    double lr;                /* Adam peak learning rate (default 3e-3) */
-    uint64_t seed;            /* everything is deterministic given the seed (default 1) */
-    uint32_t vm_check;        /* held-out contexts also run through pxl_vm_run_cpu and
-                                 compared with the C reference (default 64; 0: none) */
-    int verbose;              /* 1: progress lines on stderr */
-} pxl_llm_train_options;
-
-typedef struct pxl_llm_train_report {
-    uint32_t vocab, context, embed, hidden;
-    uint64_t params, steps, train_chars, heldout_chars, tune_chars;
-    double bpc_float;         /* held-out bits per character, float model */
-    double bpc_int8;          /* held-out, int8 model as the VM computes it */
-    double bpc_trigram;       /* held-out, interpolated Kneser-Ney trigram */
-    double kn_d2, kn_d3;      /* trigram discounts, tuned on part of train */
-    double train_loss_bpc;    /* last 5% of steps, float, on training batches */
-    uint32_t vm_checked;      /* contexts whose VM logits equalled the reference */
-    double seconds_load, seconds_trigram, seconds_train, seconds_quant, seconds_total;
-    uint32_t image_w, image_h;
-    const char *split;        /* static description of the train/held-out split */
-} pxl_llm_train_report;
-
-/* Defaults as documented above. */
-pxl_llm_train_options pxl_llm_train_options_default(void);
-
-/*
- * Loads and splits the corpus, fits the trigram baseline, trains the float
- * model on the context's CPU threads, quantizes it, and returns the image in
- * *out (free with pxl_image_free) and the measurements in *report. Uses only
- * the CPU. Fails with PXL_ERR_IO (corpus unreadable), PXL_ERR_INVALID_ARG
- * (options, or a corpus too small to split) or PXL_ERR_OUT_OF_MEMORY; *out is
- * untouched on failure.
- */
-pxl_status pxl_llm_train(pxl_ctx *ctx, const pxl_llm_train_options *opts, pxl_image **out,
-                         pxl_llm_train_report *report);
-
-/*
- * Takes ownership of img (freed by pxl_llm_free, also when this fails) and
- * checks that it validates and is a Pixel-LLM image. PXL_ERR_FORMAT otherwise.
- */
-pxl_status pxl_llm_open(pxl_ctx *ctx, pxl_image *img, pxl_llm **out);
-/* pxl_pxi_load + pxl_llm_open. */
-pxl_status pxl_llm_load(pxl_ctx *ctx, const char *path, pxl_llm **out);
-void pxl_llm_free(pxl_llm *m); /* NULL is a no-op */
-
-/*
- * The default model path: <exe_dir>/../models/pixel-llm.pxi,
- * <exe_dir>/../../models/, <exe_dir>/../share/pxl/models/ (make install),
- * then the source tree pxl was built from. Writes
- * the first that exists into buf; PXL_ERR_IO (with the places tried) if none.
- */
-pxl_status pxl_llm_default_path(pxl_ctx *ctx, char *buf, size_t cap);
-
-typedef struct pxl_llm_info {
-    uint32_t vocab, context, embed, hidden;
-    double logit_scale;       /* natural-log units per logit step */
-    double bpc_int8, bpc_float, bpc_trigram; /* as measured at training (0: unknown) */
-    uint32_t image_w, image_h;
-} pxl_llm_info;
-void pxl_llm_get_info(const pxl_llm *m, pxl_llm_info *info);
-
-/* The model's image (owned by m; pxl_llm_logits_vm writes into it). */
-const pxl_image *pxl_llm_image(const pxl_llm *m);
-
-/*
- * Logits (int32[vocab]) for a context of `context` ids (each < vocab), oldest
- * first. _vm writes the ids into the image and runs it with pxl_vm_run
- * (cpu = 0: the context's backend; 1: pxl_vm_run_cpu); _ref is the int8
- * forward pass in C, without the VM. Both give the same bytes.
- */
-pxl_status pxl_llm_logits_vm(pxl_llm *m, const uint32_t *ids, int cpu, int32_t *logits);
-pxl_status pxl_llm_logits_ref(pxl_llm *m, const uint32_t *ids, int32_t *logits);
-
-/* Maps a Unicode code point to an id (unknown characters: the unknown id) and back. */
-uint32_t pxl_llm_encode(const pxl_llm *m, uint32_t code_point);
-uint32_t pxl_llm_decode(const pxl_llm *m, uint32_t id);
-
-typedef void (*pxl_llm_token_fn)(void *user, const char *utf8, size_t len);
-
-typedef struct pxl_llm_gen_options {
-    const char *prompt;       /* UTF-8, may be NULL; its last `context` chars seed the context */
-    uint32_t tokens;          /* characters to generate (default 300) */
-    double temperature;       /* 0: greedy (first largest logit); default 0.8 */
-    uint32_t top_k;           /* 0: all */
-    uint64_t seed;            /* sampling PRNG seed */
-    int reference;            /* 1: use the C reference instead of the VM */
-    pxl_llm_token_fn on_token;/* optional: called with each generated character */
-    void *user;
-} pxl_llm_gen_options;
-
-typedef struct pxl_llm_gen_result {
-    char *text;               /* generated UTF-8 (prompt excluded), NUL-terminated;
-                                 free with pxl_free(ctx, text) */
-    size_t len;
-    uint32_t tokens;
-    double seconds, tokens_per_s;
-    pxl_backend backend;      /* where the VM ran */
-} pxl_llm_gen_result;
-
-pxl_llm_gen_options pxl_llm_gen_options_default(void);
-/* Generates opts->tokens characters. On failure res->text is NULL. */
-pxl_status pxl_llm_generate(pxl_llm *m, const pxl_llm_gen_options *opts, pxl_llm_gen_result *res);
 
 #ifdef __cplusplus
 }

@@ -50,11 +50,10 @@ enum {
     K_MM_TILE,
     K_MM_TILE_SCR, /* mm_tile with TO_SCRATCH = true */
     K_MM_PACK,
-    K_RQ_TEST,
     K_COUNT
 };
 
-enum { P_V0, P_EW, P_MM, P_TEST, P_COUNT };
+enum { P_V0, P_EW, P_MM, P_COUNT };
 
 /* The part of the interpreter's WGSL each module adds to vm.wgsl. */
 static const struct {
@@ -64,7 +63,6 @@ static const struct {
     {"vm.wgsl+vm_v0.wgsl", pxl_wgsl_vm_v0},
     {"vm.wgsl+vm_ew.wgsl", pxl_wgsl_vm_ew},
     {"vm.wgsl+vm_mm.wgsl", pxl_wgsl_vm_mm},
-    {"vm.wgsl+vm_test.wgsl", pxl_wgsl_vm_test},
 };
 
 static const struct {
@@ -75,7 +73,7 @@ static const struct {
     {"v0_dot", P_V0, 0},     {"v0_row", P_V0, 0},  {"v0_mm", P_V0, 1},       {"v0_mm_store", P_V0, 1},
     {"ew", P_EW, 0},         {"lut", P_EW, 1},     {"gather", P_EW, 1},      {"gather_note", P_EW, 1},
     {"argmax", P_EW, 0},     {"mm_small", P_MM, 0}, {"mm_tile", P_MM, 1},    {"mm_tile", P_MM, 1},
-    {"mm_pack", P_MM, 1},    {"rq_test", P_TEST, 1},
+    {"mm_pack", P_MM, 1},
 };
 
 /* The appended definition of dp4 (see vm.wgsl). */
@@ -756,37 +754,4 @@ pxl_status pxl_vm_session_exec(pxl_vm_session *ss, pxl_image *img, const pxl_vm_
                                const pxl_vm_options *opts) {
     assert(ss && img && p);
     return exec_session(ss, img, p, opts);
-}
-
-/* ---- test hook ------------------------------------------------------------------------ */
-
-pxl_status pxl_vm_gpu_rq(pxl_ctx *ctx, const int32_t *in, size_t n, int32_t *out) {
-    assert(ctx && (in || !n) && (out || !n));
-    if (pxl_ctx_backend(ctx) != PXL_BACKEND_GPU)
-        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_vm_gpu_rq: the context has no GPU");
-    if (n == 0) return PXL_OK;
-    if (n > (1u << 20)) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_vm_gpu_rq: at most 2^20 values");
-    gpu_run r;
-    memset(&r, 0, sizeof r);
-    r.ctx = ctx;
-    r.soft = dp4_soft_forced();
-    pxl_kernel *k = NULL;
-    pxl_status s = kernel(&r, K_RQ_TEST, &k);
-    if (s == PXL_OK) s = pxl_buffer_create(ctx, n * 16, &r.img);
-    if (s == PXL_OK) s = pxl_buffer_create(ctx, n * 4, &r.scr);
-    if (s == PXL_OK) s = pxl_buffer_upload(ctx, r.img, 0, in, n * 16);
-    if (s == PXL_OK) s = pxl_recorder_begin(ctx, 0, &r.rec);
-    if (s == PXL_OK) {
-        pxl_binding b[2] = {{0, r.img, 0, 0}, {1, r.scr, 0, (uint64_t)n * 4}};
-        pxl_dispatch d = {k, b, 2, NULL, 0, 0, {0, 1, 1}};
-        grid(n, 64, d.groups);
-        s = pxl_recorder_dispatch(r.rec, &d);
-        pxl_recorder *rec = r.rec;
-        r.rec = NULL;
-        if (s == PXL_OK) s = pxl_recorder_submit(rec, 0, NULL);
-        else pxl_recorder_discard(rec);
-    }
-    if (s == PXL_OK) s = pxl_buffer_download(ctx, r.scr, 0, out, n * 4);
-    run_free(&r);
-    return s;
 }

@@ -6,38 +6,11 @@
 #ifndef PXL_VM_SPEC_H
 #define PXL_VM_SPEC_H
 
+#include "pxl/vm.h"
+
 #include <stdint.h>
 
-enum {
-    PXL_OP_HALT = 0,
-    /* v0: one pixel (op, G, B, A) */
-    PXL_OP_V0_DOT = 1,
-    PXL_OP_V0_ADD = 2,
-    PXL_OP_V0_RELU = 3,
-    PXL_OP_V0_MATMUL = 4,
-    /* v1: two pixels (op, out lo, out hi, imm) (a lo, a hi, b lo, b hi) */
-    PXL_OP_MATMUL = 16,
-    PXL_OP_ADD = 17,
-    PXL_OP_MUL = 18,
-    PXL_OP_LUT = 19,
-    PXL_OP_GATHER = 20,
-    PXL_OP_ARGMAX = 21,
-    PXL_OP_COPY = 22
-};
-
-/* v1 marker at pixel (0, 0) */
-#define PXL_VM_MAGIC_R 0x50 /* 'P' */
-#define PXL_VM_MAGIC_G 0x58 /* 'X' */
-#define PXL_VM_MAGIC_B 0x56 /* 'V' */
-#define PXL_VM_MAGIC_VERSION 0x01
-
-/* v1 tensor header */
-#define PXL_VM_TENSOR_MAGIC 0x54 /* 'T' */
-#define PXL_VM_HEADER_PIXELS 3
-enum { PXL_VM_INT8 = 1, PXL_VM_INT32 = 2 };
-
-#define PXL_VM_FLAG_FLATTEN_A 0x01 /* MATMUL imm8 bit 0 */
-#define PXL_VM_DEFAULT_BUDGET ((uint64_t)1 << 40)
+/* The opcodes, magic numbers and dtypes are in pxl/vm.h (public: the file format). */
 
 /* Operand usage per opcode: which of out, a, b are tensors (v1) or rows (v0). */
 typedef struct pxl_vm_opinfo {

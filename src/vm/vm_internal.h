@@ -61,17 +61,5 @@ size_t pxl_vm_budget_fit(const pxl_vm_program *p, uint64_t max_steps, char *msg,
 /* One line describing an instruction ("matmul out=4 a=1 b=1 flags=0"), the
  * same for both interpreters' traces (decode.c). */
 void pxl_vm_insn_text(int version, const pxl_vm_insn *in, char *buf, size_t cap);
-/* Runs the GPU requantization on n (acc, mult, shift, dtype) quadruples (for
- * tests: checks the WGSL 64-bit emulation against pxl_vm_rq). */
-pxl_status pxl_vm_gpu_rq(pxl_ctx *ctx, const int32_t *in, size_t n, int32_t *out);
-
-/* Requantization (spec 3.3), shared so both interpreters agree by construction. */
-static inline int64_t pxl_vm_rq(int64_t acc, int32_t mult, uint8_t shift, uint8_t dtype) {
-    int64_t t = acc * (int64_t)mult;
-    int64_t q = shift ? (t + ((int64_t)1 << (shift - 1))) >> shift : t;
-    int64_t lo = dtype == PXL_VM_INT8 ? -128 : -2147483648LL;
-    int64_t hi = dtype == PXL_VM_INT8 ? 127 : 2147483647LL;
-    return q < lo ? lo : q > hi ? hi : q;
-}
 
 #endif

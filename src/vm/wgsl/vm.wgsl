@@ -20,7 +20,8 @@
 // column; DOT_RGB is one workgroup that writes after its last barrier.
 //
 // A module is this common part, then one of vm_v0.wgsl, vm_ew.wgsl,
-// vm_mm.wgsl, vm_test.wgsl (so that a pipeline parses only what it needs),
+// vm_mm.wgsl (so that a pipeline parses only what it needs; the rq self-test
+// tests/wgsl/vm_rq_test.wgsl is another such part, compiled only by tests/test_vm_gpu.c),
 // then one line the host appends defining `fn dp4(a: u32, b: u32) -> i32` (a
 // signed dot product of four packed bytes): dot4I8Packed where the adapter
 // compiles it, else the shift-based version below (dp4_soft). So no file

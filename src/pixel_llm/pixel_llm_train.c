@@ -1,10 +1,12 @@
 /*
- * Pixel-LLM training: corpus, split, trigram baseline, float trainer,
- * quantizer and calibration. Everything is deterministic given the seed and
+ * Pixel-LLM training, in stages (pxl_pllm_train at the end): the corpus
+ * text (given by the caller; the CLI fetches it) parsed and split, the
+ * trigram baseline, the float model and its trainer, the quantizer and its
+ * calibration, the image, the VM check. Everything is deterministic given the seed and
  * independent of the thread count: work is cut into a fixed number of chunks
  * whose partial results are summed in a fixed order.
  */
-#include "pixel_llm_internal.h"
+#include "pllm_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -21,17 +23,18 @@ static const char *k_split_chapters =
 static const char *k_split_tail = "last 10% of the text held out (fewer than 20 chapters); of the rest, "
                                   "the last 5% tunes the trigram discounts";
 
-pxl_llm_train_options pxl_llm_train_options_default(void) {
-    pxl_llm_train_options o;
-    memset(&o, 0, sizeof o);
-    o.context = 16;
-    o.embed = 24;
-    o.hidden = 384;
-    o.batch = 256;
-    o.steps = 12000;
-    o.lr = 3e-3;
-    o.seed = 1;
-    o.vm_check = 64;
+/* The options with every zero field replaced by its documented default. */
+static pxl_pllm_train_options resolve_options(const pxl_pllm_train_options *in) {
+    pxl_pllm_train_options o = *in;
+    if (!o.context) o.context = 16;
+    if (!o.embed) o.embed = 24;
+    if (!o.hidden) o.hidden = 384;
+    if (!o.batch) o.batch = 256;
+    if (!o.steps) o.steps = 12000;
+    if (o.lr == 0) o.lr = 3e-3;
+    if (!o.seed) o.seed = 1;
+    if (!o.vm_check) o.vm_check = 64;
+    if (o.no_vm_check) o.vm_check = 0;
     return o;
 }
 
@@ -155,67 +158,6 @@ oom:
     return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pixel-llm: out of memory reading the corpus");
 }
 
-static pxl_status read_all(pxl_ctx *ctx, FILE *f, const char *what, char **out, size_t *len) {
-    size_t cap = 1 << 20, n = 0;
-    char *buf = pxl_alloc(ctx, cap);
-    if (!buf) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pixel-llm: out of memory");
-    for (;;) {
-        if (n == cap) {
-            if (cap > ((size_t)1 << 31)) {
-                pxl_free(ctx, buf);
-                return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pixel-llm: %s is larger than 2 GiB", what);
-            }
-            char *p = pxl_realloc(ctx, buf, cap * 2);
-            if (!p) {
-                pxl_free(ctx, buf);
-                return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pixel-llm: out of memory");
-            }
-            buf = p, cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    if (ferror(f)) {
-        pxl_free(ctx, buf);
-        return pxl_fail(ctx, PXL_ERR_IO, "pixel-llm: cannot read %s", what);
-    }
-    *out = buf;
-    *len = n;
-    return PXL_OK;
-}
-
-static pxl_status load_text(pxl_ctx *ctx, const pxl_llm_train_options *o, char **text, size_t *len,
-                            int *owned) {
-    *owned = 0;
-    if (o->corpus_text) {
-        *text = (char *)o->corpus_text;
-        *len = o->corpus_len;
-        return PXL_OK;
-    }
-    *owned = 1;
-    if (o->corpus_path) {
-        FILE *f = fopen(o->corpus_path, "rb");
-        if (!f) return pxl_fail(ctx, PXL_ERR_IO, "pixel-llm: cannot open corpus '%s'", o->corpus_path);
-        pxl_status s = read_all(ctx, f, o->corpus_path, text, len);
-        fclose(f);
-        return s;
-    }
-    FILE *f = popen("bible 'Gen1:1-Rev22:21' 2>/dev/null", "r");
-    if (!f)
-        return pxl_fail(ctx, PXL_ERR_IO, "pixel-llm: cannot run bible(1) (install bible-kjv or pass --corpus)");
-    pxl_status s = read_all(ctx, f, "the output of bible(1)", text, len);
-    int rc = pclose(f);
-    if (s == PXL_OK && (rc != 0 || *len < 1000)) {
-        pxl_free(ctx, *text);
-        return pxl_fail(ctx, PXL_ERR_IO,
-                        "pixel-llm: `bible 'Gen1:1-Rev22:21'` failed (status %d, %zu bytes); install "
-                        "bible-kjv (scripts/deps.sh) or pass --corpus FILE",
-                        rc, *len);
-    }
-    return s;
-}
-
 /* ---- vocabulary and id streams ---------------------------------------------------- */
 
 typedef struct {
@@ -236,7 +178,7 @@ static int cmp_cp(const void *a, const void *b) {
 
 typedef struct {
     uint32_t V;
-    uint32_t cp[LLM_MAX_VOCAB]; /* id -> code point; id 0 = unknown (U+FFFD) */
+    uint32_t cp[PLLM_MAX_VOCAB]; /* id -> code point; id 0 = unknown (U+FFFD) */
     uint8_t ascii[128];         /* code point -> id for ASCII */
     uint32_t pad;
 } vocab_t;
@@ -277,7 +219,7 @@ static pxl_status build_vocab(pxl_ctx *ctx, const uint32_t *cp, size_t n, vocab_
     }
     qsort(t, m, sizeof *t, cmp_count);
     size_t keep = 0;
-    while (keep < m && keep < LLM_MAX_VOCAB - 1 && t[keep].count > 0) keep++;
+    while (keep < m && keep < PLLM_MAX_VOCAB - 1 && t[keep].count > 0) keep++;
     qsort(t, keep, sizeof *t, cmp_cp);
     memset(v, 0, sizeof *v);
     v->cp[0] = 0xFFFD;
@@ -392,12 +334,12 @@ static void make_layout(layout *L, uint32_t V, uint32_t C, uint32_t D, uint32_t 
 }
 
 #if defined(__GNUC__)
-#define LLM_INLINE static inline __attribute__((always_inline))
+#define PLLM_INLINE static inline __attribute__((always_inline))
 #else
-#define LLM_INLINE static inline
+#define PLLM_INLINE static inline
 #endif
 
-LLM_INLINE float dot(const float *a, const float *b, uint32_t n) {
+PLLM_INLINE float dot(const float *a, const float *b, uint32_t n) {
     float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     uint32_t i = 0;
     for (; i + 8 <= n; i += 8)
@@ -407,7 +349,7 @@ LLM_INLINE float dot(const float *a, const float *b, uint32_t n) {
     return s;
 }
 
-LLM_INLINE void axpy(float *y, float a, const float *x, uint32_t n) {
+PLLM_INLINE void axpy(float *y, float a, const float *x, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) y[i] += a * x[i];
 }
 
@@ -431,7 +373,7 @@ typedef struct {
     float inv_b;
 } job;
 
-LLM_INLINE void gather_ctx(const layout *L, const float *P, const uint8_t *s, size_t p, uint8_t pad, float *x) {
+PLLM_INLINE void gather_ctx(const layout *L, const float *P, const uint8_t *s, size_t p, uint8_t pad, float *x) {
     for (uint32_t c = 0; c < L->C; c++) {
         size_t back = L->C - c;
         uint8_t id = p >= back ? s[p - back] : pad;
@@ -440,7 +382,7 @@ LLM_INLINE void gather_ctx(const layout *L, const float *P, const uint8_t *s, si
 }
 
 /* Forward (and backward when training) for examples pos[i0 .. i0+nb). */
-LLM_INLINE double run_chunk_body(const job *J, work *w, size_t i0, uint32_t nb) {
+PLLM_INLINE double run_chunk_body(const job *J, work *w, size_t i0, uint32_t nb) {
     const layout *L = J->L;
     const float *P = J->P;
     const uint32_t K = L->K, H = L->H, V = L->V;
@@ -513,7 +455,7 @@ static double run_chunk_base(const job *J, work *w, size_t i0, uint32_t nb) {
 }
 static double run_chunk(const job *J, work *w, size_t i0, uint32_t nb) {
     /* decided per call (cheap): no cached global state, no race between threads */
-    int have_avx = !getenv("PXL_LLM_NO_AVX") && __builtin_cpu_supports("avx");
+    int have_avx = !getenv("PXL_PLLM_NO_AVX") && __builtin_cpu_supports("avx");
     return have_avx ? run_chunk_avx(J, w, i0, nb) : run_chunk_base(J, w, i0, nb);
 }
 #else
@@ -638,7 +580,7 @@ static int32_t q32(double x) {
 }
 
 /* q's arrays must be allocated (V*D, H*K, H, V*H, V). */
-static void quantize(const layout *L, const float *P, const qparams *qp, llm_qmodel *q) {
+static void quantize(const layout *L, const float *P, const qparams *qp, pllm_qmodel *q) {
     const uint32_t V = L->V, D = L->D, H = L->H, K = L->K;
     q->V = V, q->C = L->C, q->D = D, q->H = H;
     double se = qp->ce * absmax(P + L->oE, (size_t)V * D) / 127.0;
@@ -652,19 +594,19 @@ static void quantize(const layout *L, const float *P, const qparams *qp, llm_qmo
     for (uint32_t j = 0; j < H; j++)
         for (uint32_t k = 0; k < K; k++) q->W1[(size_t)j * K + k] = q8(P[L->oW1 + (size_t)k * H + j] / sw1);
     for (uint32_t j = 0; j < H; j++) q->b1[j] = q32(P[L->ob1 + j] / (se * sw1));
-    llm_fixed_point(se * sw1 / spre, 62, &q->M1, &q->s1);
+    pllm_fixed_point(se * sw1 / spre, 62, &q->M1, &q->s1);
     for (int i = 0; i < 256; i++) q->lut[i] = q8(127.0 * tanh((i - 128) * spre));
     for (uint32_t v = 0; v < V; v++)
         for (uint32_t j = 0; j < H; j++) q->W2[(size_t)v * H + j] = q8(P[L->oW2 + (size_t)j * V + v] / sw2);
     for (uint32_t v = 0; v < V; v++) q->b2[v] = q32(P[L->ob2 + v] / (sh * sw2));
     uint8_t sh8;
-    llm_fixed_point(sh * sw2, 62, &q->scale_mant, &sh8);
+    pllm_fixed_point(sh * sw2, 62, &q->scale_mant, &sh8);
     q->scale_shift = sh8;
 }
 
 /* int8 evaluation over positions, parallel in fixed chunks */
 typedef struct {
-    const llm_qmodel *q;
+    const pllm_qmodel *q;
     const uint8_t *s;
     uint8_t pad;
     const size_t *pos;
@@ -686,7 +628,7 @@ static void qeval_task(void *arg, size_t t) {
             size_t p = Q->pos[i];
             for (uint32_t k = 0; k < C; k++) ids[k] = p >= C - k ? Q->s[p - (C - k)] : Q->pad;
             int32_t *lg = Q->logits[t];
-            llm_ref_forward(Q->q, ids, lg, Q->scratch[t]);
+            pllm_ref_forward(Q->q, ids, lg, Q->scratch[t]);
             int32_t mx = lg[0];
             for (uint32_t v = 1; v < V; v++) mx = lg[v] > mx ? lg[v] : mx;
             double z = 0;
@@ -697,7 +639,7 @@ static void qeval_task(void *arg, size_t t) {
     }
 }
 
-static pxl_status eval_int8(pxl_ctx *ctx, const llm_qmodel *q, const uint8_t *s, const size_t *pos,
+static pxl_status eval_int8(pxl_ctx *ctx, const pllm_qmodel *q, const uint8_t *s, const size_t *pos,
                             size_t n_pos, uint8_t pad, double *bpc) {
     qeval Q;
     memset(&Q, 0, sizeof Q);
@@ -710,7 +652,7 @@ static pxl_status eval_int8(pxl_ctx *ctx, const llm_qmodel *q, const uint8_t *s,
     Q.logits = pxl_calloc(ctx, Q.n_work, sizeof *Q.logits);
     int ok = Q.loss && Q.scratch && Q.logits && q->C <= 1024;
     for (size_t t = 0; ok && t < Q.n_work; t++) {
-        Q.scratch[t] = pxl_alloc(ctx, llm_ref_scratch_bytes(q));
+        Q.scratch[t] = pxl_alloc(ctx, pllm_ref_scratch_bytes(q));
         Q.logits[t] = pxl_calloc(ctx, q->V, sizeof(int32_t));
         ok = Q.scratch[t] && Q.logits[t];
     }
@@ -727,23 +669,28 @@ static pxl_status eval_int8(pxl_ctx *ctx, const llm_qmodel *q, const uint8_t *s,
     return PXL_OK;
 }
 
-/* ---- the whole pipeline ------------------------------------------------------------ */
+/* ---- the whole pipeline, stage by stage ------------------------------------------- */
 
 typedef struct {
+    pxl_ctx *ctx;
+    const pxl_pllm_train_options *o; /* defaults resolved */
+    pxl_pllm_train_report *rep;
+    double t_start;
     corpus cor;
-    char *text;
-    int text_owned;
-    uint8_t *train, *held;
+    vocab_t voc;
+    uint8_t pad;                     /* id that fills the context before the first character */
+    uint8_t *train, *held;           /* id streams */
     size_t n_train, n_held;
     size_t *pos_held, *pos_cal, *batch;
     kn_t kn;
     model M;
-    llm_qmodel q;
+    prng r;                          /* initialisation, then the batches */
+    pllm_qmodel q;
     pxl_image *img;
 } state;
 
-static void state_free(pxl_ctx *ctx, state *S) {
-    if (S->text_owned) pxl_free(ctx, S->text);
+static void state_free(state *S) {
+    pxl_ctx *ctx = S->ctx;
     pxl_free(ctx, S->cor.cp), pxl_free(ctx, S->cor.chap);
     pxl_free(ctx, S->train), pxl_free(ctx, S->held);
     pxl_free(ctx, S->pos_held), pxl_free(ctx, S->pos_cal), pxl_free(ctx, S->batch);
@@ -757,159 +704,172 @@ static void state_free(pxl_ctx *ctx, state *S) {
     pxl_image_free(S->img);
 }
 
+static pxl_status oom(state *S) { return pxl_fail(S->ctx, PXL_ERR_OUT_OF_MEMORY, "pixel-llm: out of memory"); }
+
 static double normal(prng *r) {
     double u = prng_unit(r), v = prng_unit(r);
     return sqrt(-2.0 * log(u + 1e-300)) * cos(6.283185307179586 * v);
 }
 
-#define NOTE(...)                                                                                  \
+#define NOTE(S, ...)                                                                               \
     do {                                                                                           \
-        if (o->verbose) {                                                                          \
+        if ((S)->o->verbose) {                                                                     \
             fprintf(stderr, "pixel-llm: " __VA_ARGS__);                                            \
             fflush(stderr);                                                                        \
         }                                                                                          \
     } while (0)
 
-pxl_status pxl_llm_train(pxl_ctx *ctx, const pxl_llm_train_options *o, pxl_image **out,
-                         pxl_llm_train_report *rep) {
-    state S;
-    memset(&S, 0, sizeof S);
-    memset(rep, 0, sizeof *rep);
-    double t_start = pxl_time_now();
-    pxl_status s = PXL_OK;
-    if (o->context < 1 || o->context > 256 || o->embed < 1 || o->embed > 256 || o->hidden < 1 ||
-        o->hidden > 4096 || o->context * o->embed > 65535 || o->batch < 1 || o->batch > 65536 ||
-        o->steps < 1 || !(o->lr > 0 && o->lr < 1))
+static pxl_status check_options(pxl_ctx *ctx, const pxl_pllm_train_options *o) {
+    if (!o->corpus)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pixel-llm: no corpus (pxl_pllm_train_options.corpus is NULL)");
+    if (o->context > 256 || o->embed > 256 || o->hidden > 4096 || o->context * o->embed > 65535 ||
+        o->batch > 65536 || !(o->lr > 0 && o->lr < 1))
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
                         "pixel-llm: options out of range (context %u, embed %u, hidden %u, batch %u, "
                         "steps %llu, lr %g)",
                         o->context, o->embed, o->hidden, o->batch, (unsigned long long)o->steps, o->lr);
+    return PXL_OK;
+}
 
-    /* corpus and split */
-    size_t tlen;
-    if ((s = load_text(ctx, o, &S.text, &tlen, &S.text_owned)) != PXL_OK) goto done;
-    if ((s = parse_corpus(ctx, S.text, tlen, &S.cor)) != PXL_OK) goto done;
-    corpus *cor = &S.cor;
-    if (cor->n < 200) {
-        s = pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pixel-llm: corpus too small (%zu characters)", cor->n);
-        goto done;
-    }
-    S.train = pxl_alloc(ctx, cor->n);
-    S.held = pxl_alloc(ctx, cor->n);
-    if (!S.train || !S.held) goto oom;
-    /* code points of each part, then ids (vocabulary from the training part) */
-    uint32_t *tr_cp = cor->cp; /* reordered in place: train first, then held-out */
-    {
-        size_t bytes;
-        if (!pxl_mul_size(cor->n, sizeof(uint32_t), &bytes)) goto oom;
-        uint32_t *tmp = pxl_alloc(ctx, bytes);
-        if (!tmp) goto oom;
-        size_t nt = 0, nh = 0;
-        if (cor->n_chap >= HELDOUT_EVERY) {
-            rep->split = k_split_chapters;
-            for (int pass = 0; pass < 2; pass++)
-                for (size_t c = 0; c < cor->n_chap; c++) {
-                    int is_held = c % HELDOUT_EVERY == HELDOUT_EVERY - 1;
-                    if (is_held != pass) continue;
-                    size_t a = cor->chap[c], b = c + 1 < cor->n_chap ? cor->chap[c + 1] : cor->n;
-                    memcpy(tmp + nt + nh, cor->cp + a, (b - a) * sizeof *tmp);
-                    if (pass) nh += b - a;
-                    else nt += b - a;
-                }
-        } else {
-            rep->split = k_split_tail;
-            size_t cut = cor->n - cor->n / 10;
-            while (cut < cor->n && cor->cp[cut - 1] != '\n') cut++;
-            memcpy(tmp, cor->cp, cor->n * sizeof *tmp);
-            nt = cut, nh = cor->n - cut;
-        }
-        memcpy(cor->cp, tmp, cor->n * sizeof *tmp);
-        pxl_free(ctx, tmp);
-        S.n_train = nt, S.n_held = nh;
-    }
-    if (S.n_train < 100 || S.n_held < 10) {
-        s = pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pixel-llm: corpus too small to split (%zu + %zu)", S.n_train,
-                     S.n_held);
-        goto done;
-    }
-    vocab_t voc;
-    if ((s = build_vocab(ctx, tr_cp, S.n_train, &voc)) != PXL_OK) goto done;
-    for (size_t i = 0; i < S.n_train; i++) S.train[i] = vocab_id(&voc, tr_cp[i]);
-    for (size_t i = 0; i < S.n_held; i++) S.held[i] = vocab_id(&voc, tr_cp[S.n_train + i]);
-    const uint8_t pad = (uint8_t)voc.pad;
-    const uint32_t V = voc.V;
-    rep->vocab = V;
-    rep->train_chars = S.n_train;
-    rep->heldout_chars = S.n_held;
-    double t1 = pxl_time_now();
-    rep->seconds_load = t1 - t_start;
-    NOTE("corpus: %zu chars, %zu chapters; train %zu, held-out %zu, vocab %u (+unknown) [%.1fs]\n", cor->n,
-         cor->n_chap, S.n_train, S.n_held, V - 1, rep->seconds_load);
-
-    /* trigram: tune discounts on the tail of train, refit on all of train */
-    {
-        size_t n_tune = S.n_train / 20, n_fit = S.n_train - n_tune;
-        if ((s = kn_fit(ctx, &S.kn, V, S.train, n_fit, pad)) != PXL_OK) goto done;
-        double best = INFINITY, bd2 = 0.5, bd3 = 0.5;
-        for (int i2 = 1; i2 <= 19; i2++)
-            for (int i3 = 1; i3 <= 19; i3++) {
-                double d2 = i2 * 0.05, d3 = i3 * 0.05;
-                double b = kn_bpc(&S.kn, S.train + n_fit, n_tune, pad, d2, d3);
-                if (b < best) best = b, bd2 = d2, bd3 = d3;
+/*
+ * Stage 1: the corpus text -> code points -> train / held-out split (whole
+ * chapters where there are enough) -> vocabulary (from the training part)
+ * -> id streams.
+ */
+static pxl_status stage_corpus(state *S) {
+    pxl_ctx *ctx = S->ctx;
+    pxl_pllm_train_report *rep = S->rep;
+    pxl_status s = parse_corpus(ctx, S->o->corpus, S->o->corpus_len, &S->cor);
+    if (s != PXL_OK) return s;
+    corpus *cor = &S->cor;
+    if (cor->n < 200)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pixel-llm: corpus too small (%zu characters)", cor->n);
+    S->train = pxl_alloc(ctx, cor->n);
+    S->held = pxl_alloc(ctx, cor->n);
+    size_t bytes;
+    if (!S->train || !S->held || !pxl_mul_size(cor->n, sizeof(uint32_t), &bytes)) return oom(S);
+    /* reorder the code points in place: train first, then held-out */
+    uint32_t *tmp = pxl_alloc(ctx, bytes);
+    if (!tmp) return oom(S);
+    size_t nt = 0, nh = 0;
+    if (cor->n_chap >= HELDOUT_EVERY) {
+        rep->split = k_split_chapters;
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t c = 0; c < cor->n_chap; c++) {
+                int is_held = c % HELDOUT_EVERY == HELDOUT_EVERY - 1;
+                if (is_held != pass) continue;
+                size_t a = cor->chap[c], b = c + 1 < cor->n_chap ? cor->chap[c + 1] : cor->n;
+                memcpy(tmp + nt + nh, cor->cp + a, (b - a) * sizeof *tmp);
+                if (pass) nh += b - a;
+                else nt += b - a;
             }
-        kn_free(ctx, &S.kn);
-        if ((s = kn_fit(ctx, &S.kn, V, S.train, S.n_train, pad)) != PXL_OK) goto done;
-        rep->kn_d2 = bd2, rep->kn_d3 = bd3;
-        rep->tune_chars = n_tune;
-        rep->bpc_trigram = kn_bpc(&S.kn, S.held, S.n_held, pad, bd2, bd3);
-        kn_free(ctx, &S.kn);
-        double t2 = pxl_time_now();
-        rep->seconds_trigram = t2 - t1;
-        NOTE("trigram (interpolated Kneser-Ney, D2=%.2f D3=%.2f tuned on %zu chars): held-out %.4f bpc "
-             "[%.1fs]\n",
-             bd2, bd3, n_tune, rep->bpc_trigram, rep->seconds_trigram);
+    } else {
+        rep->split = k_split_tail;
+        size_t cut = cor->n - cor->n / 10;
+        while (cut < cor->n && cor->cp[cut - 1] != '\n') cut++;
+        memcpy(tmp, cor->cp, cor->n * sizeof *tmp);
+        nt = cut, nh = cor->n - cut;
     }
+    memcpy(cor->cp, tmp, cor->n * sizeof *tmp);
+    pxl_free(ctx, tmp);
+    S->n_train = nt, S->n_held = nh;
+    if (S->n_train < 100 || S->n_held < 10)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pixel-llm: corpus too small to split (%zu + %zu)", S->n_train,
+                        S->n_held);
+    if ((s = build_vocab(ctx, cor->cp, S->n_train, &S->voc)) != PXL_OK) return s;
+    for (size_t i = 0; i < S->n_train; i++) S->train[i] = vocab_id(&S->voc, cor->cp[i]);
+    for (size_t i = 0; i < S->n_held; i++) S->held[i] = vocab_id(&S->voc, cor->cp[S->n_train + i]);
+    S->pad = (uint8_t)S->voc.pad;
+    rep->vocab = S->voc.V;
+    rep->train_chars = S->n_train;
+    rep->heldout_chars = S->n_held;
+    rep->seconds_parse = pxl_time_now() - S->t_start;
+    NOTE(S, "corpus: %zu chars, %zu chapters; train %zu, held-out %zu, vocab %u (+unknown) [%.1fs]\n", cor->n,
+         cor->n_chap, S->n_train, S->n_held, S->voc.V - 1, rep->seconds_parse);
+    return PXL_OK;
+}
 
-    /* float model */
-    model *M = &S.M;
+/* Stage 2: the trigram baseline; discounts tuned on the tail of train, then refitted on all of it. */
+static pxl_status stage_trigram(state *S) {
+    pxl_ctx *ctx = S->ctx;
+    pxl_pllm_train_report *rep = S->rep;
+    double t0 = pxl_time_now();
+    const uint32_t V = S->voc.V;
+    size_t n_tune = S->n_train / 20, n_fit = S->n_train - n_tune;
+    pxl_status s = kn_fit(ctx, &S->kn, V, S->train, n_fit, S->pad);
+    if (s != PXL_OK) return s;
+    double best = INFINITY, bd2 = 0.5, bd3 = 0.5;
+    for (int i2 = 1; i2 <= 19; i2++)
+        for (int i3 = 1; i3 <= 19; i3++) {
+            double d2 = i2 * 0.05, d3 = i3 * 0.05;
+            double b = kn_bpc(&S->kn, S->train + n_fit, n_tune, S->pad, d2, d3);
+            if (b < best) best = b, bd2 = d2, bd3 = d3;
+        }
+    kn_free(ctx, &S->kn);
+    if ((s = kn_fit(ctx, &S->kn, V, S->train, S->n_train, S->pad)) != PXL_OK) return s;
+    rep->kn_d2 = bd2, rep->kn_d3 = bd3;
+    rep->tune_chars = n_tune;
+    rep->bpc_trigram = kn_bpc(&S->kn, S->held, S->n_held, S->pad, bd2, bd3);
+    kn_free(ctx, &S->kn);
+    rep->seconds_trigram = pxl_time_now() - t0;
+    NOTE(S, "trigram (interpolated Kneser-Ney, D2=%.2f D3=%.2f tuned on %zu chars): held-out %.4f bpc [%.1fs]\n",
+         bd2, bd3, n_tune, rep->bpc_trigram, rep->seconds_trigram);
+    return PXL_OK;
+}
+
+/* Stage 3: the float model's memory and initial parameters (output bias: log unigram frequencies). */
+static pxl_status stage_init_model(state *S) {
+    pxl_ctx *ctx = S->ctx;
+    const pxl_pllm_train_options *o = S->o;
+    model *M = &S->M;
+    const uint32_t V = S->voc.V;
     M->ctx = ctx;
     make_layout(&M->L, V, o->context, o->embed, o->hidden);
     const layout *L = &M->L;
-    rep->context = L->C, rep->embed = L->D, rep->hidden = L->H, rep->params = L->n;
+    S->rep->context = L->C, S->rep->embed = L->D, S->rep->hidden = L->H, S->rep->params = L->n;
     size_t n_chunks_batch = (o->batch + CHUNK - 1) / CHUNK;
     M->n_work = n_chunks_batch > (size_t)pxl_ctx_threads(ctx) ? n_chunks_batch : (size_t)pxl_ctx_threads(ctx);
     M->P = pxl_calloc(ctx, L->n, sizeof(float));
     M->m = pxl_calloc(ctx, L->n, sizeof(float));
     M->v = pxl_calloc(ctx, L->n, sizeof(float));
     M->w = pxl_calloc(ctx, M->n_work, sizeof *M->w);
-    S.batch = pxl_calloc(ctx, o->batch, sizeof(size_t));
-    if (!M->P || !M->m || !M->v || !M->w || !S.batch) goto oom;
+    S->batch = pxl_calloc(ctx, o->batch, sizeof(size_t));
+    if (!M->P || !M->m || !M->v || !M->w || !S->batch) return oom(S);
     for (size_t i = 0; i < M->n_work; i++)
-        if (!work_alloc(ctx, L, &M->w[i], i < n_chunks_batch)) goto oom;
-    prng r = {o->seed * 0x2545F4914F6CDD1Dull + 12345};
-    {
-        const double sx = 0.3;
-        for (size_t i = 0; i < (size_t)V * L->D; i++) M->P[L->oE + i] = (float)(sx * normal(&r));
-        double bw1 = sqrt(3.0) / (sqrt((double)L->K) * sx), bw2 = 0.5 * sqrt(3.0 / L->H);
-        for (size_t i = 0; i < (size_t)L->K * L->H; i++) M->P[L->oW1 + i] = (float)(bw1 * (2 * prng_unit(&r) - 1));
-        for (size_t i = 0; i < (size_t)L->H * V; i++) M->P[L->oW2 + i] = (float)(bw2 * (2 * prng_unit(&r) - 1));
-        /* output bias: log unigram frequencies */
-        double *cnt = pxl_calloc(ctx, V, sizeof(double));
-        if (!cnt) goto oom;
-        for (size_t i = 0; i < S.n_train; i++) cnt[S.train[i]] += 1;
-        for (uint32_t v = 0; v < V; v++) M->P[L->ob2 + v] = (float)log((cnt[v] + 1) / ((double)S.n_train + V));
-        pxl_free(ctx, cnt);
-    }
-    double t3 = pxl_time_now();
+        if (!work_alloc(ctx, L, &M->w[i], i < n_chunks_batch)) return oom(S);
+    S->r.s = o->seed * 0x2545F4914F6CDD1Dull + 12345;
+    prng *r = &S->r;
+    const double sx = 0.3;
+    for (size_t i = 0; i < (size_t)V * L->D; i++) M->P[L->oE + i] = (float)(sx * normal(r));
+    double bw1 = sqrt(3.0) / (sqrt((double)L->K) * sx), bw2 = 0.5 * sqrt(3.0 / L->H);
+    for (size_t i = 0; i < (size_t)L->K * L->H; i++) M->P[L->oW1 + i] = (float)(bw1 * (2 * prng_unit(r) - 1));
+    for (size_t i = 0; i < (size_t)L->H * V; i++) M->P[L->oW2 + i] = (float)(bw2 * (2 * prng_unit(r) - 1));
+    double *cnt = pxl_calloc(ctx, V, sizeof(double));
+    if (!cnt) return oom(S);
+    for (size_t i = 0; i < S->n_train; i++) cnt[S->train[i]] += 1;
+    for (uint32_t v = 0; v < V; v++) M->P[L->ob2 + v] = (float)log((cnt[v] + 1) / ((double)S->n_train + V));
+    pxl_free(ctx, cnt);
+    return PXL_OK;
+}
+
+/* Stage 4: Adam with linear warm-up and linear decay over random batches, on the CPU threads. */
+static pxl_status stage_train(state *S) {
+    pxl_ctx *ctx = S->ctx;
+    const pxl_pllm_train_options *o = S->o;
+    pxl_pllm_train_report *rep = S->rep;
+    model *M = &S->M;
+    const layout *L = &M->L;
+    size_t n_chunks_batch = (o->batch + CHUNK - 1) / CHUNK;
+    double t0 = pxl_time_now();
     pxl_progress *prog = pxl_progress_begin(ctx, "pixel-llm train", o->steps);
-    job J = {L, M->P, S.train, S.n_train, pad, S.batch, o->batch, M->w, 1, 1.0f / (float)o->batch};
+    job J = {L, M->P, S->train, S->n_train, S->pad, S->batch, o->batch, M->w, 1, 1.0f / (float)o->batch};
     adam_job A = {M, n_chunks_batch, 0, 0, 0, 64};
     double tail_loss = 0;
     uint64_t tail_n = 0, tail_from = o->steps - o->steps / 20, warm = o->steps / 50 + 1;
     double win_loss = 0;
     uint64_t win_n = 0, next_note = o->steps / 10;
     for (uint64_t step = 0; step < o->steps; step++) {
-        for (uint32_t b = 0; b < o->batch; b++) S.batch[b] = (size_t)prng_below(&r, S.n_train);
+        for (uint32_t b = 0; b < o->batch; b++) S->batch[b] = (size_t)prng_below(&S->r, S->n_train);
         pxl_parallel_for(ctx, n_chunks_batch, train_task, &J);
         double loss = 0;
         for (size_t k = 0; k < n_chunks_batch; k++) loss += M->w[k].loss;
@@ -925,7 +885,7 @@ pxl_status pxl_llm_train(pxl_ctx *ctx, const pxl_llm_train_options *o, pxl_image
         pxl_progress_update(prog, step + 1);
         if (o->verbose && !prog && step + 1 >= next_note) {
             fprintf(stderr, "pixel-llm: step %llu/%llu  train %.3f bpc  %.0fs\n", (unsigned long long)(step + 1),
-                    (unsigned long long)o->steps, win_loss / (double)win_n / LN2, pxl_time_now() - t3);
+                    (unsigned long long)o->steps, win_loss / (double)win_n / LN2, pxl_time_now() - t0);
             win_loss = 0, win_n = 0;
             next_note += o->steps / 10 ? o->steps / 10 : 1;
         }
@@ -933,113 +893,160 @@ pxl_status pxl_llm_train(pxl_ctx *ctx, const pxl_llm_train_options *o, pxl_image
     pxl_progress_end(prog);
     rep->steps = o->steps;
     rep->train_loss_bpc = tail_n ? tail_loss / (double)tail_n / LN2 : 0;
-    double t4 = pxl_time_now();
-    rep->seconds_train = t4 - t3;
-    NOTE("trained %llu steps x %u in %.1fs (%.0f examples/s), last 5%% of steps %.4f bpc on train batches\n",
+    rep->seconds_train = pxl_time_now() - t0;
+    NOTE(S, "trained %llu steps x %u in %.1fs (%.0f examples/s), last 5%% of steps %.4f bpc on train batches\n",
          (unsigned long long)o->steps, o->batch, rep->seconds_train,
          (double)o->steps * o->batch / rep->seconds_train, rep->train_loss_bpc);
+    return PXL_OK;
+}
 
-    /* held-out float bpc */
-    S.pos_held = pxl_calloc(ctx, S.n_held, sizeof(size_t));
-    if (!S.pos_held) goto oom;
-    for (size_t i = 0; i < S.n_held; i++) S.pos_held[i] = i;
-    if ((s = eval_float(ctx, M, S.held, S.n_held, S.pos_held, S.n_held, pad, &rep->bpc_float)) != PXL_OK)
-        goto done;
-    NOTE("float model: held-out %.4f bpc\n", rep->bpc_float);
+/*
+ * Stage 5: held-out bpc of the float model, then int8: the clip ranges are
+ * picked on training positions by a coordinate search, and the held-out bpc
+ * of the result measured.
+ */
+static pxl_status stage_quantize(state *S) {
+    pxl_ctx *ctx = S->ctx;
+    pxl_pllm_train_report *rep = S->rep;
+    const layout *L = &S->M.L;
+    const uint32_t V = L->V;
+    pxl_status s;
+    S->pos_held = pxl_calloc(ctx, S->n_held, sizeof(size_t));
+    if (!S->pos_held) return oom(S);
+    for (size_t i = 0; i < S->n_held; i++) S->pos_held[i] = i;
+    s = eval_float(ctx, &S->M, S->held, S->n_held, S->pos_held, S->n_held, S->pad, &rep->bpc_float);
+    if (s != PXL_OK) return s;
+    NOTE(S, "float model: held-out %.4f bpc\n", rep->bpc_float);
 
-    /* quantize: calibrate clip ranges on training positions */
-    llm_qmodel *q = &S.q;
+    pllm_qmodel *q = &S->q;
     q->E = pxl_alloc(ctx, (size_t)V * L->D);
     q->W1 = pxl_alloc(ctx, (size_t)L->H * L->K);
     q->b1 = pxl_calloc(ctx, L->H, sizeof(int32_t));
     q->W2 = pxl_alloc(ctx, (size_t)V * L->H);
     q->b2 = pxl_calloc(ctx, V, sizeof(int32_t));
-    size_t n_cal = S.n_train < 16384 ? S.n_train : 16384;
-    S.pos_cal = pxl_calloc(ctx, n_cal, sizeof(size_t));
-    if (!q->E || !q->W1 || !q->b1 || !q->W2 || !q->b2 || !S.pos_cal) goto oom;
-    {
-        prng rc = {o->seed ^ 0xC0FFEEull};
-        for (size_t i = 0; i < n_cal; i++) S.pos_cal[i] = (size_t)prng_below(&rc, S.n_train);
-        qparams best = {1, 1, 1, 4}, cur;
-        double best_bpc;
-        quantize(L, M->P, &best, q);
-        if ((s = eval_int8(ctx, q, S.train, S.pos_cal, n_cal, pad, &best_bpc)) != PXL_OK) goto done;
-        static const double ranges[] = {1.5, 2, 2.5, 3, 3.5, 5, 6};
-        static const double clips[] = {0.9, 0.8, 0.7, 0.6, 0.5};
-        for (int pass = 0; pass < 4; pass++) {
-            size_t nc = pass == 0 ? sizeof ranges / sizeof ranges[0] : sizeof clips / sizeof clips[0];
-            qparams base = best;
-            for (size_t i = 0; i < nc; i++) {
-                cur = base;
-                if (pass == 0) cur.range = ranges[i];
-                else if (pass == 1) cur.cw1 = clips[i];
-                else if (pass == 2) cur.cw2 = clips[i];
-                else cur.ce = clips[i];
-                double b;
-                quantize(L, M->P, &cur, q);
-                if ((s = eval_int8(ctx, q, S.train, S.pos_cal, n_cal, pad, &b)) != PXL_OK) goto done;
-                if (b < best_bpc) best_bpc = b, best = cur;
-            }
+    size_t n_cal = S->n_train < 16384 ? S->n_train : 16384;
+    S->pos_cal = pxl_calloc(ctx, n_cal, sizeof(size_t));
+    if (!q->E || !q->W1 || !q->b1 || !q->W2 || !q->b2 || !S->pos_cal) return oom(S);
+    prng rc = {S->o->seed ^ 0xC0FFEEull};
+    for (size_t i = 0; i < n_cal; i++) S->pos_cal[i] = (size_t)prng_below(&rc, S->n_train);
+    qparams best = {1, 1, 1, 4}, cur;
+    double best_bpc;
+    quantize(L, S->M.P, &best, q);
+    if ((s = eval_int8(ctx, q, S->train, S->pos_cal, n_cal, S->pad, &best_bpc)) != PXL_OK) return s;
+    static const double ranges[] = {1.5, 2, 2.5, 3, 3.5, 5, 6};
+    static const double clips[] = {0.9, 0.8, 0.7, 0.6, 0.5};
+    for (int pass = 0; pass < 4; pass++) {
+        size_t nc = pass == 0 ? sizeof ranges / sizeof ranges[0] : sizeof clips / sizeof clips[0];
+        qparams base = best;
+        for (size_t i = 0; i < nc; i++) {
+            cur = base;
+            if (pass == 0) cur.range = ranges[i];
+            else if (pass == 1) cur.cw1 = clips[i];
+            else if (pass == 2) cur.cw2 = clips[i];
+            else cur.ce = clips[i];
+            double b;
+            quantize(L, S->M.P, &cur, q);
+            if ((s = eval_int8(ctx, q, S->train, S->pos_cal, n_cal, S->pad, &b)) != PXL_OK) return s;
+            if (b < best_bpc) best_bpc = b, best = cur;
         }
-        quantize(L, M->P, &best, q);
-        NOTE("quantization: pre-activation range %.1f, clip E %.2f W1 %.2f W2 %.2f (calibration %.4f bpc)\n",
-             best.range, best.ce, best.cw1, best.cw2, best_bpc);
     }
-    if ((s = eval_int8(ctx, q, S.held, S.pos_held, S.n_held, pad, &rep->bpc_int8)) != PXL_OK) goto done;
-    NOTE("int8 model: held-out %.4f bpc\n", rep->bpc_int8);
+    quantize(L, S->M.P, &best, q);
+    NOTE(S, "quantization: pre-activation range %.1f, clip E %.2f W1 %.2f W2 %.2f (calibration %.4f bpc)\n",
+         best.range, best.ce, best.cw1, best.cw2, best_bpc);
+    if ((s = eval_int8(ctx, q, S->held, S->pos_held, S->n_held, S->pad, &rep->bpc_int8)) != PXL_OK) return s;
+    NOTE(S, "int8 model: held-out %.4f bpc\n", rep->bpc_int8);
+    return PXL_OK;
+}
 
-    /* the image */
-    {
-        int32_t meta[LLM_META_N];
-        memset(meta, 0, sizeof meta);
-        meta[LLM_M_UNK_ID] = 0;
-        meta[LLM_M_PAD_ID] = pad;
-        meta[LLM_M_BPC_INT8_U] = (int32_t)floor(rep->bpc_int8 * 1e6 + 0.5);
-        meta[LLM_M_BPC_FLOAT_U] = (int32_t)floor(rep->bpc_float * 1e6 + 0.5);
-        meta[LLM_M_BPC_TRIGRAM_U] = (int32_t)floor(rep->bpc_trigram * 1e6 + 0.5);
-        meta[LLM_M_TRAIN_CHARS] = (int32_t)(S.n_train > INT32_MAX ? INT32_MAX : S.n_train);
-        meta[LLM_M_HELDOUT_CHARS] = (int32_t)(S.n_held > INT32_MAX ? INT32_MAX : S.n_held);
-        meta[LLM_M_SEED_LO] = (int32_t)(o->seed & 0x7FFFFFFF);
-        meta[LLM_M_STEPS] = (int32_t)(o->steps > INT32_MAX ? INT32_MAX : o->steps);
-        if ((s = llm_build_image(ctx, q, voc.cp, meta, &S.img)) != PXL_OK) goto done;
-    }
-    rep->image_w = S.img->w, rep->image_h = S.img->h;
-    /* the VM (CPU interpreter) must give the reference's logits */
-    if (o->vm_check) {
-        pxl_image *copy;
-        if ((s = pxl_image_clone(ctx, S.img, &copy)) != PXL_OK) goto done;
-        pxl_llm *m;
-        if ((s = pxl_llm_open(ctx, copy, &m)) != PXL_OK) goto done;
-        uint32_t ids[1024];
-        int32_t *a = pxl_calloc(ctx, V, sizeof(int32_t)), *b = pxl_calloc(ctx, V, sizeof(int32_t));
-        if (!a || !b) {
-            pxl_free(ctx, a), pxl_free(ctx, b), pxl_llm_free(m);
-            goto oom;
-        }
-        prng rv = {o->seed ^ 0xABCDEFull};
-        for (uint32_t i = 0; i < o->vm_check && s == PXL_OK; i++) {
-            size_t p = (size_t)prng_below(&rv, S.n_held);
-            for (uint32_t k = 0; k < L->C; k++) ids[k] = p >= L->C - k ? S.held[p - (L->C - k)] : pad;
-            s = pxl_llm_logits_ref(m, ids, a);
-            if (s == PXL_OK) s = pxl_llm_logits_vm(m, ids, 1, b);
+/* Stage 6: the pxVM image, with the measurements in its metadata. */
+static pxl_status stage_image(state *S) {
+    const pxl_pllm_train_options *o = S->o;
+    pxl_pllm_train_report *rep = S->rep;
+    int32_t meta[PLLM_META_N];
+    memset(meta, 0, sizeof meta);
+    meta[PLLM_M_UNK_ID] = 0;
+    meta[PLLM_M_PAD_ID] = S->pad;
+    meta[PLLM_M_BPC_INT8_U] = (int32_t)floor(rep->bpc_int8 * 1e6 + 0.5);
+    meta[PLLM_M_BPC_FLOAT_U] = (int32_t)floor(rep->bpc_float * 1e6 + 0.5);
+    meta[PLLM_M_BPC_TRIGRAM_U] = (int32_t)floor(rep->bpc_trigram * 1e6 + 0.5);
+    meta[PLLM_M_TRAIN_CHARS] = (int32_t)(S->n_train > INT32_MAX ? INT32_MAX : S->n_train);
+    meta[PLLM_M_HELDOUT_CHARS] = (int32_t)(S->n_held > INT32_MAX ? INT32_MAX : S->n_held);
+    meta[PLLM_M_SEED_LO] = (int32_t)(o->seed & 0x7FFFFFFF);
+    meta[PLLM_M_STEPS] = (int32_t)(o->steps > INT32_MAX ? INT32_MAX : o->steps);
+    pxl_status s = pllm_build_image(S->ctx, &S->q, S->voc.cp, meta, &S->img);
+    if (s != PXL_OK) return s;
+    rep->image_w = S->img->w, rep->image_h = S->img->h;
+    return PXL_OK;
+}
+
+/*
+ * Stage 7: the VM must give the reference's logits on held-out contexts:
+ * the CPU interpreter always, and the GPU interpreter too on a GPU context.
+ */
+static pxl_status stage_vm_check(state *S) {
+    pxl_ctx *ctx = S->ctx;
+    const uint32_t V = S->voc.V, C = S->M.L.C;
+    pxl_image *copy;
+    pxl_status s = pxl_image_clone(ctx, S->img, &copy);
+    if (s != PXL_OK) return s;
+    pxl_pllm *m;
+    if ((s = pxl_pllm_open(ctx, copy, &m)) != PXL_OK) return s;
+    int gpu = pxl_ctx_backend(ctx) == PXL_BACKEND_GPU;
+    uint32_t *ids = pxl_calloc(ctx, C, sizeof(uint32_t));
+    int32_t *a = pxl_calloc(ctx, V, sizeof(int32_t)), *b = pxl_calloc(ctx, V, sizeof(int32_t));
+    if (!ids || !a || !b) s = oom(S);
+    prng rv = {S->o->seed ^ 0xABCDEFull};
+    for (uint32_t i = 0; i < S->o->vm_check && s == PXL_OK; i++) {
+        size_t p = (size_t)prng_below(&rv, S->n_held);
+        for (uint32_t k = 0; k < C; k++) ids[k] = p >= C - k ? S->held[p - (C - k)] : S->pad;
+        s = pxl_pllm_logits_ref(m, ids, a);
+        for (int backend = 0; backend < 1 + gpu && s == PXL_OK; backend++) {
+            s = pxl_pllm_logits_vm(m, ids, backend == 0, b);
             if (s == PXL_OK && memcmp(a, b, V * sizeof *a) != 0)
                 s = pxl_fail(ctx, PXL_ERR_FORMAT,
-                             "pixel-llm: the VM's logits differ from the int8 reference at held-out position %zu", p);
-            if (s == PXL_OK) rep->vm_checked++;
+                             "pixel-llm: the %s interpreter's logits differ from the int8 reference at "
+                             "held-out position %zu",
+                             backend == 0 ? "CPU" : "GPU", p);
+            if (s == PXL_OK) {
+                if (backend == 0) S->rep->vm_checked++;
+                else S->rep->vm_checked_gpu++;
+            }
         }
-        pxl_free(ctx, a), pxl_free(ctx, b), pxl_llm_free(m);
-        if (s != PXL_OK) goto done;
-        NOTE("VM check: %u held-out contexts give identical logits in pxl_vm_run_cpu and the C reference\n",
-             rep->vm_checked);
     }
-    rep->seconds_quant = pxl_time_now() - t4;
-    rep->seconds_total = pxl_time_now() - t_start;
-    *out = S.img;
-    S.img = NULL;
-    goto done;
-oom:
-    s = pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pixel-llm: out of memory");
-done:
-    state_free(ctx, &S);
+    pxl_free(ctx, ids), pxl_free(ctx, a), pxl_free(ctx, b);
+    pxl_pllm_free(m);
+    if (s != PXL_OK) return s;
+    NOTE(S, "VM check: %u held-out contexts give the C reference's logits in the CPU interpreter%s\n",
+         S->rep->vm_checked, gpu ? " and in the GPU interpreter" : "");
+    return PXL_OK;
+}
+
+pxl_status pxl_pllm_train(pxl_ctx *ctx, const pxl_pllm_train_options *opts, pxl_image **out,
+                          pxl_pllm_train_report *report) {
+    pxl_pllm_train_report rep_local;
+    pxl_pllm_train_report *rep = report ? report : &rep_local;
+    memset(rep, 0, sizeof *rep);
+    if (!opts) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pixel-llm: no training options (the corpus is required)");
+    pxl_pllm_train_options o = resolve_options(opts);
+    pxl_status s = check_options(ctx, &o);
+    if (s != PXL_OK) return s;
+    state S;
+    memset(&S, 0, sizeof S);
+    S.ctx = ctx;
+    S.o = &o;
+    S.rep = rep;
+    S.t_start = pxl_time_now();
+    if ((s = stage_corpus(&S)) == PXL_OK && (s = stage_trigram(&S)) == PXL_OK &&
+        (s = stage_init_model(&S)) == PXL_OK && (s = stage_train(&S)) == PXL_OK) {
+        double t0 = pxl_time_now();
+        if ((s = stage_quantize(&S)) == PXL_OK && (s = stage_image(&S)) == PXL_OK &&
+            (!o.vm_check || (s = stage_vm_check(&S)) == PXL_OK)) {
+            rep->seconds_quant = pxl_time_now() - t0;
+            rep->seconds_total = pxl_time_now() - S.t_start;
+            *out = S.img;
+            S.img = NULL;
+        }
+    }
+    state_free(&S);
     return s;
 }

@@ -1,0 +1,1 @@
+this is not a model, whatever its name says
