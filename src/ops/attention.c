@@ -56,10 +56,12 @@ typedef struct {
     float scale2;
     uint32_t ml_off, pad;
 } attn_params;
+_Static_assert(sizeof(attn_params) == 48, "mirrors struct Params in attention.wgsl");
 
 typedef struct {
     uint32_t rows, D, nsplit, ml_off;
 } attn_cparams;
+_Static_assert(sizeof(attn_cparams) == 16, "mirrors struct CParams in attention.wgsl");
 
 /* ---- CPU reference ------------------------------------------------------------------- */
 
@@ -155,7 +157,7 @@ static pxl_status attn_dispatch(pxl_ctx *ctx, pxl_recorder *rec, const char *ent
         b[i] = (pxl_binding){(uint32_t)i, t[i]->buf, 0, 0};
     }
     pxl_kernel *k;
-    s = pxl_kernel_get(ctx, "attention.wgsl", pxl_wgsl_attention, entry, c, nc, &k);
+    s = pxl_kernel_get(ctx, "attention.wgsl", pxl_wgsl_ops_attention, entry, c, nc, &k);
     if (s != PXL_OK) return s;
     pxl_dispatch d = {k, b, nt, params, params_size, (uint32_t)nt, {g[0], g[1], 1}};
     return pxl_recorder_dispatch(rec, &d);

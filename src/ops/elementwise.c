@@ -10,6 +10,7 @@ typedef struct {
     float s;
     uint32_t form;
 } ew_params;
+_Static_assert(sizeof(ew_params) == 16, "mirrors struct Params in elementwise.wgsl");
 
 /* ---- CPU references -------------------------------------------------------------------- */
 
@@ -70,11 +71,11 @@ static pxl_status run(pxl_ctx *ctx, const char *op_name, const char *entry, int 
     uint64_t groups = (n4 + EW_WG - 1) / EW_WG;
     if (b) {
         const pxl_tensor *t[3] = {a, b, y};
-        return pxl_op_dispatch(ctx, "elementwise.wgsl", pxl_wgsl_elementwise, entry, &wg, 1, t, 3, &p,
+        return pxl_op_dispatch(ctx, "elementwise.wgsl", pxl_wgsl_ops_elementwise, entry, &wg, 1, t, 3, &p,
                                sizeof p, groups);
     }
     const pxl_tensor *t[2] = {a, y};
-    return pxl_op_dispatch(ctx, "elementwise.wgsl", pxl_wgsl_elementwise, entry, &wg, 1, t, 2, &p, sizeof p,
+    return pxl_op_dispatch(ctx, "elementwise.wgsl", pxl_wgsl_ops_elementwise, entry, &wg, 1, t, 2, &p, sizeof p,
                            groups);
 }
 

@@ -13,6 +13,7 @@
 typedef struct {
     uint32_t n, D, V, row_bytes;
 } emb_params;
+_Static_assert(sizeof(emb_params) == 16, "mirrors struct Params in embedding.wgsl");
 
 typedef struct {
     const uint8_t *table;
@@ -91,13 +92,13 @@ pxl_status pxl_embedding(pxl_ctx *ctx, const pxl_tensor *table, const pxl_tensor
         } kp = {(uint32_t)n, p.V, (uint32_t)D, (uint32_t)(D / PXL_QK_K), (uint32_t)row_bytes, 0, 0, 0, 1, 0, 0, 0};
         pxl_constant kk[2] = {{"WG", wg}, {"KQ6", table->dtype == PXL_Q6_K ? 1 : 0}};
         const pxl_tensor *kt[3] = {ids, table, out};
-        return pxl_op_dispatch(ctx, "kquant.wgsl", pxl_wgsl_kquant, "kemb", kk, 2, kt, 3, &kp, sizeof kp,
+        return pxl_op_dispatch(ctx, "kquant.wgsl", pxl_wgsl_ops_kquant, "kemb", kk, 2, kt, 3, &kp, sizeof kp,
                                ((uint64_t)out->nelem / 8 + wg - 1) / wg);
     }
     double dt = table->dtype == PXL_F32 ? 0 : table->dtype == PXL_F16 ? 1 : table->dtype == PXL_Q8_0 ? 2 : 3;
     pxl_constant k[2] = {{"WG", wg}, {"DT", dt}};
     const pxl_tensor *t[3] = {table, ids, out};
     uint64_t groups = ((uint64_t)out->nelem + wg - 1) / wg;
-    return pxl_op_dispatch(ctx, "embedding.wgsl", pxl_wgsl_embedding, "embedding", k, 2, t, 3, &p, sizeof p,
+    return pxl_op_dispatch(ctx, "embedding.wgsl", pxl_wgsl_ops_embedding, "embedding", k, 2, t, 3, &p, sizeof p,
                            groups);
 }

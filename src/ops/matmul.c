@@ -13,6 +13,7 @@ typedef struct {
     float alpha, beta;
     uint32_t pad2, pad3;
 } mm_params;
+_Static_assert(sizeof(mm_params) == 48, "mirrors struct Params in matmul.wgsl");
 
 pxl_matmul_opts pxl_matmul_opts_default(void) {
     pxl_matmul_opts o = {0, 0, 1.0f, 0.0f};
@@ -158,14 +159,14 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
             st = pxl_op_grid(ctx, "pxl_matmul", ((uint64_t)s.N + rows - 1) / rows, g);
             if (st != PXL_OK) return st;
             pxl_constant k[3] = {{"WG", wg}, {"ROWS", rows}, {"B_F16", f16}};
-            return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_matmul, "gemv_t", k, 3, t, 3, &p, sizeof p, g[0],
+            return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemv_t", k, 3, t, 3, &p, sizeof p, g[0],
                                     g[1], (uint32_t)s.batch);
         }
         uint32_t g[2];
         st = pxl_op_grid(ctx, "pxl_matmul", ((uint64_t)s.N + wg - 1) / wg, g);
         if (st != PXL_OK) return st;
         pxl_constant k[2] = {{"WG", wg}, {"B_F16", f16}};
-        return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_matmul, "gemv_n", k, 2, t, 3, &p, sizeof p, g[0], g[1],
+        return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemv_n", k, 2, t, 3, &p, sizeof p, g[0], g[1],
                                 (uint32_t)s.batch);
     }
     int check = !(s.M % 128 == 0 && s.N % 128 == 0 && s.K % 16 == 0);
@@ -175,7 +176,7 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
     if (gx > maxd || gy > maxd)
         return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_matmul: %lldx%lld output exceeds the device grid",
                         (long long)s.M, (long long)s.N);
-    return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_matmul, "gemm", k, 4, t, 3, &p, sizeof p,
+    return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemm", k, 4, t, 3, &p, sizeof p,
                             (uint32_t)gx, (uint32_t)gy, (uint32_t)s.batch);
 }
 

@@ -7,7 +7,7 @@
 
 #include "../core/internal.h"
 #include "pxl/ops.h"
-#include "wgsl_sources.h"
+#include "wgsl_ops.h"
 
 struct pxl_tensor {
     pxl_ctx *ctx;

@@ -35,6 +35,7 @@ typedef struct {
     uint32_t T, H, half, i0, cn, layout, nhg;
     float lo[ROPE_LO], hi[ROPE_HI];
 } rope_params;
+_Static_assert(sizeof(rope_params) == 256, "mirrors struct Params in rope.wgsl");
 
 static float rope_pow(double base, int64_t i, int64_t D) {
     return (float)pow(base, -2.0 * (double)i / (double)D);
@@ -88,7 +89,7 @@ static pxl_status rope_dispatch(pxl_ctx *ctx, const pxl_tensor *x, const pxl_ten
     if (s != PXL_OK) return s;
     pxl_constant wg = {"WG", ROPE_WG};
     pxl_kernel *k;
-    s = pxl_kernel_get(ctx, "rope.wgsl", pxl_wgsl_rope, x ? "rope" : "rope_inplace", &wg, 1, &k);
+    s = pxl_kernel_get(ctx, "rope.wgsl", pxl_wgsl_ops_rope, x ? "rope" : "rope_inplace", &wg, 1, &k);
     if (s != PXL_OK) return s;
     pxl_binding b[2];
     size_t nb = 0;

@@ -40,6 +40,7 @@ typedef struct {
     uint32_t k;      /* topk: k; layernorm: 1 if there is a bias */
     uint32_t ksort;  /* topk: the power of two >= k */
 } rw_params;
+_Static_assert(sizeof(rw_params) == 32, "mirrors struct Params in rowwise.wgsl");
 
 /* ---- shared helpers ------------------------------------------------------------------- */
 
@@ -104,7 +105,7 @@ static pxl_status check_gpu_size(pxl_ctx *ctx, const char *op, const pxl_tensor 
 static pxl_status rw_dispatch(pxl_ctx *ctx, const char *entry, const pxl_tensor *x,
                               const pxl_tensor *const *t, size_t n, const rw_params *p) {
     pxl_constant wg = {"WG", pick_wg(ctx, pxl_t_cols(x))};
-    return pxl_op_dispatch(ctx, "rowwise.wgsl", pxl_wgsl_rowwise, entry, &wg, 1, t, n, p, sizeof *p,
+    return pxl_op_dispatch(ctx, "rowwise.wgsl", pxl_wgsl_ops_rowwise, entry, &wg, 1, t, n, p, sizeof *p,
                            (uint64_t)pxl_t_rows(x));
 }
 
