@@ -55,13 +55,13 @@ typedef enum pxl_dtype {
 #define PXL_QK 32   /* elements per Q8_0 / Q4_0 block */
 #define PXL_QK_K 256 /* elements per Q4_K / Q6_K block */
 
-const char *pxl_dtype_name(pxl_dtype t);
-int pxl_dtype_is_quantized(pxl_dtype t);
+PXL_API const char *pxl_dtype_name(pxl_dtype t);
+PXL_API int pxl_dtype_is_quantized(pxl_dtype t);
 /* Elements per block: 1 for f32/f16/i32, 32 or 256 for the GGUF formats. */
-int64_t pxl_dtype_block(pxl_dtype t);
+PXL_API int64_t pxl_dtype_block(pxl_dtype t);
 /* Bytes of one row of n elements; 0 if n is not allowed for the dtype
  * (quantized: not a multiple of the block) or the size overflows. */
-size_t pxl_dtype_row_bytes(pxl_dtype t, int64_t n);
+PXL_API size_t pxl_dtype_row_bytes(pxl_dtype t, int64_t n);
 
 typedef struct pxl_tensor pxl_tensor;
 
@@ -70,35 +70,35 @@ typedef struct pxl_tensor pxl_tensor;
  * uninitialised, on the context's backend. Fails with PXL_ERR_INVALID_ARG on
  * a bad shape or a size that overflows or exceeds the device.
  */
-pxl_status pxl_tensor_create(pxl_ctx *ctx, pxl_dtype dtype, int ndim, const int64_t *shape,
+PXL_API pxl_status pxl_tensor_create(pxl_ctx *ctx, pxl_dtype dtype, int ndim, const int64_t *shape,
                              pxl_tensor **out);
 /* Frees the tensor (pending GPU work that uses it still completes). NULL: no-op. */
-void pxl_tensor_free(pxl_tensor *t);
-pxl_dtype pxl_tensor_dtype(const pxl_tensor *t);
-int pxl_tensor_ndim(const pxl_tensor *t);
-int64_t pxl_tensor_dim(const pxl_tensor *t, int i); /* i < 0 counts from the end */
-int64_t pxl_tensor_nelem(const pxl_tensor *t);
-size_t pxl_tensor_bytes(const pxl_tensor *t);
+PXL_API void pxl_tensor_free(pxl_tensor *t);
+PXL_API pxl_dtype pxl_tensor_dtype(const pxl_tensor *t);
+PXL_API int pxl_tensor_ndim(const pxl_tensor *t);
+PXL_API int64_t pxl_tensor_dim(const pxl_tensor *t, int i); /* i < 0 counts from the end */
+PXL_API int64_t pxl_tensor_nelem(const pxl_tensor *t);
+PXL_API size_t pxl_tensor_bytes(const pxl_tensor *t);
 /* The GPU buffer behind a tensor (NULL on a CPU context). Owned by the tensor. */
-pxl_buffer *pxl_tensor_buffer(const pxl_tensor *t);
+PXL_API pxl_buffer *pxl_tensor_buffer(const pxl_tensor *t);
 
 /* Copies `bytes` (must equal pxl_tensor_bytes) from host memory into the tensor. */
-pxl_status pxl_tensor_write(pxl_ctx *ctx, pxl_tensor *t, const void *src, size_t bytes);
+PXL_API pxl_status pxl_tensor_write(pxl_ctx *ctx, pxl_tensor *t, const void *src, size_t bytes);
 /* Copies the tensor to host memory after all pending ops finished. */
-pxl_status pxl_tensor_read(pxl_ctx *ctx, const pxl_tensor *t, void *dst, size_t bytes);
+PXL_API pxl_status pxl_tensor_read(pxl_ctx *ctx, const pxl_tensor *t, void *dst, size_t bytes);
 
 /* Submits pending GPU ops without waiting / waits for them. No-ops on CPU. */
-pxl_status pxl_flush(pxl_ctx *ctx);
-pxl_status pxl_finish(pxl_ctx *ctx);
+PXL_API pxl_status pxl_flush(pxl_ctx *ctx);
+PXL_API pxl_status pxl_finish(pxl_ctx *ctx);
 
 /* f16 <-> f32 conversion (round to nearest even; NaN and Inf kept). */
-uint16_t pxl_f32_to_f16(float f);
-float pxl_f16_to_f32(uint16_t h);
+PXL_API uint16_t pxl_f32_to_f16(float f);
+PXL_API float pxl_f16_to_f32(uint16_t h);
 /* Quantizes n floats (a multiple of the block) into GGUF blocks / dequantizes
  * them. The K-quant encoders are simple (per-sub-block range, no search), so
  * their error is a little above llama.cpp's; the decoders are exact. */
-pxl_status pxl_quantize(pxl_dtype t, const float *src, int64_t n, void *dst, size_t dst_bytes);
-pxl_status pxl_dequantize(pxl_dtype t, const void *src, size_t src_bytes, float *dst, int64_t n);
+PXL_API pxl_status pxl_quantize(pxl_dtype t, const float *src, int64_t n, void *dst, size_t dst_bytes);
+PXL_API pxl_status pxl_dequantize(pxl_dtype t, const void *src, size_t src_bytes, float *dst, int64_t n);
 
 /* ---- dot product ------------------------------------------------------------- */
 
@@ -109,12 +109,12 @@ pxl_status pxl_dequantize(pxl_dtype t, const void *src, size_t src_bytes, float 
  * invocation, tree reduction per workgroup, then a pass over the partials.
  * NaN and Inf propagate as IEEE arithmetic says (Inf * 0 and Inf - Inf are NaN).
  */
-pxl_status pxl_dot(pxl_ctx *ctx, const float *a, const float *b, size_t n, float *out);
+PXL_API pxl_status pxl_dot(pxl_ctx *ctx, const float *a, const float *b, size_t n, float *out);
 /* The CPU reference, whatever the backend. */
-pxl_status pxl_dot_cpu(pxl_ctx *ctx, const float *a, const float *b, size_t n, float *out);
+PXL_API pxl_status pxl_dot_cpu(pxl_ctx *ctx, const float *a, const float *b, size_t n, float *out);
 /* Records a . b (first n floats of each buffer) into element out_index of `out`;
  * vectors longer than the device's storage binding limit run in chunks. */
-pxl_status pxl_dot_record(pxl_recorder *rec, pxl_buffer *a, pxl_buffer *b, size_t n,
+PXL_API pxl_status pxl_dot_record(pxl_recorder *rec, pxl_buffer *a, pxl_buffer *b, size_t n,
                           pxl_buffer *out, size_t out_index);
 
 /* ---- matrix products ------------------------------------------------------------ */
@@ -125,7 +125,7 @@ typedef struct pxl_matmul_opts {
     float alpha;  /* default 1 */
     float beta;   /* default 0: C is not read (so NaN in C does not leak) */
 } pxl_matmul_opts;
-pxl_matmul_opts pxl_matmul_opts_default(void);
+PXL_API pxl_matmul_opts pxl_matmul_opts_default(void);
 
 /*
  * C = alpha * op(A) . op(B) + beta * C, for any M, N, K >= 1.
@@ -138,7 +138,7 @@ pxl_matmul_opts pxl_matmul_opts_default(void);
  * have batch 1, which is broadcast. M = 1 (a matrix-vector product) uses a
  * dedicated kernel.
  */
-pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
+PXL_API pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
                       const pxl_matmul_opts *opts);
 
 /* ---- row-wise ops (rows = the last dimension) ------------------------------------------ */
@@ -148,38 +148,38 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
  * causal: x is viewed as [..., R, L]; in row r, columns j > r + causal_offset
  * are masked (give 0). A row whose entries are all masked or -Inf gives zeros.
  */
-pxl_status pxl_softmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, float scale, int causal,
+PXL_API pxl_status pxl_softmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, float scale, int causal,
                        int64_t causal_offset);
 /* y = x / sqrt(mean(x^2) + eps) * w; w: [L] f32. */
-pxl_status pxl_rmsnorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w, pxl_tensor *y,
+PXL_API pxl_status pxl_rmsnorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w, pxl_tensor *y,
                        float eps);
 /* y = (x - mean) / sqrt(var + eps) * w + b; w, b: [L] f32 (b may be NULL). */
-pxl_status pxl_layernorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w,
+PXL_API pxl_status pxl_layernorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w,
                          const pxl_tensor *b, pxl_tensor *y, float eps);
 /* idx[r] = the first index of the largest value of row r (NaN counts as largest); idx: I32 [rows]. */
-pxl_status pxl_argmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *idx);
+PXL_API pxl_status pxl_argmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *idx);
 /* The k largest values of each row in descending order, ties by lower index;
  * vals: f32 [rows, k], idx: I32 [rows, k]; 1 <= k <= min(L, 256). */
-pxl_status pxl_topk(pxl_ctx *ctx, const pxl_tensor *x, int k, pxl_tensor *vals, pxl_tensor *idx);
+PXL_API pxl_status pxl_topk(pxl_ctx *ctx, const pxl_tensor *x, int k, pxl_tensor *vals, pxl_tensor *idx);
 
 /* ---- element-wise ops --------------------------------------------------------------- */
 
 typedef enum pxl_gelu_form { PXL_GELU_TANH = 0, PXL_GELU_ERF = 1 } pxl_gelu_form;
-pxl_status pxl_gelu(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, pxl_gelu_form form);
-pxl_status pxl_silu(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y);
+PXL_API pxl_status pxl_gelu(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, pxl_gelu_form form);
+PXL_API pxl_status pxl_silu(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y);
 /* y = silu(gate) * up, all the same shape. */
-pxl_status pxl_swiglu(pxl_ctx *ctx, const pxl_tensor *gate, const pxl_tensor *up, pxl_tensor *y);
+PXL_API pxl_status pxl_swiglu(pxl_ctx *ctx, const pxl_tensor *gate, const pxl_tensor *up, pxl_tensor *y);
 /* y = a + b, y = a * b: b has a's shape, or is one row [L] broadcast over every row. */
-pxl_status pxl_add(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *y);
-pxl_status pxl_mul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *y);
+PXL_API pxl_status pxl_add(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *y);
+PXL_API pxl_status pxl_mul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *y);
 /* y = s * x */
-pxl_status pxl_scale(pxl_ctx *ctx, const pxl_tensor *x, float s, pxl_tensor *y);
+PXL_API pxl_status pxl_scale(pxl_ctx *ctx, const pxl_tensor *x, float s, pxl_tensor *y);
 
 /* ---- lookups and positions ---------------------------------------------------------- */
 
 /* out[i, :] = table[ids[i], :]; table: [V, D] f32/f16/Q8_0/Q4_0/Q4_K/Q6_K; ids: I32 [n]; out: f32 [n, D].
  * An id outside [0, V) is an error on the CPU and gives a row of NaN on the GPU. */
-pxl_status pxl_embedding(pxl_ctx *ctx, const pxl_tensor *table, const pxl_tensor *ids,
+PXL_API pxl_status pxl_embedding(pxl_ctx *ctx, const pxl_tensor *table, const pxl_tensor *ids,
                          pxl_tensor *out);
 
 typedef enum pxl_rope_layout {
@@ -191,7 +191,7 @@ typedef enum pxl_rope_layout {
  * position pos_offset + t; pair i turns by (pos * base^(-2i/D)) radians.
  * y may be x (in place).
  */
-pxl_status pxl_rope(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, int64_t pos_offset,
+PXL_API pxl_status pxl_rope(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, int64_t pos_offset,
                     float base, pxl_rope_layout layout);
 
 /* ---- attention ---------------------------------------------------------------------- */
@@ -205,7 +205,7 @@ pxl_status pxl_rope(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, int64_t po
  * prefill. The softmax is online (flash-style), so kv_len is bounded only by
  * memory. scale is usually 1/sqrt(D).
  */
-pxl_status pxl_attention(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k,
+PXL_API pxl_status pxl_attention(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k,
                          const pxl_tensor *v, pxl_tensor *y, int64_t kv_len, float scale);
 
 #ifdef __cplusplus

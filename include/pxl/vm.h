@@ -24,9 +24,9 @@ typedef struct pxl_image {
 } pxl_image;
 
 /* A zeroed image; fails with PXL_ERR_INVALID_ARG outside the size cap. */
-pxl_status pxl_image_create(pxl_ctx *ctx, uint32_t w, uint32_t h, pxl_image **out);
-pxl_status pxl_image_clone(pxl_ctx *ctx, const pxl_image *src, pxl_image **out);
-void pxl_image_free(pxl_image *img);
+PXL_API pxl_status pxl_image_create(pxl_ctx *ctx, uint32_t w, uint32_t h, pxl_image **out);
+PXL_API pxl_status pxl_image_clone(pxl_ctx *ctx, const pxl_image *src, pxl_image **out);
+PXL_API void pxl_image_free(pxl_image *img);
 static inline uint8_t *pxl_image_px(const pxl_image *img, uint32_t x, uint32_t y) {
     return img->px + ((size_t)y * img->w + x) * 4;
 }
@@ -37,24 +37,24 @@ static inline uint8_t *pxl_image_px(const pxl_image *img, uint32_t x, uint32_t y
  * before decoding pixels, and never reads outside [data, data + len).
  * Errors are PXL_ERR_FORMAT with a message naming what is wrong.
  */
-pxl_status pxl_pxi_decode(pxl_ctx *ctx, const uint8_t *data, size_t len, pxl_image **out);
+PXL_API pxl_status pxl_pxi_decode(pxl_ctx *ctx, const uint8_t *data, size_t len, pxl_image **out);
 /* Encodes to a PNG in memory; *out is freed with pxl_free(ctx, *out). */
-pxl_status pxl_pxi_encode(pxl_ctx *ctx, const pxl_image *img, uint8_t **out, size_t *len);
-pxl_status pxl_pxi_load(pxl_ctx *ctx, const char *path, pxl_image **out);
+PXL_API pxl_status pxl_pxi_encode(pxl_ctx *ctx, const pxl_image *img, uint8_t **out, size_t *len);
+PXL_API pxl_status pxl_pxi_load(pxl_ctx *ctx, const char *path, pxl_image **out);
 /* Writes to a temporary file beside path, then renames it: no half-written file. */
-pxl_status pxl_pxi_save(pxl_ctx *ctx, const pxl_image *img, const char *path);
+PXL_API pxl_status pxl_pxi_save(pxl_ctx *ctx, const pxl_image *img, const char *path);
 
 /* ---- programs ------------------------------------------------------------------- */
 
 /* Version of an image's program: 0 or 1 (v1 has the marker at pixel (0, 0)). */
-int pxl_vm_version(const pxl_image *img);
+PXL_API int pxl_vm_version(const pxl_image *img);
 
 /*
  * Checks every static rule of the spec. On failure returns PXL_ERR_FORMAT
  * with a message naming the pixel ("instruction at x=5 (matmul): ..." or
  * "tensor header at (0, 12): ...").
  */
-pxl_status pxl_vm_validate(pxl_ctx *ctx, const pxl_image *img);
+PXL_API pxl_status pxl_vm_validate(pxl_ctx *ctx, const pxl_image *img);
 
 /* Called once per executed instruction when tracing. */
 typedef void (*pxl_vm_trace_fn)(void *user, uint32_t x, const char *text);
@@ -90,9 +90,9 @@ typedef struct pxl_vm_options {
  * (budget exceeded, GATHER index out of range); in those cases the image
  * holds what the spec says it holds.
  */
-pxl_status pxl_vm_run(pxl_ctx *ctx, pxl_image *img, const pxl_vm_options *opts);
+PXL_API pxl_status pxl_vm_run(pxl_ctx *ctx, pxl_image *img, const pxl_vm_options *opts);
 /* The CPU interpreter, whatever the backend. */
-pxl_status pxl_vm_run_cpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_options *opts);
+PXL_API pxl_status pxl_vm_run_cpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_options *opts);
 
 /*
  * A session keeps what the GPU interpreter built for a run (pipelines, the
@@ -105,9 +105,9 @@ pxl_status pxl_vm_run_cpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_options *op
  * its context; pxl_vm_session_free(NULL) is a no-op.
  */
 typedef struct pxl_vm_session pxl_vm_session;
-pxl_status pxl_vm_session_create(pxl_ctx *ctx, pxl_vm_session **out);
-pxl_status pxl_vm_session_run(pxl_vm_session *s, pxl_image *img, const pxl_vm_options *opts);
-void pxl_vm_session_free(pxl_vm_session *s);
+PXL_API pxl_status pxl_vm_session_create(pxl_ctx *ctx, pxl_vm_session **out);
+PXL_API pxl_status pxl_vm_session_run(pxl_vm_session *s, pxl_image *img, const pxl_vm_options *opts);
+PXL_API void pxl_vm_session_free(pxl_vm_session *s);
 
 /*
  * Assembler and disassembler (the text format of docs/pxvm-asm.md).
@@ -116,9 +116,9 @@ void pxl_vm_session_free(pxl_vm_session *s);
  * the line. disasm: image -> text that asm turns back into the same image.
  * *text is NUL-terminated and freed with pxl_free(ctx, *text).
  */
-pxl_status pxl_vm_asm(pxl_ctx *ctx, const char *text, size_t len, const char *base_dir,
+PXL_API pxl_status pxl_vm_asm(pxl_ctx *ctx, const char *text, size_t len, const char *base_dir,
                       pxl_image **out);
-pxl_status pxl_vm_disasm(pxl_ctx *ctx, const pxl_image *img, char **text, size_t *len);
+PXL_API pxl_status pxl_vm_disasm(pxl_ctx *ctx, const pxl_image *img, char **text, size_t *len);
 
 /* ---- Pixel-LLM -------------------------------------------------------------------- */
 /*
@@ -162,7 +162,7 @@ typedef struct pxl_llm_train_report {
 } pxl_llm_train_report;
 
 /* Defaults as documented above. */
-pxl_llm_train_options pxl_llm_train_options_default(void);
+PXL_API pxl_llm_train_options pxl_llm_train_options_default(void);
 
 /*
  * Loads and splits the corpus, fits the trigram baseline, trains the float
@@ -172,17 +172,17 @@ pxl_llm_train_options pxl_llm_train_options_default(void);
  * (options, or a corpus too small to split) or PXL_ERR_OUT_OF_MEMORY; *out is
  * untouched on failure.
  */
-pxl_status pxl_llm_train(pxl_ctx *ctx, const pxl_llm_train_options *opts, pxl_image **out,
+PXL_API pxl_status pxl_llm_train(pxl_ctx *ctx, const pxl_llm_train_options *opts, pxl_image **out,
                          pxl_llm_train_report *report);
 
 /*
  * Takes ownership of img (freed by pxl_llm_free, also when this fails) and
  * checks that it validates and is a Pixel-LLM image. PXL_ERR_FORMAT otherwise.
  */
-pxl_status pxl_llm_open(pxl_ctx *ctx, pxl_image *img, pxl_llm **out);
+PXL_API pxl_status pxl_llm_open(pxl_ctx *ctx, pxl_image *img, pxl_llm **out);
 /* pxl_pxi_load + pxl_llm_open. */
-pxl_status pxl_llm_load(pxl_ctx *ctx, const char *path, pxl_llm **out);
-void pxl_llm_free(pxl_llm *m); /* NULL is a no-op */
+PXL_API pxl_status pxl_llm_load(pxl_ctx *ctx, const char *path, pxl_llm **out);
+PXL_API void pxl_llm_free(pxl_llm *m); /* NULL is a no-op */
 
 /*
  * The default model path: <exe_dir>/../models/pixel-llm.pxi,
@@ -190,7 +190,7 @@ void pxl_llm_free(pxl_llm *m); /* NULL is a no-op */
  * then the source tree pxl was built from. Writes
  * the first that exists into buf; PXL_ERR_IO (with the places tried) if none.
  */
-pxl_status pxl_llm_default_path(pxl_ctx *ctx, char *buf, size_t cap);
+PXL_API pxl_status pxl_llm_default_path(pxl_ctx *ctx, char *buf, size_t cap);
 
 typedef struct pxl_llm_info {
     uint32_t vocab, context, embed, hidden;
@@ -198,10 +198,10 @@ typedef struct pxl_llm_info {
     double bpc_int8, bpc_float, bpc_trigram; /* as measured at training (0: unknown) */
     uint32_t image_w, image_h;
 } pxl_llm_info;
-void pxl_llm_get_info(const pxl_llm *m, pxl_llm_info *info);
+PXL_API void pxl_llm_get_info(const pxl_llm *m, pxl_llm_info *info);
 
 /* The model's image (owned by m; pxl_llm_logits_vm writes into it). */
-const pxl_image *pxl_llm_image(const pxl_llm *m);
+PXL_API const pxl_image *pxl_llm_image(const pxl_llm *m);
 
 /*
  * Logits (int32[vocab]) for a context of `context` ids (each < vocab), oldest
@@ -209,12 +209,12 @@ const pxl_image *pxl_llm_image(const pxl_llm *m);
  * (cpu = 0: the context's backend; 1: pxl_vm_run_cpu); _ref is the int8
  * forward pass in C, without the VM. Both give the same bytes.
  */
-pxl_status pxl_llm_logits_vm(pxl_llm *m, const uint32_t *ids, int cpu, int32_t *logits);
-pxl_status pxl_llm_logits_ref(pxl_llm *m, const uint32_t *ids, int32_t *logits);
+PXL_API pxl_status pxl_llm_logits_vm(pxl_llm *m, const uint32_t *ids, int cpu, int32_t *logits);
+PXL_API pxl_status pxl_llm_logits_ref(pxl_llm *m, const uint32_t *ids, int32_t *logits);
 
 /* Maps a Unicode code point to an id (unknown characters: the unknown id) and back. */
-uint32_t pxl_llm_encode(const pxl_llm *m, uint32_t code_point);
-uint32_t pxl_llm_decode(const pxl_llm *m, uint32_t id);
+PXL_API uint32_t pxl_llm_encode(const pxl_llm *m, uint32_t code_point);
+PXL_API uint32_t pxl_llm_decode(const pxl_llm *m, uint32_t id);
 
 typedef void (*pxl_llm_token_fn)(void *user, const char *utf8, size_t len);
 
@@ -238,9 +238,9 @@ typedef struct pxl_llm_gen_result {
     pxl_backend backend;      /* where the VM ran */
 } pxl_llm_gen_result;
 
-pxl_llm_gen_options pxl_llm_gen_options_default(void);
+PXL_API pxl_llm_gen_options pxl_llm_gen_options_default(void);
 /* Generates opts->tokens characters. On failure res->text is NULL. */
-pxl_status pxl_llm_generate(pxl_llm *m, const pxl_llm_gen_options *opts, pxl_llm_gen_result *res);
+PXL_API pxl_status pxl_llm_generate(pxl_llm *m, const pxl_llm_gen_options *opts, pxl_llm_gen_result *res);
 
 #ifdef __cplusplus
 }

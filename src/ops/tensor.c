@@ -340,7 +340,7 @@ pxl_status pxl_op_dispatch(pxl_ctx *ctx, const char *label, const char *wgsl, co
                            const pxl_constant *constants, size_t n_constants,
                            const pxl_tensor *const *tensors, size_t n_tensors, const void *params,
                            size_t params_size, uint64_t groups) {
-    uint32_t g[2];
+    uint32_t g[2] = {0, 0}; /* gcc 12 cannot see that pxl_fail never returns PXL_OK */
     pxl_status s = pxl_op_grid(ctx, label, groups, g);
     if (s != PXL_OK) return s;
     return pxl_op_dispatch3(ctx, label, wgsl, entry, constants, n_constants, tensors, n_tensors, params,
