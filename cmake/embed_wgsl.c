@@ -34,10 +34,19 @@
 #define MAX_DEPTH 64
 #define MAX_INC_DIRS 16
 
-typedef struct {
+typedef struct buf {
     char *p;
     size_t n, cap;
 } buf;
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PRINTF_LIKE(f, a)
+#endif
+
+static void die(const char *fmt, ...) PRINTF_LIKE(1, 2);
+static void putf(struct buf *b, const char *fmt, ...) PRINTF_LIKE(2, 3);
 
 static void die(const char *fmt, ...) {
     va_list ap;
