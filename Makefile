@@ -38,4 +38,4 @@ install: configure
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-clang build-fuzz

@@ -46,6 +46,10 @@ need_cmd  npm              npm
 need_cmd  python3          python3
 need_file ca-certificates  /etc/ssl/certs/ca-certificates.crt
 need_cmd  bible-kjv        bible                  # Pixel-LLM's corpus (public domain), read by `pxl vm train`
+# CI: the clang build and the libFuzzer targets (libFuzzer is in libclang-rt-14-dev on Debian 12)
+need_cmd  clang            clang
+compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-$(uname -m).a" >/dev/null ||
+  missing+=(libclang-rt-14-dev)
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ $CHECK_ONLY = 1 ]; then say "missing Debian packages: ${missing[*]}"; exit 1; fi

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wgsl_sources.h"
+#include "wgsl_vm.h"
 
 /* ---- random numbers ---------------------------------------------------------------- */
 
@@ -135,13 +135,13 @@ static pxl_status gpu_rq(pxl_ctx *ctx, const char *src_dir, const int32_t *in, s
         fprintf(stderr, "cannot read %s\n", path);
         return PXL_ERR_IO;
     }
-    size_t a = strlen(pxl_wgsl_vm), b = strlen(part);
+    size_t a = strlen(pxl_wgsl_vm_vm), b = strlen(part);
     char *wgsl = malloc(a + 1 + b + sizeof dp4);
     if (!wgsl) {
         free(part);
         return PXL_ERR_OUT_OF_MEMORY;
     }
-    memcpy(wgsl, pxl_wgsl_vm, a);
+    memcpy(wgsl, pxl_wgsl_vm_vm, a);
     wgsl[a] = '\n';
     memcpy(wgsl + a + 1, part, b);
     memcpy(wgsl + a + 1 + b, dp4, sizeof dp4);

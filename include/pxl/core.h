@@ -19,6 +19,8 @@
 #ifndef PXL_CORE_H
 #define PXL_CORE_H
 
+#include "pxl/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,7 +49,7 @@ typedef enum pxl_status {
 } pxl_status;
 
 /* Static name of a status ("PXL_ERR_SHADER"); never NULL. */
-const char *pxl_status_str(pxl_status s);
+PXL_API const char *pxl_status_str(pxl_status s);
 
 /* Which compute path a context uses. */
 typedef enum pxl_backend {
@@ -57,8 +59,8 @@ typedef enum pxl_backend {
 } pxl_backend;
 
 /* Parses "auto", "gpu" or "cpu" (exactly, lower case). */
-pxl_status pxl_backend_parse(const char *text, pxl_backend *out);
-const char *pxl_backend_name(pxl_backend b);
+PXL_API pxl_status pxl_backend_parse(const char *text, pxl_backend *out);
+PXL_API const char *pxl_backend_name(pxl_backend b);
 
 /*
  * Allocation hooks. All host memory pxl allocates for a context goes through
@@ -92,7 +94,7 @@ typedef struct pxl_ctx_options {
 } pxl_ctx_options;
 
 /* Zero-initialised options with the defaults filled in. */
-pxl_ctx_options pxl_ctx_options_default(void);
+PXL_API pxl_ctx_options pxl_ctx_options_default(void);
 
 /*
  * Creates a context and opens the backend it asks for.
@@ -104,23 +106,23 @@ pxl_ctx_options pxl_ctx_options_default(void);
  * other than PXL_ERR_OUT_OF_MEMORY, so that pxl_ctx_error() can be read; the
  * caller frees it either way. opts may be NULL (defaults).
  */
-pxl_status pxl_ctx_create(const pxl_ctx_options *opts, pxl_ctx **out);
-void pxl_ctx_free(pxl_ctx *ctx);
+PXL_API pxl_status pxl_ctx_create(const pxl_ctx_options *opts, pxl_ctx **out);
+PXL_API void pxl_ctx_free(pxl_ctx *ctx);
 
 /* The last error message of this context ("" if none). Valid until the next call. */
-const char *pxl_ctx_error(const pxl_ctx *ctx);
+PXL_API const char *pxl_ctx_error(const pxl_ctx *ctx);
 /* The backend actually in use: PXL_BACKEND_GPU or PXL_BACKEND_CPU. */
-pxl_backend pxl_ctx_backend(const pxl_ctx *ctx);
+PXL_API pxl_backend pxl_ctx_backend(const pxl_ctx *ctx);
 /* Why the GPU is not in use ("" when it is, or when CPU was asked for). */
-const char *pxl_ctx_gpu_unavailable_reason(const pxl_ctx *ctx);
+PXL_API const char *pxl_ctx_gpu_unavailable_reason(const pxl_ctx *ctx);
 /* Number of CPU threads the context's pool uses (>= 1). */
-int pxl_ctx_threads(const pxl_ctx *ctx);
+PXL_API int pxl_ctx_threads(const pxl_ctx *ctx);
 
 /* Allocation through the context's hooks. pxl_free(ctx, NULL) is a no-op. */
-void *pxl_alloc(pxl_ctx *ctx, size_t size);
-void *pxl_calloc(pxl_ctx *ctx, size_t count, size_t size); /* checks count*size */
-void *pxl_realloc(pxl_ctx *ctx, void *ptr, size_t size);
-void pxl_free(pxl_ctx *ctx, void *ptr);
+PXL_API void *pxl_alloc(pxl_ctx *ctx, size_t size);
+PXL_API void *pxl_calloc(pxl_ctx *ctx, size_t count, size_t size); /* checks count*size */
+PXL_API void *pxl_realloc(pxl_ctx *ctx, void *ptr, size_t size);
+PXL_API void pxl_free(pxl_ctx *ctx, void *ptr);
 
 /*
  * Runs fn(arg, i) for i in [0, n_tasks) on the context's thread pool and
@@ -128,19 +130,19 @@ void pxl_free(pxl_ctx *ctx, void *ptr);
  * task run serially on the calling thread.
  */
 typedef void (*pxl_task_fn)(void *arg, size_t index);
-void pxl_parallel_for(pxl_ctx *ctx, size_t n_tasks, pxl_task_fn fn, void *arg);
+PXL_API void pxl_parallel_for(pxl_ctx *ctx, size_t n_tasks, pxl_task_fn fn, void *arg);
 
 /*
  * A progress bar on stderr. It draws only when stderr is a terminal and the
  * context is not quiet; otherwise every call is a cheap no-op.
  */
 typedef struct pxl_progress pxl_progress;
-pxl_progress *pxl_progress_begin(pxl_ctx *ctx, const char *label, uint64_t total);
-void pxl_progress_update(pxl_progress *p, uint64_t done);
-void pxl_progress_end(pxl_progress *p); /* NULL is a no-op */
+PXL_API pxl_progress *pxl_progress_begin(pxl_ctx *ctx, const char *label, uint64_t total);
+PXL_API void pxl_progress_update(pxl_progress *p, uint64_t done);
+PXL_API void pxl_progress_end(pxl_progress *p); /* NULL is a no-op */
 
 /* Monotonic clock in seconds. */
-double pxl_time_now(void);
+PXL_API double pxl_time_now(void);
 
 #ifdef __cplusplus
 }

@@ -62,10 +62,10 @@ typedef struct pxl_gpu_info {
 } pxl_gpu_info;
 
 /* NULL unless the context's backend is GPU. Valid for the context's lifetime. */
-const pxl_gpu_info *pxl_gpu_get_info(const pxl_ctx *ctx);
+PXL_API const pxl_gpu_info *pxl_gpu_get_info(const pxl_ctx *ctx);
 
 /* Name of a WebGPU feature value ("shader-f16"), or NULL if pxl does not know it. */
-const char *pxl_gpu_feature_name(uint32_t feature);
+PXL_API const char *pxl_gpu_feature_name(uint32_t feature);
 
 /* ---- Buffers ------------------------------------------------------------ */
 
@@ -78,18 +78,18 @@ typedef struct pxl_buffer pxl_buffer;
  * loop is cheap. size 0 is allowed (a 16-byte allocation).
  * Fails with PXL_ERR_INVALID_ARG above the device's max buffer size.
  */
-pxl_status pxl_buffer_create(pxl_ctx *ctx, size_t size, pxl_buffer **out);
+PXL_API pxl_status pxl_buffer_create(pxl_ctx *ctx, size_t size, pxl_buffer **out);
 /* Returns the buffer to the pool. NULL is a no-op. The buffer must not be in
  * use by an unsubmitted recorder. */
-void pxl_buffer_free(pxl_buffer *buf);
-size_t pxl_buffer_size(const pxl_buffer *buf);
+PXL_API void pxl_buffer_free(pxl_buffer *buf);
+PXL_API size_t pxl_buffer_size(const pxl_buffer *buf);
 
 /* Writes host bytes at offset. offset and size must be multiples of 4. */
-pxl_status pxl_buffer_upload(pxl_ctx *ctx, pxl_buffer *buf, size_t offset, const void *src,
+PXL_API pxl_status pxl_buffer_upload(pxl_ctx *ctx, pxl_buffer *buf, size_t offset, const void *src,
                              size_t size);
 /* Reads bytes at offset into host memory, waiting for earlier GPU work.
  * offset and size must be multiples of 4. */
-pxl_status pxl_buffer_download(pxl_ctx *ctx, pxl_buffer *buf, size_t offset, void *dst,
+PXL_API pxl_status pxl_buffer_download(pxl_ctx *ctx, pxl_buffer *buf, size_t offset, void *dst,
                                size_t size);
 
 /* One range of a batched download. */
@@ -104,7 +104,7 @@ typedef struct pxl_download {
  * Checks every range before reading any; on failure the destinations are
  * unspecified.
  */
-pxl_status pxl_buffer_download_many(pxl_ctx *ctx, const pxl_download *ranges, size_t n);
+PXL_API pxl_status pxl_buffer_download_many(pxl_ctx *ctx, const pxl_download *ranges, size_t n);
 
 /* ---- Kernels (compute pipelines) ---------------------------------------- */
 
@@ -124,7 +124,7 @@ typedef struct pxl_constant {
  * ("dot.wgsl"). On a compile error returns PXL_ERR_SHADER with every compiler
  * message as "label:line:col: error: text".
  */
-pxl_status pxl_kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, const char *entry,
+PXL_API pxl_status pxl_kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, const char *entry,
                           const pxl_constant *constants, size_t n_constants, pxl_kernel **out);
 
 typedef struct pxl_gpu_stats {
@@ -138,7 +138,7 @@ typedef struct pxl_gpu_stats {
     uint64_t buffer_pool_hits, buffer_pool_misses;
     uint64_t submits, dispatches;
 } pxl_gpu_stats;
-pxl_gpu_stats pxl_gpu_get_stats(const pxl_ctx *ctx);
+PXL_API pxl_gpu_stats pxl_gpu_get_stats(const pxl_ctx *ctx);
 
 /* ---- Recording ---------------------------------------------------------- */
 
@@ -170,9 +170,9 @@ typedef struct pxl_recorder pxl_recorder;
  * GPU timestamps around the whole recording (ignored when the device has no
  * timestamp queries; see pxl_recorder_submit).
  */
-pxl_status pxl_recorder_begin(pxl_ctx *ctx, int timed, pxl_recorder **out);
-pxl_status pxl_recorder_dispatch(pxl_recorder *rec, const pxl_dispatch *d);
-pxl_status pxl_recorder_copy(pxl_recorder *rec, pxl_buffer *src, size_t src_offset,
+PXL_API pxl_status pxl_recorder_begin(pxl_ctx *ctx, int timed, pxl_recorder **out);
+PXL_API pxl_status pxl_recorder_dispatch(pxl_recorder *rec, const pxl_dispatch *d);
+PXL_API pxl_status pxl_recorder_copy(pxl_recorder *rec, pxl_buffer *src, size_t src_offset,
                              pxl_buffer *dst, size_t dst_offset, size_t size);
 /*
  * Submits and frees the recorder (also on error). If wait is 1, returns after
@@ -180,20 +180,20 @@ pxl_status pxl_recorder_copy(pxl_recorder *rec, pxl_buffer *src, size_t src_offs
  * the recording was timed on a device with timestamps, it receives the GPU
  * time in nanoseconds (this implies waiting); otherwise it receives 0.
  */
-pxl_status pxl_recorder_submit(pxl_recorder *rec, int wait, uint64_t *gpu_ns);
+PXL_API pxl_status pxl_recorder_submit(pxl_recorder *rec, int wait, uint64_t *gpu_ns);
 /*
  * A temporary buffer of at least `size` bytes that lives until the recording
  * is submitted or discarded (then it returns to the pool). For scratch space
  * of ops recorded into `rec`. Owned by the recorder.
  */
-pxl_status pxl_recorder_scratch(pxl_recorder *rec, size_t size, pxl_buffer **out);
+PXL_API pxl_status pxl_recorder_scratch(pxl_recorder *rec, size_t size, pxl_buffer **out);
 /* The context a recorder records for. */
-pxl_ctx *pxl_recorder_ctx(const pxl_recorder *rec);
+PXL_API pxl_ctx *pxl_recorder_ctx(const pxl_recorder *rec);
 /* Drops a recording without submitting it. NULL is a no-op. */
-void pxl_recorder_discard(pxl_recorder *rec);
+PXL_API void pxl_recorder_discard(pxl_recorder *rec);
 
 /* Waits until all submitted GPU work is done (submits the stream first). */
-pxl_status pxl_gpu_finish(pxl_ctx *ctx);
+PXL_API pxl_status pxl_gpu_finish(pxl_ctx *ctx);
 
 /*
  * The context's stream: one recorder that ops (pxl/ops.h) record into, begun
@@ -201,12 +201,12 @@ pxl_status pxl_gpu_finish(pxl_ctx *ctx);
  * by pxl_recorder_begin() (so work runs in call order), or when it holds more
  * than 4096 dispatches. Owned by the context: never submit or discard it.
  */
-pxl_status pxl_gpu_stream(pxl_ctx *ctx, pxl_recorder **out);
+PXL_API pxl_status pxl_gpu_stream(pxl_ctx *ctx, pxl_recorder **out);
 /* Submits the stream if one is open. wait = 1 waits for the GPU. If gpu_ns is
  * non-NULL and the stream was begun timed, it receives its GPU time (waits). */
-pxl_status pxl_gpu_flush(pxl_ctx *ctx, int wait, uint64_t *gpu_ns);
+PXL_API pxl_status pxl_gpu_flush(pxl_ctx *ctx, int wait, uint64_t *gpu_ns);
 /* Flushes, then begins a stream with timestamps (for benchmarks). */
-pxl_status pxl_gpu_stream_begin_timed(pxl_ctx *ctx);
+PXL_API pxl_status pxl_gpu_stream_begin_timed(pxl_ctx *ctx);
 
 #ifdef __cplusplus
 }

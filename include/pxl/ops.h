@@ -72,13 +72,13 @@ typedef enum pxl_dtype {
 #define PXL_QK 32   /* elements per Q8_0 / Q4_0 block */
 #define PXL_QK_K 256 /* elements per Q4_K / Q6_K block */
 
-const char *pxl_dtype_name(pxl_dtype t);
-int pxl_dtype_is_quantized(pxl_dtype t);
+PXL_API const char *pxl_dtype_name(pxl_dtype t);
+PXL_API int pxl_dtype_is_quantized(pxl_dtype t);
 /* Elements per block: 1 for f32/f16/i32, 32 or 256 for the GGUF formats. */
-int64_t pxl_dtype_block(pxl_dtype t);
+PXL_API int64_t pxl_dtype_block(pxl_dtype t);
 /* Bytes of one row of n elements; 0 if n is not allowed for the dtype
  * (quantized: not a multiple of the block) or the size overflows. */
-size_t pxl_dtype_row_bytes(pxl_dtype t, int64_t n);
+PXL_API size_t pxl_dtype_row_bytes(pxl_dtype t, int64_t n);
 
 typedef struct pxl_tensor pxl_tensor;
 
@@ -88,7 +88,7 @@ typedef struct pxl_tensor pxl_tensor;
  * a bad shape or a size that overflows, PXL_ERR_UNSUPPORTED above the
  * device's buffer size. The caller frees it with pxl_tensor_free.
  */
-pxl_status pxl_tensor_create(pxl_ctx *ctx, pxl_dtype dtype, int ndim, const int64_t *shape,
+PXL_API pxl_status pxl_tensor_create(pxl_ctx *ctx, pxl_dtype dtype, int ndim, const int64_t *shape,
                              pxl_tensor **out);
 /*
  * A read-only tensor over caller-owned host memory (`bytes` must equal the
@@ -98,7 +98,7 @@ pxl_status pxl_tensor_create(pxl_ctx *ctx, pxl_dtype dtype, int ndim, const int6
  * until the tensor and all its views are freed. Ops refuse it as an output,
  * and pxl_tensor_write refuses it.
  */
-pxl_status pxl_tensor_wrap(pxl_ctx *ctx, pxl_dtype dtype, int ndim, const int64_t *shape,
+PXL_API pxl_status pxl_tensor_wrap(pxl_ctx *ctx, pxl_dtype dtype, int ndim, const int64_t *shape,
                            const void *data, size_t bytes, pxl_tensor **out);
 /*
  * A view of base's memory with its dtype, the given shape, starting
@@ -109,62 +109,62 @@ pxl_status pxl_tensor_wrap(pxl_ctx *ctx, pxl_dtype dtype, int ndim, const int64_
  * base and the reverse. The memory lives until base and every view of it are
  * freed, in any order; each view is freed with pxl_tensor_free.
  */
-pxl_status pxl_tensor_view(pxl_ctx *ctx, pxl_tensor *base, int ndim, const int64_t *shape,
+PXL_API pxl_status pxl_tensor_view(pxl_ctx *ctx, pxl_tensor *base, int ndim, const int64_t *shape,
                            size_t byte_offset, pxl_tensor **out);
 /* The view of t with another shape of the same element count (offset 0). */
-pxl_status pxl_tensor_reshape(pxl_ctx *ctx, pxl_tensor *t, int ndim, const int64_t *shape,
+PXL_API pxl_status pxl_tensor_reshape(pxl_ctx *ctx, pxl_tensor *t, int ndim, const int64_t *shape,
                               pxl_tensor **out);
 /* The view t[start : start + count] along the first dimension (count >= 1):
  * rows of a matrix, or positions of a [C, H, D] KV cache. */
-pxl_status pxl_tensor_slice(pxl_ctx *ctx, pxl_tensor *t, int64_t start, int64_t count,
+PXL_API pxl_status pxl_tensor_slice(pxl_ctx *ctx, pxl_tensor *t, int64_t start, int64_t count,
                             pxl_tensor **out);
 /* Frees the tensor or view (pending GPU work that uses it still completes;
  * the memory goes when the last tensor over it goes). NULL: no-op. */
-void pxl_tensor_free(pxl_tensor *t);
+PXL_API void pxl_tensor_free(pxl_tensor *t);
 
 /* Getters. On NULL they return 0 (PXL_F32 for the dtype, NULL for the buffer). */
-pxl_dtype pxl_tensor_dtype(const pxl_tensor *t);
-int pxl_tensor_ndim(const pxl_tensor *t);
-int64_t pxl_tensor_dim(const pxl_tensor *t, int i); /* i < 0 counts from the end; out of range: 1 */
-int64_t pxl_tensor_nelem(const pxl_tensor *t);
-size_t pxl_tensor_bytes(const pxl_tensor *t);
+PXL_API pxl_dtype pxl_tensor_dtype(const pxl_tensor *t);
+PXL_API int pxl_tensor_ndim(const pxl_tensor *t);
+PXL_API int64_t pxl_tensor_dim(const pxl_tensor *t, int i); /* i < 0 counts from the end; out of range: 1 */
+PXL_API int64_t pxl_tensor_nelem(const pxl_tensor *t);
+PXL_API size_t pxl_tensor_bytes(const pxl_tensor *t);
 /* Byte offset of the tensor in its memory (0 unless it is a view). */
-size_t pxl_tensor_offset(const pxl_tensor *t);
+PXL_API size_t pxl_tensor_offset(const pxl_tensor *t);
 /* 1 for tensors from pxl_tensor_wrap and views of them. */
-int pxl_tensor_is_read_only(const pxl_tensor *t);
+PXL_API int pxl_tensor_is_read_only(const pxl_tensor *t);
 /* The GPU buffer behind a tensor (NULL on a CPU context); a view shares its
  * base's buffer and starts pxl_tensor_offset() bytes into it. Owned by the
  * tensor's memory. */
-pxl_buffer *pxl_tensor_buffer(const pxl_tensor *t);
+PXL_API pxl_buffer *pxl_tensor_buffer(const pxl_tensor *t);
 
 /* Copies `bytes` (must equal pxl_tensor_bytes) from host memory into the
  * tensor, after the ops recorded before it (a view: just its range). */
-pxl_status pxl_tensor_write(pxl_ctx *ctx, pxl_tensor *t, const void *src, size_t bytes);
+PXL_API pxl_status pxl_tensor_write(pxl_ctx *ctx, pxl_tensor *t, const void *src, size_t bytes);
 /* Copies the tensor to host memory after all pending ops finished. */
-pxl_status pxl_tensor_read(pxl_ctx *ctx, const pxl_tensor *t, void *dst, size_t bytes);
+PXL_API pxl_status pxl_tensor_read(pxl_ctx *ctx, const pxl_tensor *t, void *dst, size_t bytes);
 /*
  * dst = src, as an op (on a GPU: recorded into the stream, in call order).
  * Same dtype and element count; shapes may differ (the bytes are copied in
  * order). With views this is the row copy: e.g. rows of one tensor into rows
  * of another. src and dst may not overlap unless they are the same memory.
  */
-pxl_status pxl_copy(pxl_ctx *ctx, const pxl_tensor *src, pxl_tensor *dst);
+PXL_API pxl_status pxl_copy(pxl_ctx *ctx, const pxl_tensor *src, pxl_tensor *dst);
 
 /* Submits pending GPU ops without waiting / waits for them. No-ops on CPU. */
-pxl_status pxl_flush(pxl_ctx *ctx);
-pxl_status pxl_finish(pxl_ctx *ctx);
+PXL_API pxl_status pxl_flush(pxl_ctx *ctx);
+PXL_API pxl_status pxl_finish(pxl_ctx *ctx);
 
 /* f16 <-> f32 conversion (round to nearest even; NaN and Inf kept). */
-uint16_t pxl_f32_to_f16(float f);
-float pxl_f16_to_f32(uint16_t h);
+PXL_API uint16_t pxl_f32_to_f16(float f);
+PXL_API float pxl_f16_to_f32(uint16_t h);
 /* Quantizes n floats (a multiple of the block) into GGUF blocks / dequantizes
  * them; dst_bytes / src_bytes must be pxl_dtype_row_bytes(t, n). Host memory,
  * any backend. The K-quant encoders are simple (per-sub-block range, no
  * search), so their error is a little above llama.cpp's; the decoders are
  * exact. */
-pxl_status pxl_quantize(pxl_ctx *ctx, pxl_dtype t, const float *src, int64_t n, void *dst,
+PXL_API pxl_status pxl_quantize(pxl_ctx *ctx, pxl_dtype t, const float *src, int64_t n, void *dst,
                         size_t dst_bytes);
-pxl_status pxl_dequantize(pxl_ctx *ctx, pxl_dtype t, const void *src, size_t src_bytes, float *dst,
+PXL_API pxl_status pxl_dequantize(pxl_ctx *ctx, pxl_dtype t, const void *src, size_t src_bytes, float *dst,
                           int64_t n);
 
 /* ---- dot product ------------------------------------------------------------- */
@@ -176,12 +176,12 @@ pxl_status pxl_dequantize(pxl_ctx *ctx, pxl_dtype t, const void *src, size_t src
  * invocation, tree reduction per workgroup, then a pass over the partials.
  * NaN and Inf propagate as IEEE arithmetic says (Inf * 0 and Inf - Inf are NaN).
  */
-pxl_status pxl_dot(pxl_ctx *ctx, const float *a, const float *b, size_t n, float *out);
+PXL_API pxl_status pxl_dot(pxl_ctx *ctx, const float *a, const float *b, size_t n, float *out);
 /* The CPU reference, whatever the backend. */
-pxl_status pxl_dot_cpu(pxl_ctx *ctx, const float *a, const float *b, size_t n, float *out);
+PXL_API pxl_status pxl_dot_cpu(pxl_ctx *ctx, const float *a, const float *b, size_t n, float *out);
 /* Records a . b (first n floats of each buffer) into element out_index of `out`;
  * vectors longer than the device's storage binding limit run in chunks. */
-pxl_status pxl_dot_record(pxl_recorder *rec, pxl_buffer *a, pxl_buffer *b, size_t n,
+PXL_API pxl_status pxl_dot_record(pxl_recorder *rec, pxl_buffer *a, pxl_buffer *b, size_t n,
                           pxl_buffer *out, size_t out_index);
 
 /* ---- matrix products ------------------------------------------------------------ */
@@ -205,7 +205,7 @@ typedef struct pxl_matmul_options {
  * have batch 1, which is broadcast. M = 1 (a matrix-vector product) uses a
  * dedicated kernel.
  */
-pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
+PXL_API pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
                       const pxl_matmul_options *opts);
 
 /* ---- row-wise ops (rows = the last dimension) ------------------------------------------ */
@@ -216,39 +216,39 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
  * are masked (give 0). A row whose entries are all masked or -Inf gives zeros.
  * In place: y may be x.
  */
-pxl_status pxl_softmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, float scale, int causal,
+PXL_API pxl_status pxl_softmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, float scale, int causal,
                        int64_t causal_offset);
 /* y = x / sqrt(mean(x^2) + eps) * w; w: [L] f32. In place: y may be x. */
-pxl_status pxl_rmsnorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w, pxl_tensor *y,
+PXL_API pxl_status pxl_rmsnorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w, pxl_tensor *y,
                        float eps);
 /* y = (x - mean) / sqrt(var + eps) * w + b; w, b: [L] f32 (b may be NULL). In place: y may be x. */
-pxl_status pxl_layernorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w,
+PXL_API pxl_status pxl_layernorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w,
                          const pxl_tensor *b, pxl_tensor *y, float eps);
 /* idx[r] = the first index of the largest value of row r (NaN counts as largest); idx: I32 [rows]. */
-pxl_status pxl_argmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *idx);
+PXL_API pxl_status pxl_argmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *idx);
 /* The k largest values of each row in descending order, ties by lower index;
  * vals: f32 [rows, k], idx: I32 [rows, k]; 1 <= k <= min(L, 256). */
-pxl_status pxl_topk(pxl_ctx *ctx, const pxl_tensor *x, int k, pxl_tensor *vals, pxl_tensor *idx);
+PXL_API pxl_status pxl_topk(pxl_ctx *ctx, const pxl_tensor *x, int k, pxl_tensor *vals, pxl_tensor *idx);
 
 /* ---- element-wise ops --------------------------------------------------------------- */
 
 /* Element-wise ops work in place: y may be any of their inputs. All f32. */
 typedef enum pxl_gelu_form { PXL_GELU_TANH = 0, PXL_GELU_ERF = 1 } pxl_gelu_form;
-pxl_status pxl_gelu(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, pxl_gelu_form form);
-pxl_status pxl_silu(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y);
+PXL_API pxl_status pxl_gelu(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, pxl_gelu_form form);
+PXL_API pxl_status pxl_silu(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y);
 /* y = silu(gate) * up, all the same shape. */
-pxl_status pxl_swiglu(pxl_ctx *ctx, const pxl_tensor *gate, const pxl_tensor *up, pxl_tensor *y);
+PXL_API pxl_status pxl_swiglu(pxl_ctx *ctx, const pxl_tensor *gate, const pxl_tensor *up, pxl_tensor *y);
 /* y = a + b, y = a * b: b has a's shape, or is one row [L] broadcast over every row. */
-pxl_status pxl_add(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *y);
-pxl_status pxl_mul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *y);
+PXL_API pxl_status pxl_add(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *y);
+PXL_API pxl_status pxl_mul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *y);
 /* y = s * x */
-pxl_status pxl_scale(pxl_ctx *ctx, const pxl_tensor *x, float s, pxl_tensor *y);
+PXL_API pxl_status pxl_scale(pxl_ctx *ctx, const pxl_tensor *x, float s, pxl_tensor *y);
 
 /* ---- lookups and positions ---------------------------------------------------------- */
 
 /* out[i, :] = table[ids[i], :]; table: [V, D] f32/f16/Q8_0/Q4_0/Q4_K/Q6_K; ids: I32 [n]; out: f32 [n, D].
  * An id outside [0, V) gives a row of NaN (on every backend: the GPU cannot refuse data it has not read). */
-pxl_status pxl_embedding(pxl_ctx *ctx, const pxl_tensor *table, const pxl_tensor *ids,
+PXL_API pxl_status pxl_embedding(pxl_ctx *ctx, const pxl_tensor *table, const pxl_tensor *ids,
                          pxl_tensor *out);
 
 typedef enum pxl_rope_layout {
@@ -260,7 +260,7 @@ typedef enum pxl_rope_layout {
  * position pos_offset + t; pair i turns by (pos * base^(-2i/D)) radians.
  * y may be x (in place).
  */
-pxl_status pxl_rope(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, int64_t pos_offset,
+PXL_API pxl_status pxl_rope(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, int64_t pos_offset,
                     float base, pxl_rope_layout layout);
 
 /* ---- attention ---------------------------------------------------------------------- */
@@ -274,7 +274,7 @@ pxl_status pxl_rope(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, int64_t po
  * prefill. The softmax is online (flash-style), so kv_len is bounded only by
  * memory. scale is usually 1/sqrt(D).
  */
-pxl_status pxl_attention(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k,
+PXL_API pxl_status pxl_attention(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k,
                          const pxl_tensor *v, pxl_tensor *y, int64_t kv_len, float scale);
 
 #ifdef __cplusplus

@@ -72,7 +72,7 @@ typedef struct pxl_pllm_train_report {
  * PXL_ERR_FORMAT (the VM's logits differ from the reference),
  * PXL_ERR_OUT_OF_MEMORY or a GPU error; *out is untouched on failure.
  */
-pxl_status pxl_pllm_train(pxl_ctx *ctx, const pxl_pllm_train_options *opts, pxl_image **out,
+PXL_API pxl_status pxl_pllm_train(pxl_ctx *ctx, const pxl_pllm_train_options *opts, pxl_image **out,
                           pxl_pllm_train_report *report);
 
 /* ---- the model ------------------------------------------------------------------------ */
@@ -81,10 +81,10 @@ pxl_status pxl_pllm_train(pxl_ctx *ctx, const pxl_pllm_train_options *opts, pxl_
  * Takes ownership of img (freed by pxl_pllm_free, also when this fails) and
  * checks that it validates and is a Pixel-LLM image. PXL_ERR_FORMAT otherwise.
  */
-pxl_status pxl_pllm_open(pxl_ctx *ctx, pxl_image *img, pxl_pllm **out);
+PXL_API pxl_status pxl_pllm_open(pxl_ctx *ctx, pxl_image *img, pxl_pllm **out);
 /* pxl_pxi_load + pxl_pllm_open. */
-pxl_status pxl_pllm_load(pxl_ctx *ctx, const char *path, pxl_pllm **out);
-void pxl_pllm_free(pxl_pllm *m); /* NULL is a no-op */
+PXL_API pxl_status pxl_pllm_load(pxl_ctx *ctx, const char *path, pxl_pllm **out);
+PXL_API void pxl_pllm_free(pxl_pllm *m); /* NULL is a no-op */
 
 /*
  * The default model path: <exe_dir>/../models/pixel-llm.pxi,
@@ -92,7 +92,7 @@ void pxl_pllm_free(pxl_pllm *m); /* NULL is a no-op */
  * then the source tree pxl was built from. Writes the first that exists
  * into buf; PXL_ERR_IO (with the places tried) if none.
  */
-pxl_status pxl_pllm_default_path(pxl_ctx *ctx, char *buf, size_t cap);
+PXL_API pxl_status pxl_pllm_default_path(pxl_ctx *ctx, char *buf, size_t cap);
 
 typedef struct pxl_pllm_info {
     uint32_t vocab, context, embed, hidden;
@@ -100,10 +100,10 @@ typedef struct pxl_pllm_info {
     double bpc_int8, bpc_float, bpc_trigram; /* as recorded at training (0: unknown) */
     uint32_t image_w, image_h;
 } pxl_pllm_info;
-void pxl_pllm_get_info(const pxl_pllm *m, pxl_pllm_info *info);
+PXL_API void pxl_pllm_get_info(const pxl_pllm *m, pxl_pllm_info *info);
 
 /* The model's image (owned by m; pxl_pllm_logits_vm writes into it). */
-const pxl_image *pxl_pllm_image(const pxl_pllm *m);
+PXL_API const pxl_image *pxl_pllm_image(const pxl_pllm *m);
 
 /*
  * Logits (int32[vocab]) for a context of `context` ids (each < vocab), oldest
@@ -112,12 +112,12 @@ const pxl_image *pxl_pllm_image(const pxl_pllm *m);
  * 1: pxl_vm_run_cpu); _ref is the int8 forward pass in C, without the VM.
  * Both give the same bytes. PXL_ERR_INVALID_ARG for an id out of range.
  */
-pxl_status pxl_pllm_logits_vm(pxl_pllm *m, const uint32_t *ids, int cpu, int32_t *logits);
-pxl_status pxl_pllm_logits_ref(pxl_pllm *m, const uint32_t *ids, int32_t *logits);
+PXL_API pxl_status pxl_pllm_logits_vm(pxl_pllm *m, const uint32_t *ids, int cpu, int32_t *logits);
+PXL_API pxl_status pxl_pllm_logits_ref(pxl_pllm *m, const uint32_t *ids, int32_t *logits);
 
 /* Maps a Unicode code point to an id (unknown characters: the unknown id) and back. */
-uint32_t pxl_pllm_encode(const pxl_pllm *m, uint32_t code_point);
-uint32_t pxl_pllm_decode(const pxl_pllm *m, uint32_t id);
+PXL_API uint32_t pxl_pllm_encode(const pxl_pllm *m, uint32_t code_point);
+PXL_API uint32_t pxl_pllm_decode(const pxl_pllm *m, uint32_t id);
 
 /* ---- generation ------------------------------------------------------------------------ */
 
@@ -158,7 +158,7 @@ typedef struct pxl_pllm_gen_result {
  * res->text is NULL; PXL_ERR_INVALID_ARG for a temperature outside
  * (0, 100] or too many tokens.
  */
-pxl_status pxl_pllm_generate(pxl_pllm *m, const pxl_pllm_gen_options *opts, pxl_pllm_gen_result *res);
+PXL_API pxl_status pxl_pllm_generate(pxl_pllm *m, const pxl_pllm_gen_options *opts, pxl_pllm_gen_result *res);
 
 #ifdef __cplusplus
 }

@@ -24,9 +24,9 @@ typedef struct pxl_image {
 } pxl_image;
 
 /* A zeroed image; fails with PXL_ERR_INVALID_ARG outside the size cap. */
-pxl_status pxl_image_create(pxl_ctx *ctx, uint32_t w, uint32_t h, pxl_image **out);
-pxl_status pxl_image_clone(pxl_ctx *ctx, const pxl_image *src, pxl_image **out);
-void pxl_image_free(pxl_image *img);
+PXL_API pxl_status pxl_image_create(pxl_ctx *ctx, uint32_t w, uint32_t h, pxl_image **out);
+PXL_API pxl_status pxl_image_clone(pxl_ctx *ctx, const pxl_image *src, pxl_image **out);
+PXL_API void pxl_image_free(pxl_image *img);
 static inline uint8_t *pxl_image_px(const pxl_image *img, uint32_t x, uint32_t y) {
     return img->px + ((size_t)y * img->w + x) * 4;
 }
@@ -37,12 +37,12 @@ static inline uint8_t *pxl_image_px(const pxl_image *img, uint32_t x, uint32_t y
  * before decoding pixels, and never reads outside [data, data + len).
  * Errors are PXL_ERR_FORMAT with a message naming what is wrong.
  */
-pxl_status pxl_pxi_decode(pxl_ctx *ctx, const uint8_t *data, size_t len, pxl_image **out);
+PXL_API pxl_status pxl_pxi_decode(pxl_ctx *ctx, const uint8_t *data, size_t len, pxl_image **out);
 /* Encodes to a PNG in memory; *out is freed with pxl_free(ctx, *out). */
-pxl_status pxl_pxi_encode(pxl_ctx *ctx, const pxl_image *img, uint8_t **out, size_t *len);
-pxl_status pxl_pxi_load(pxl_ctx *ctx, const char *path, pxl_image **out);
+PXL_API pxl_status pxl_pxi_encode(pxl_ctx *ctx, const pxl_image *img, uint8_t **out, size_t *len);
+PXL_API pxl_status pxl_pxi_load(pxl_ctx *ctx, const char *path, pxl_image **out);
 /* Writes to a temporary file beside path, then renames it: no half-written file. */
-pxl_status pxl_pxi_save(pxl_ctx *ctx, const pxl_image *img, const char *path);
+PXL_API pxl_status pxl_pxi_save(pxl_ctx *ctx, const pxl_image *img, const char *path);
 
 /* ---- the image format (docs/pxvm-spec.md) ------------------------------------------- */
 /*
@@ -96,14 +96,14 @@ static inline int64_t pxl_vm_rq(int64_t acc, int32_t mult, uint8_t shift, uint8_
 /* ---- programs ------------------------------------------------------------------- */
 
 /* Version of an image's program: 0 or 1 (v1 has the marker at pixel (0, 0)). */
-int pxl_vm_version(const pxl_image *img);
+PXL_API int pxl_vm_version(const pxl_image *img);
 
 /*
  * Checks every static rule of the spec. On failure returns PXL_ERR_FORMAT
  * with a message naming the pixel ("instruction at x=5 (matmul): ..." or
  * "tensor header at (0, 12): ...").
  */
-pxl_status pxl_vm_validate(pxl_ctx *ctx, const pxl_image *img);
+PXL_API pxl_status pxl_vm_validate(pxl_ctx *ctx, const pxl_image *img);
 
 /* Called once per executed instruction when tracing. */
 typedef void (*pxl_vm_trace_fn)(void *user, uint32_t x, const char *text);
@@ -139,9 +139,9 @@ typedef struct pxl_vm_options {
  * (budget exceeded, GATHER index out of range); in those cases the image
  * holds what the spec says it holds.
  */
-pxl_status pxl_vm_run(pxl_ctx *ctx, pxl_image *img, const pxl_vm_options *opts);
+PXL_API pxl_status pxl_vm_run(pxl_ctx *ctx, pxl_image *img, const pxl_vm_options *opts);
 /* The CPU interpreter, whatever the backend. */
-pxl_status pxl_vm_run_cpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_options *opts);
+PXL_API pxl_status pxl_vm_run_cpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_options *opts);
 
 /*
  * A session keeps what the GPU interpreter built for a run (pipelines, the
@@ -154,9 +154,9 @@ pxl_status pxl_vm_run_cpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_options *op
  * its context; pxl_vm_session_free(NULL) is a no-op.
  */
 typedef struct pxl_vm_session pxl_vm_session;
-pxl_status pxl_vm_session_create(pxl_ctx *ctx, pxl_vm_session **out);
-pxl_status pxl_vm_session_run(pxl_vm_session *s, pxl_image *img, const pxl_vm_options *opts);
-void pxl_vm_session_free(pxl_vm_session *s);
+PXL_API pxl_status pxl_vm_session_create(pxl_ctx *ctx, pxl_vm_session **out);
+PXL_API pxl_status pxl_vm_session_run(pxl_vm_session *s, pxl_image *img, const pxl_vm_options *opts);
+PXL_API void pxl_vm_session_free(pxl_vm_session *s);
 
 /*
  * Assembler and disassembler (the text format of docs/pxvm-asm.md).
@@ -165,9 +165,9 @@ void pxl_vm_session_free(pxl_vm_session *s);
  * the line. disasm: image -> text that asm turns back into the same image.
  * *text is NUL-terminated and freed with pxl_free(ctx, *text).
  */
-pxl_status pxl_vm_asm(pxl_ctx *ctx, const char *text, size_t len, const char *base_dir,
+PXL_API pxl_status pxl_vm_asm(pxl_ctx *ctx, const char *text, size_t len, const char *base_dir,
                       pxl_image **out);
-pxl_status pxl_vm_disasm(pxl_ctx *ctx, const pxl_image *img, char **text, size_t *len);
+PXL_API pxl_status pxl_vm_disasm(pxl_ctx *ctx, const pxl_image *img, char **text, size_t *len);
 
 #ifdef __cplusplus
 }

@@ -166,6 +166,13 @@ void pxl_gpu_buffers_release(pxl_gpu *g);
 /* Kernels and shader modules (pipeline.c). */
 void pxl_gpu_kernels_release(pxl_gpu *g);
 void pxl_gpu_modules_release(pxl_gpu *g);
+/* Where line `line` (1-based) of a WGSL text came from, by the
+ * `//#line N "file"` markers that cmake/embed_wgsl.c writes at every file
+ * boundary: returns 1 and sets *file (pointing into wgsl, *file_len bytes, not
+ * NUL-terminated) and *file_line, or returns 0 when no marker precedes the
+ * line (text that was not embedded keeps its own numbering). */
+int pxl_gpu_wgsl_origin(const char *wgsl, uint64_t line, const char **file, size_t *file_len,
+                        uint64_t *file_line);
 /* Recorder support (recorder.c). */
 void pxl_gpu_uniforms_release(pxl_gpu *g);
 /* The pipeline cache on disk (diskcache.c): fills d (to chain on the device

@@ -4,7 +4,9 @@
  * per WGSL text, so the entry points of one file share one parse. Across
  * processes, Dawn's blob cache on disk (diskcache.c) skips the translation
  * and the driver's compile. Compiler messages come back
- * as "label:line:col: error: text", one per line.
+ * as "label:line:col: error: text", one per line; in embedded WGSL (which
+ * carries //#line markers, cmake/embed_wgsl.c) as "file:line:col: error:
+ * text" with the source file and line the text came from.
  */
 #include "gpu_internal.h"
 
@@ -60,9 +62,41 @@ void pxl_gpu_kernels_release(pxl_gpu *g) {
     pxl_gpu_modules_release(g);
 }
 
+int pxl_gpu_wgsl_origin(const char *wgsl, uint64_t line, const char **file, size_t *file_len,
+                        uint64_t *file_line) {
+    static const char MARK[] = "//#line ";
+    const size_t mark_len = sizeof MARK - 1;
+    int found = 0;
+    uint64_t at = 0, n = 0; /* the last marker: its line in wgsl, and N */
+    const char *p = wgsl;
+    for (uint64_t l = 1; l < line && *p; l++) {
+        if (strncmp(p, MARK, mark_len) == 0) {
+            const char *q = p + mark_len;
+            uint64_t v = 0;
+            while (*q >= '0' && *q <= '9') v = v * 10 + (uint64_t)(*q++ - '0');
+            const char *f = q[0] == ' ' && q[1] == '"' ? q + 2 : NULL;
+            const char *end = f ? strpbrk(f, "\"\n") : NULL;
+            if (end && *end == '"' && v > 0) {
+                found = 1;
+                at = l;
+                n = v;
+                *file = f;
+                *file_len = (size_t)(end - f);
+            }
+        }
+        const char *nl = strchr(p, '\n');
+        if (!nl) break;
+        p = nl + 1;
+    }
+    if (!found) return 0;
+    *file_line = n + (line - at - 1);
+    return 1;
+}
+
 typedef struct {
     pxl_gpu *g;
     const char *label;
+    const char *wgsl;
     int errors;
     int done;
 } compile_result;
@@ -81,13 +115,17 @@ static void on_compile(WGPUCompilationInfoRequestStatus status, const WGPUCompil
         /* keep the first line of each message: Dawn appends source excerpts */
         const char *nl = memchr(text, '\n', len);
         if (nl) len = (size_t)(nl - text);
+        /* embedded WGSL: the file and line the text came from */
+        const char *file = r->label;
+        size_t file_len = strlen(file);
+        uint64_t line = m->lineNum;
+        pxl_gpu_wgsl_origin(r->wgsl, m->lineNum, &file, &file_len, &line);
         if (r->errors == 0)
-            pxl_fail(r->g->ctx, PXL_ERR_SHADER, "%s:%llu:%llu: error: %.*s", r->label,
-                     (unsigned long long)m->lineNum, (unsigned long long)m->linePos, (int)len, text);
+            pxl_fail(r->g->ctx, PXL_ERR_SHADER, "%.*s:%llu:%llu: error: %.*s", (int)file_len, file,
+                     (unsigned long long)line, (unsigned long long)m->linePos, (int)len, text);
         else
-            pxl_append_error(r->g->ctx, "\n%s:%llu:%llu: error: %.*s", r->label,
-                             (unsigned long long)m->lineNum, (unsigned long long)m->linePos,
-                             (int)len, text);
+            pxl_append_error(r->g->ctx, "\n%.*s:%llu:%llu: error: %.*s", (int)file_len, file,
+                             (unsigned long long)line, (unsigned long long)m->linePos, (int)len, text);
         r->errors++;
     }
 }
@@ -123,7 +161,7 @@ static pxl_status get_module(pxl_gpu *g, const pxl_kernel *k, WGPUShaderModule *
     double t0 = pxl_time_now();
     pxl_gpu_push_scopes(g);
     WGPUShaderModule mod = g->fn.DeviceCreateShaderModule(g->device, &md);
-    compile_result cr = {g, k->label, 0, 0};
+    compile_result cr = {g, k->label, k->wgsl, 0, 0};
     WGPUCompilationInfoCallbackInfo cb = {NULL, WGPUCallbackMode_WaitAnyOnly, on_compile, &cr, NULL};
     WGPUFuture f = g->fn.ShaderModuleGetCompilationInfo(mod, cb);
     pxl_status s = pxl_gpu_wait(g, f, "compiling WGSL");

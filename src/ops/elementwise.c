@@ -83,7 +83,7 @@ static pxl_status run(pxl_ctx *ctx, const char *op_name, int op, const char *an,
     ew_params p = {(uint32_t)a->nelem, (uint32_t)cols, s, bd.off[0], bd.off[1], bd.off[2], 0, 0};
     pxl_constant k[2] = {{"WG", EW_WG}, {"OP", op}};
     uint64_t items = vec ? ((uint64_t)a->nelem + 3) / 4 : (uint64_t)a->nelem;
-    return pxl_op_dispatch(ctx, "elementwise.wgsl", pxl_wgsl_elementwise, vec ? "ew4" : "ew1", k, 2, &bd, &p,
+    return pxl_op_dispatch(ctx, "elementwise.wgsl", pxl_wgsl_ops_elementwise, vec ? "ew4" : "ew1", k, 2, &bd, &p,
                            sizeof p, (items + EW_WG - 1) / EW_WG);
 }
 

@@ -102,7 +102,7 @@ pxl_status pxl_embedding(pxl_ctx *ctx, const pxl_tensor *table, const pxl_tensor
         kemb_params kp = {(uint32_t)n, V32, (uint32_t)D, (uint32_t)(D / PXL_QK_K), (uint32_t)row_bytes, 0, 0, 0, 1, 0,
                           0, bd.off[0], bd.off[1], bd.off[2], 0, 0};
         pxl_constant kk[2] = {{"WG", wg}, {"KQ6", table->dtype == PXL_Q6_K ? 1 : 0}};
-        return pxl_op_dispatch(ctx, "kquant.wgsl", pxl_wgsl_kquant, "kemb", kk, 2, &bd, &kp, sizeof kp,
+        return pxl_op_dispatch(ctx, "kquant.wgsl", pxl_wgsl_ops_kquant, "kemb", kk, 2, &bd, &kp, sizeof kp,
                                ((uint64_t)out->nelem / 8 + wg - 1) / wg);
     }
     double dt = table->dtype == PXL_F32 ? 0 : table->dtype == PXL_F16 ? 1 : table->dtype == PXL_Q8_0 ? 2 : 3;
@@ -111,6 +111,6 @@ pxl_status pxl_embedding(pxl_ctx *ctx, const pxl_tensor *table, const pxl_tensor
     if ((st = pxl_op_bind(ctx, op, t, 3, 4u, 0u, &bd)) != PXL_OK) return st;
     emb_params p = {(uint32_t)n, (uint32_t)D, V32, (uint32_t)row_bytes, bd.off[0], bd.off[1], bd.off[2], 0};
     uint64_t groups = ((uint64_t)out->nelem + wg - 1) / wg;
-    return pxl_op_dispatch(ctx, "embedding.wgsl", pxl_wgsl_embedding, "embedding", k, 2, &bd, &p, sizeof p,
+    return pxl_op_dispatch(ctx, "embedding.wgsl", pxl_wgsl_ops_embedding, "embedding", k, 2, &bd, &p, sizeof p,
                            groups);
 }

@@ -164,14 +164,14 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
             st = pxl_op_grid(ctx, "pxl_matmul", ((uint64_t)s.N + rows - 1) / rows, g);
             if (st != PXL_OK) return st;
             pxl_constant k[3] = {{"WG", wg}, {"ROWS", rows}, {"B_F16", f16}};
-            return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_matmul, "gemv_t", k, 3, &bd, &p, sizeof p, g[0],
+            return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemv_t", k, 3, &bd, &p, sizeof p, g[0],
                                     g[1], (uint32_t)s.batch);
         }
         uint32_t g[2];
         st = pxl_op_grid(ctx, "pxl_matmul", ((uint64_t)s.N + wg - 1) / wg, g);
         if (st != PXL_OK) return st;
         pxl_constant k[2] = {{"WG", wg}, {"B_F16", f16}};
-        return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_matmul, "gemv_n", k, 2, &bd, &p, sizeof p, g[0], g[1],
+        return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemv_n", k, 2, &bd, &p, sizeof p, g[0], g[1],
                                 (uint32_t)s.batch);
     }
     int check = !(s.M % 128 == 0 && s.N % 128 == 0 && s.K % 16 == 0);
@@ -181,7 +181,7 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
     if (gx > maxd || gy > maxd)
         return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_matmul: %lldx%lld output exceeds the device grid",
                         (long long)s.M, (long long)s.N);
-    return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_matmul, "gemm", k, 4, &bd, &p, sizeof p,
+    return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemm", k, 4, &bd, &p, sizeof p,
                             (uint32_t)gx, (uint32_t)gy, (uint32_t)s.batch);
 }
 

@@ -306,14 +306,14 @@ static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
         pxl_status st = rows_grid(ctx, s, (uint64_t)(wg / tpr) * rows, g);
         if (st != PXL_OK) return st;
         pxl_constant k[5] = {{"WG", wg}, {"TPR", tpr}, {"NCOL", (double)s->M}, {"ROWS", rows}, {"KQ6", kq6}};
-        return pxl_op_dispatch3(ctx, "kquant.wgsl", pxl_wgsl_kquant, "kmv", k, 5, bd, p, sizeof *p, g[0], g[1],
+        return pxl_op_dispatch3(ctx, "kquant.wgsl", pxl_wgsl_ops_kquant, "kmv", k, 5, bd, p, sizeof *p, g[0], g[1],
                                 (uint32_t)s->batch);
     }
     uint32_t g[2] = {0, 0};
     pxl_status st = tiles_grid(ctx, gi, s, g);
     if (st != PXL_OK) return st;
     pxl_constant k[1] = {{"KQ6", kq6}};
-    return pxl_op_dispatch3(ctx, "kquant.wgsl", pxl_wgsl_kquant, "kmm", k, 1, bd, p, sizeof *p, g[0], g[1],
+    return pxl_op_dispatch3(ctx, "kquant.wgsl", pxl_wgsl_ops_kquant, "kmm", k, 1, bd, p, sizeof *p, g[0], g[1],
                             (uint32_t)s->batch);
 }
 
@@ -354,7 +354,7 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
         pxl_status st = rows_grid(ctx, s, (uint64_t)(xl.wg / xl.xt) * p.rpg, g);
         if (st != PXL_OK) return st;
         pxl_constant k[5] = {{"WG", xl.wg}, {"XT", xl.xt}, {"XKCH", xl.kch}, {"XRB", xl.rb}, {"Q4", q4}};
-        return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_quant, "qmv_xs", k, 5, &bd, &p, sizeof p, g[0], g[1],
+        return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv_xs", k, 5, &bd, &p, sizeof p, g[0], g[1],
                                 (uint32_t)s->batch);
     }
     if (s->M <= QMV_MAX_NCOL) {
@@ -364,14 +364,14 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
         if (st != PXL_OK) return st;
         pxl_constant k[6] = {{"WG", l.wg},         {"TPR", l.tpr},   {"ROWS", l.rows},
                              {"UNROLL", l.unroll}, {"NCOL", l.ncol}, {"Q4", q4}};
-        return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_quant, "qmv", k, 6, &bd, &p, sizeof p, g[0], g[1],
+        return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv", k, 6, &bd, &p, sizeof p, g[0], g[1],
                                 (uint32_t)s->batch);
     }
     uint32_t g[2] = {0, 0};
     pxl_status st = tiles_grid(ctx, gi, s, g);
     if (st != PXL_OK) return st;
     pxl_constant k[1] = {{"Q4", q4}};
-    return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_quant, "qmm", k, 1, &bd, &p, sizeof p, g[0], g[1],
+    return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmm", k, 1, &bd, &p, sizeof p, g[0], g[1],
                             (uint32_t)s->batch);
 }
 

@@ -7,7 +7,7 @@
 
 #include "../core/internal.h"
 #include "pxl/ops.h"
-#include "wgsl_sources.h"
+#include "wgsl_ops.h"
 
 /*
  * The memory behind a tensor and its views, freed when the last of them goes.

@@ -106,7 +106,7 @@ static pxl_status rw_dispatch(pxl_ctx *ctx, const char *op, const char *entry, c
     if (s != PXL_OK) return s;
     for (size_t i = 0; i < n; i++) p->off[i] = b.off[i];
     pxl_constant wg = {"WG", pick_wg(ctx, pxl_t_cols(x))};
-    return pxl_op_dispatch(ctx, "rowwise.wgsl", pxl_wgsl_rowwise, entry, &wg, 1, &b, p, sizeof *p,
+    return pxl_op_dispatch(ctx, "rowwise.wgsl", pxl_wgsl_ops_rowwise, entry, &wg, 1, &b, p, sizeof *p,
                            (uint64_t)pxl_t_rows(x));
 }
 

@@ -302,7 +302,7 @@ pxl_status pxl_copy(pxl_ctx *ctx, const pxl_tensor *src, pxl_tensor *dst) {
     uint32_t so = b.off[0] * (uint32_t)unit, dof = b.off[1] * (uint32_t)unit;
     copy_params p = {(uint32_t)((dof + src->bytes + 3) / 4 - dof / 4), so, dof, (uint32_t)src->bytes};
     pxl_constant wg = {"WG", 256};
-    return pxl_op_dispatch(ctx, "copy.wgsl", pxl_wgsl_copy, "copy_bytes", &wg, 1, &b, &p, sizeof p,
+    return pxl_op_dispatch(ctx, "copy.wgsl", pxl_wgsl_ops_copy, "copy_bytes", &wg, 1, &b, &p, sizeof p,
                            (p.nwords + 255) / 256);
 }
 
@@ -592,7 +592,7 @@ pxl_status pxl_op_dispatch3(pxl_ctx *ctx, const char *label, const char *wgsl, c
 pxl_status pxl_op_dispatch(pxl_ctx *ctx, const char *label, const char *wgsl, const char *entry,
                            const pxl_constant *constants, size_t n_constants, const pxl_op_bindings *b,
                            const void *params, size_t params_size, uint64_t groups) {
-    uint32_t g[2];
+    uint32_t g[2] = {0, 0};
     pxl_status s = pxl_op_grid(ctx, label, groups, g);
     if (s != PXL_OK) return s;
     return pxl_op_dispatch3(ctx, label, wgsl, entry, constants, n_constants, b, params, params_size, g[0], g[1], 1);

@@ -29,7 +29,7 @@
  */
 #include "vm_internal.h"
 #include "pxl/gpu.h"
-#include "wgsl_sources.h"
+#include "wgsl_vm.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -60,9 +60,9 @@ static const struct {
     const char *label;
     const char *text;
 } part_info[P_COUNT] = {
-    {"vm.wgsl+vm_v0.wgsl", pxl_wgsl_vm_v0},
-    {"vm.wgsl+vm_ew.wgsl", pxl_wgsl_vm_ew},
-    {"vm.wgsl+vm_mm.wgsl", pxl_wgsl_vm_mm},
+    {"vm.wgsl+vm_v0.wgsl", pxl_wgsl_vm_vm_v0},
+    {"vm.wgsl+vm_ew.wgsl", pxl_wgsl_vm_vm_ew},
+    {"vm.wgsl+vm_mm.wgsl", pxl_wgsl_vm_vm_mm},
 };
 
 static const struct {
@@ -89,6 +89,7 @@ typedef struct vm_params {
     int32_t mult;
     uint32_t shift, bcast, aux, insn;
 } vm_params;
+_Static_assert(sizeof(vm_params) == 64, "mirrors struct Params in vm.wgsl");
 
 typedef struct gpu_run {
     pxl_ctx *ctx;
@@ -106,10 +107,10 @@ typedef struct gpu_run {
 static pxl_status build_source(gpu_run *r, int part, int soft) {
     if (r->wgsl[part][soft]) return PXL_OK;
     const char *tail = soft ? DP4_SOFT : DP4_NATIVE, *mid = part_info[part].text;
-    size_t a = strlen(pxl_wgsl_vm), b = strlen(mid), c = strlen(tail);
+    size_t a = strlen(pxl_wgsl_vm_vm), b = strlen(mid), c = strlen(tail);
     char *s = pxl_alloc(r->ctx, a + b + c + 2);
     if (!s) return pxl_fail(r->ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_vm_run: out of memory");
-    memcpy(s, pxl_wgsl_vm, a);
+    memcpy(s, pxl_wgsl_vm_vm, a);
     s[a] = '\n';
     memcpy(s + a + 1, mid, b);
     memcpy(s + a + 1 + b, tail, c + 1);

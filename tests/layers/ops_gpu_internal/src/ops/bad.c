@@ -1,0 +1,2 @@
+/* Fixture for the layer check: ops may not include gpu internals. */
+#include "gpu/gpu_internal.h"

@@ -1,0 +1,2 @@
+/* Fixture for the layer check: ops may not include vm internals. */
+#include "../vm/vm_internal.h"

@@ -1,0 +1,4 @@
+// Found through the -I directory.
+fn shared_value() -> u32 {
+    return 21u;
+}

@@ -1,0 +1,2 @@
+// a -> b -> a: the embedder must refuse it.
+#include "b.wgsl"

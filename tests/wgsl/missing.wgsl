@@ -1,0 +1,2 @@
+// Includes a file that does not exist.
+#include "no_such_file.wgsl"
