@@ -32,7 +32,7 @@ static void run_case(ops_ctx *o, const mm_case *c) {
         bh[i] = pxl_f32_to_f16(b[i]);
         if (c->bt == PXL_F16) b[i] = pxl_f16_to_f32(bh[i]); /* both sides see the same values */
     }
-    pxl_matmul_opts opt = {c->ta, c->tb, c->alpha, c->beta};
+    pxl_matmul_options opt = {c->ta, c->tb, c->alpha, c->beta};
     float *r[2];
     pxl_ctx *ctx[2] = {o->cpu, o->gpu};
     for (int k = 0; k < 2; k++) {

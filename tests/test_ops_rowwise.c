@@ -441,7 +441,7 @@ static void bad_args(pxl_ctx *ctx, pxl_ctx *other) {
     CHECK(strstr(pxl_ctx_error(ctx), " x ") != NULL);
     CHECK(pxl_softmax(ctx, x, xi, 1.0f, 0, 0) == PXL_ERR_INVALID_ARG && names(ctx, "pxl_softmax"));
     CHECK(pxl_softmax(ctx, x, y5, 1.0f, 0, 0) == PXL_ERR_INVALID_ARG && names(ctx, "pxl_softmax"));
-    CHECK(pxl_softmax(ctx, x, x, 1.0f, 0, 0) == PXL_ERR_INVALID_ARG && names(ctx, "pxl_softmax"));
+    CHECK(pxl_softmax(ctx, x, x, 1.0f, 0, 0) == PXL_OK); /* in place */
     CHECK(pxl_softmax(ctx, NULL, y, 1.0f, 0, 0) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_softmax(ctx, x, NULL, 1.0f, 1, 0) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_softmax(ctx, alien, y, 1.0f, 0, 0) == PXL_ERR_INVALID_ARG);
@@ -452,7 +452,7 @@ static void bad_args(pxl_ctx *ctx, pxl_ctx *other) {
     CHECK(pxl_rmsnorm(ctx, x, wh, y, 1e-5f) == PXL_ERR_INVALID_ARG && names(ctx, "pxl_rmsnorm"));
     CHECK(pxl_rmsnorm(ctx, xi, w, y, 1e-5f) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_rmsnorm(ctx, x, w, y5, 1e-5f) == PXL_ERR_INVALID_ARG);
-    CHECK(pxl_rmsnorm(ctx, x, w, x, 1e-5f) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_rmsnorm(ctx, x, w, x, 1e-5f) == PXL_OK); /* in place */
     CHECK(pxl_rmsnorm(ctx, x, NULL, y, 1e-5f) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_rmsnorm(ctx, x, w, y, -1.0f) == PXL_ERR_INVALID_ARG && names(ctx, "eps"));
     CHECK(pxl_rmsnorm(ctx, x, w, y, NAN) == PXL_ERR_INVALID_ARG);
@@ -462,7 +462,7 @@ static void bad_args(pxl_ctx *ctx, pxl_ctx *other) {
     CHECK(strstr(pxl_ctx_error(ctx), "b ") != NULL);
     CHECK(pxl_layernorm(ctx, x, w, wh, y, 1e-5f) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_layernorm(ctx, x, w5, NULL, y, 1e-5f) == PXL_ERR_INVALID_ARG);
-    CHECK(pxl_layernorm(ctx, x, w, NULL, x, 1e-5f) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_layernorm(ctx, x, w, NULL, x, 1e-5f) == PXL_OK); /* in place */
     CHECK(pxl_layernorm(ctx, x, w, NULL, y5, 1e-5f) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_layernorm(ctx, x, w, NULL, y, -0.5f) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_layernorm(ctx, x, NULL, NULL, y, 1e-5f) == PXL_ERR_INVALID_ARG);

@@ -53,7 +53,7 @@ static pxl_status make(pxl_ctx *ctx, pxl_dtype dt, int nd, const int64_t *shape,
         float *f = malloc((size_t)n * sizeof *f);
         if (!f) { free(h); return PXL_ERR_OUT_OF_MEMORY; }
         for (int64_t i = 0; i < n; i++) f[i] = frand(&seed);
-        s = pxl_quantize(dt, f, n, h, bytes);
+        s = pxl_quantize(ctx, dt, f, n, h, bytes);
         free(f);
     }
     if (s == PXL_OK) s = pxl_tensor_write(ctx, *out, h, bytes);
@@ -82,7 +82,7 @@ static pxl_status qmv_setup(pxl_ctx *ctx, bench_case *c) {
     return s;
 }
 static pxl_status qmv_run(pxl_ctx *ctx, bench_case *c) {
-    pxl_matmul_opts o = pxl_matmul_opts_default();
+    pxl_matmul_options o = {0};
     o.trans_b = 1;
     int i = c->turn++ & 3;
     return pxl_matmul(ctx, c->t[0], c->t[i == 0 ? 1 : 2 + i], c->t[2], &o);

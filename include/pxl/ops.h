@@ -247,7 +247,7 @@ pxl_status pxl_scale(pxl_ctx *ctx, const pxl_tensor *x, float s, pxl_tensor *y);
 /* ---- lookups and positions ---------------------------------------------------------- */
 
 /* out[i, :] = table[ids[i], :]; table: [V, D] f32/f16/Q8_0/Q4_0/Q4_K/Q6_K; ids: I32 [n]; out: f32 [n, D].
- * An id outside [0, V) is an error on the CPU and gives a row of NaN on the GPU. */
+ * An id outside [0, V) gives a row of NaN (on every backend: the GPU cannot refuse data it has not read). */
 pxl_status pxl_embedding(pxl_ctx *ctx, const pxl_tensor *table, const pxl_tensor *ids,
                          pxl_tensor *out);
 

@@ -54,12 +54,16 @@ typedef struct {
     uint32_t kv_len, D, nsplit, split_len;
     uint32_t nblocks;
     float scale2;
-    uint32_t ml_off, pad;
+    uint32_t ml_off;
+    uint32_t oq, ok, ov, oy, pad0; /* view offsets */
 } attn_params;
+_Static_assert(sizeof(attn_params) == 64, "mirrors struct Params in attention.wgsl");
 
 typedef struct {
     uint32_t rows, D, nsplit, ml_off;
+    uint32_t oy, pad0, pad1, pad2;
 } attn_cparams;
+_Static_assert(sizeof(attn_cparams) == 32, "mirrors struct CParams in attention.wgsl");
 
 /* ---- CPU reference ------------------------------------------------------------------- */
 
@@ -138,26 +142,21 @@ static void attn_tune(uint32_t *wg, uint32_t *cpv, uint32_t *target, uint32_t *c
     }
 }
 
-/* Records one dispatch of attention.wgsl into rec (tensors at bindings 0.., the
- * uniform block after them, groups laid out as pxl_op_dispatch does). Both
- * passes of a split call go to the one recorder that owns their scratch
- * buffer: through pxl_op_dispatch the stream could be submitted between them
- * (it is when it reaches its dispatch cap), returning the scratch too early. */
+/* Records one dispatch of attention.wgsl into rec (bindings 0.., the uniform
+ * block after them, groups laid out as pxl_op_dispatch does). Both passes of
+ * a split call go to the one recorder that owns their scratch buffer:
+ * through pxl_op_dispatch the stream could be submitted between them (it is
+ * when it reaches its dispatch cap), returning the scratch too early. */
 static pxl_status attn_dispatch(pxl_ctx *ctx, pxl_recorder *rec, const char *entry, const pxl_constant *c,
-                                size_t nc, const pxl_tensor *const *t, size_t nt, const void *params,
-                                size_t params_size, uint64_t groups) {
+                                size_t nc, const pxl_op_bindings *b, const void *params, size_t params_size,
+                                uint64_t groups) {
     uint32_t g[2];
     pxl_status s = pxl_op_grid(ctx, "pxl_attention", groups, g);
     if (s != PXL_OK) return s;
-    pxl_binding b[6];
-    for (size_t i = 0; i < nt; i++) {
-        if ((s = pxl_op_check_binding(ctx, "pxl_attention", t[i])) != PXL_OK) return s;
-        b[i] = (pxl_binding){(uint32_t)i, t[i]->buf, 0, 0};
-    }
     pxl_kernel *k;
     s = pxl_kernel_get(ctx, "attention.wgsl", pxl_wgsl_attention, entry, c, nc, &k);
     if (s != PXL_OK) return s;
-    pxl_dispatch d = {k, b, nt, params, params_size, (uint32_t)nt, {g[0], g[1], 1}};
+    pxl_dispatch d = {k, b->b, b->n, params, params_size, (uint32_t)b->n, {g[0], g[1], 1}};
     return pxl_recorder_dispatch(rec, &d);
 }
 
@@ -204,43 +203,45 @@ static pxl_status attn_gpu(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *
     }
     uint64_t ml_off = rows * nsplit * (uint64_t)D;
 
+    /* k and v are bound twice: as vec4s (1, 2; read when D % 4 == 0, so a
+     * view there must start on a vec4) and as floats (3, 4) */
+    int aligned = D % 4 == 0;
+    const pxl_tensor *t[6] = {q, k, v, k, v, y};
+    pxl_op_bindings bd;
+    pxl_status s = pxl_op_bind(ctx, op, t, 6, 32u, aligned ? 6u : 0u, &bd);
+    if (s != PXL_OK) return s;
     attn_params p = {(uint32_t)T, (uint32_t)Hq, (uint32_t)Hkv, (uint32_t)G, (uint32_t)kv_len, (uint32_t)D,
                      (uint32_t)nsplit, (uint32_t)split_len, (uint32_t)nblocks,
-                     scale * 1.4426950408889634f, (uint32_t)ml_off, 0};
-    pxl_constant c[5] = {{"WG", wg}, {"D4", d4}, {"CPV", cpv}, {"ALIGNED", D % 4 == 0}, {"SPLIT", nsplit > 1}};
-    pxl_recorder *rec;
-    pxl_status s = pxl_gpu_stream(ctx, &rec);
-    if (s != PXL_OK) return s;
-    if (nsplit == 1) {
-        const pxl_tensor *t[6] = {q, k, v, k, v, y};
-        return attn_dispatch(ctx, rec, "attn", c, 5, t, 6, &p, sizeof p, base_wgs);
-    }
+                     scale * 1.4426950408889634f, (uint32_t)ml_off,
+                     bd.off[0], aligned ? bd.off[1] : bd.off[3], aligned ? bd.off[2] : bd.off[4], bd.off[5], 0};
+    pxl_constant c[5] = {{"WG", wg}, {"D4", d4}, {"CPV", cpv}, {"ALIGNED", aligned}, {"SPLIT", nsplit > 1}};
+    pxl_recorder *rec; /* after pxl_op_bind, which may submit a full stream */
+    if ((s = pxl_gpu_stream(ctx, &rec)) != PXL_OK) return s;
+    if (nsplit == 1) return attn_dispatch(ctx, rec, "attn", c, 5, &bd, &p, sizeof p, base_wgs);
     pxl_buffer *buf;
-    if ((s = pxl_recorder_scratch(rec, (size_t)part_elems * sizeof(float), &buf)) != PXL_OK) return s;
-    pxl_tensor part; /* a view of the scratch buffer */
-    memset(&part, 0, sizeof part);
-    part.ctx = ctx;
-    part.dtype = PXL_F32;
-    part.ndim = 1;
-    part.shape[0] = (int64_t)part_elems;
-    part.nelem = (int64_t)part_elems;
-    part.bytes = (size_t)part_elems * sizeof(float);
-    part.buf = buf;
-    const pxl_tensor *t[6] = {q, k, v, k, v, &part};
-    s = attn_dispatch(ctx, rec, "attn", c, 5, t, 6, &p, sizeof p, base_wgs * nsplit);
+    size_t part_bytes = (size_t)part_elems * sizeof(float);
+    if ((s = pxl_recorder_scratch(rec, part_bytes, &buf)) != PXL_OK) return s;
+    pxl_op_bindings cb = bd; /* y's place: the partial results */
+    cb.b[5] = (pxl_binding){5, buf, 0, (part_bytes + 15) / 16 * 16};
+    s = attn_dispatch(ctx, rec, "attn", c, 5, &cb, &p, sizeof p, base_wgs * nsplit);
     if (s != PXL_OK) return s;
-    attn_cparams cp = {(uint32_t)rows, (uint32_t)D, (uint32_t)nsplit, (uint32_t)ml_off};
+    attn_cparams cp = {(uint32_t)rows, (uint32_t)D, (uint32_t)nsplit, (uint32_t)ml_off, bd.off[5], 0, 0, 0};
     while (cwg < d4) cwg *= 2; /* one vec4 column per invocation at least */
     if (cwg > wg) cwg = wg;
     pxl_constant cc[2] = {{"WG", cwg}, {"D4", d4}};
-    const pxl_tensor *t2[2] = {&part, y};
-    return attn_dispatch(ctx, rec, "attn_combine", cc, 2, t2, 2, &cp, sizeof cp, rows);
+    pxl_op_bindings b2;
+    b2.n = 2;
+    b2.b[0] = (pxl_binding){0, buf, 0, (part_bytes + 15) / 16 * 16};
+    b2.b[1] = bd.b[5];
+    b2.b[1].binding = 1;
+    return attn_dispatch(ctx, rec, "attn_combine", cc, 2, &b2, &cp, sizeof cp, rows);
 }
 
 pxl_status pxl_attention(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
                          pxl_tensor *y, int64_t kv_len, float scale) {
     static const char *op = "pxl_attention";
     pxl_status s;
+    PXL_OP_CHECK_CTX(ctx);
     if ((s = pxl_check_dtype(ctx, op, "q", q, PXL_F32)) != PXL_OK) return s;
     if ((s = pxl_check_dtype(ctx, op, "k", k, PXL_F32)) != PXL_OK) return s;
     if ((s = pxl_check_dtype(ctx, op, "v", v, PXL_F32)) != PXL_OK) return s;
@@ -263,7 +264,9 @@ pxl_status pxl_attention(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k,
     if (kv_len < T || kv_len > C)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: kv_len %lld outside [T, C] = [%lld, %lld] (q, k)", op,
                         (long long)kv_len, (long long)T, (long long)C);
-    if (y == q || y == k || y == v)
-        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: the output y may not be an input", op);
+    if ((s = pxl_check_output(ctx, op, "y", y)) != PXL_OK) return s;
+    if ((s = pxl_check_overlap(ctx, op, "y", y, "q", q, 0)) != PXL_OK) return s;
+    if ((s = pxl_check_overlap(ctx, op, "y", y, "k", k, 0)) != PXL_OK) return s;
+    if ((s = pxl_check_overlap(ctx, op, "y", y, "v", v, 0)) != PXL_OK) return s;
     return pxl_on_gpu(ctx) ? attn_gpu(ctx, q, k, v, y, kv_len, scale) : attn_cpu(ctx, q, k, v, y, kv_len, scale);
 }

@@ -8,16 +8,12 @@
 #include <string.h>
 
 typedef struct {
-    uint32_t M, N, K, pad0;
-    uint32_t stride_a, stride_b, stride_c, pad1;
+    uint32_t M, N, K, off_a;
+    uint32_t stride_a, stride_b, stride_c, off_b;
     float alpha, beta;
-    uint32_t pad2, pad3;
+    uint32_t off_c, pad;
 } mm_params;
-
-pxl_matmul_opts pxl_matmul_opts_default(void) {
-    pxl_matmul_opts o = {0, 0, 1.0f, 0.0f};
-    return o;
-}
+_Static_assert(sizeof(mm_params) == 48, "mirrors struct Params in matmul.wgsl");
 
 typedef struct {
     int64_t batch, M, N, K;
@@ -26,7 +22,7 @@ typedef struct {
 
 /* op(X) dims: rows x cols of the stored matrix, per its last two dims. */
 static pxl_status shapes(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, const pxl_tensor *c,
-                         const pxl_matmul_opts *o, mm_shape *s) {
+                         const pxl_matmul_options *o, mm_shape *s) {
     if (a->ndim > 3 || b->ndim > 3 || c->ndim > 3)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_matmul: operands have at most 3 dimensions ([batch,] rows, cols)");
     int64_t ar = a->ndim >= 2 ? a->shape[a->ndim - 2] : 1, ac = a->shape[a->ndim - 1];
@@ -62,7 +58,7 @@ typedef struct {
     const float *a, *b;
     float *c;
     mm_shape s;
-    pxl_matmul_opts o;
+    pxl_matmul_options o;
 } mm_job;
 
 static void mm_rows(void *arg, int64_t lo, int64_t hi) {
@@ -108,17 +104,25 @@ static void mm_rows(void *arg, int64_t lo, int64_t hi) {
 }
 
 pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
-                      const pxl_matmul_opts *opts) {
-    pxl_matmul_opts o = opts ? *opts : pxl_matmul_opts_default();
+                      const pxl_matmul_options *opts) {
+    static const char op[] = "pxl_matmul";
+    PXL_OP_CHECK_CTX(ctx);
+    pxl_matmul_options o = {0, 0, 1.0f, 0.0f};
+    if (opts) {
+        o = *opts;
+        if (o.alpha == 0.0f) o.alpha = 1.0f; /* zero is the default */
+    }
     pxl_status st;
-    if ((st = pxl_check_ctx(ctx, "pxl_matmul", b)) != PXL_OK) return st;
+    if ((st = pxl_check_dtype(ctx, op, "A", a, PXL_F32)) != PXL_OK) return st;
+    if ((st = pxl_check_tensor(ctx, op, "B", b)) != PXL_OK) return st;
+    if ((st = pxl_check_dtype(ctx, op, "C", c, PXL_F32)) != PXL_OK) return st;
+    if ((st = pxl_check_output(ctx, op, "C", c)) != PXL_OK) return st;
+    if ((st = pxl_check_overlap(ctx, op, "C", c, "A", a, 0)) != PXL_OK) return st;
+    if ((st = pxl_check_overlap(ctx, op, "C", c, "B", b, 0)) != PXL_OK) return st;
     if (pxl_dtype_is_quantized(b->dtype)) return pxl_matmul_quant(ctx, a, b, c, &o);
-    if ((st = pxl_check_dtype(ctx, "pxl_matmul", "A", a, PXL_F32)) != PXL_OK) return st;
-    if ((st = pxl_check_dtype(ctx, "pxl_matmul", "C", c, PXL_F32)) != PXL_OK) return st;
     if (b->dtype != PXL_F32 && b->dtype != PXL_F16)
-        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_matmul: B is %s (f32, f16, q8_0 or q4_0 expected)",
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_matmul: B is %s (f32, f16, q8_0, q4_0, q4_k or q6_k expected)",
                         pxl_dtype_name(b->dtype));
-    if (c == a || c == b) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_matmul: C may not be an input");
     mm_shape s;
     if ((st = shapes(ctx, a, b, c, &o, &s)) != PXL_OK) return st;
 
@@ -143,10 +147,12 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
     if (s.batch > gi->max_workgroups_per_dimension)
         return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_matmul: batch %lld exceeds the device grid",
                         (long long)s.batch);
-    mm_params p = {(uint32_t)s.M, (uint32_t)s.N, (uint32_t)s.K, 0,
-                   (uint32_t)(s.batch_a == 1 ? 0 : s.M * s.K), (uint32_t)(s.batch_b == 1 ? 0 : s.K * s.N),
-                   (uint32_t)(s.M * s.N), 0, o.alpha, o.beta, 0, 0};
     const pxl_tensor *t[3] = {a, b, c};
+    pxl_op_bindings bd;
+    if ((st = pxl_op_bind(ctx, op, t, 3, 4u, 0u, &bd)) != PXL_OK) return st;
+    mm_params p = {(uint32_t)s.M, (uint32_t)s.N, (uint32_t)s.K, bd.off[0],
+                   (uint32_t)(s.batch_a == 1 ? 0 : s.M * s.K), (uint32_t)(s.batch_b == 1 ? 0 : s.K * s.N),
+                   (uint32_t)(s.M * s.N), bd.off[1], o.alpha, o.beta, bd.off[2], 0};
     int f16 = b->dtype == PXL_F16;
     uint32_t maxd = gi->max_workgroups_per_dimension;
 
@@ -158,14 +164,14 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
             st = pxl_op_grid(ctx, "pxl_matmul", ((uint64_t)s.N + rows - 1) / rows, g);
             if (st != PXL_OK) return st;
             pxl_constant k[3] = {{"WG", wg}, {"ROWS", rows}, {"B_F16", f16}};
-            return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_matmul, "gemv_t", k, 3, t, 3, &p, sizeof p, g[0],
+            return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_matmul, "gemv_t", k, 3, &bd, &p, sizeof p, g[0],
                                     g[1], (uint32_t)s.batch);
         }
         uint32_t g[2];
         st = pxl_op_grid(ctx, "pxl_matmul", ((uint64_t)s.N + wg - 1) / wg, g);
         if (st != PXL_OK) return st;
         pxl_constant k[2] = {{"WG", wg}, {"B_F16", f16}};
-        return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_matmul, "gemv_n", k, 2, t, 3, &p, sizeof p, g[0], g[1],
+        return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_matmul, "gemv_n", k, 2, &bd, &p, sizeof p, g[0], g[1],
                                 (uint32_t)s.batch);
     }
     int check = !(s.M % 128 == 0 && s.N % 128 == 0 && s.K % 16 == 0);
@@ -175,7 +181,7 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
     if (gx > maxd || gy > maxd)
         return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_matmul: %lldx%lld output exceeds the device grid",
                         (long long)s.M, (long long)s.N);
-    return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_matmul, "gemm", k, 4, t, 3, &p, sizeof p,
+    return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_matmul, "gemm", k, 4, &bd, &p, sizeof p,
                             (uint32_t)gx, (uint32_t)gy, (uint32_t)s.batch);
 }
 

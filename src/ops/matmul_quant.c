@@ -25,13 +25,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The uniform block of quant.wgsl (48 bytes). */
+/* The uniform block of quant.wgsl and kquant.wgsl. */
 typedef struct {
     uint32_t M, N, K, nb;                             /* nb = K / 32 */
     uint32_t row_bytes, stride_a, stride_b, stride_c; /* a, c in floats; b in bytes (0: broadcast) */
     float alpha, beta;
-    uint32_t rpg, pad1; /* rpg: rows per row group (qmv_xs) */
+    uint32_t rpg;          /* rows per row group (qmv_xs) */
+    uint32_t off_a, off_b, off_c, pad2, pad3; /* view offsets: a, c in floats, b in bytes */
 } qmm_params;
+_Static_assert(sizeof(qmm_params) == 64, "mirrors struct Params in quant.wgsl and kquant.wgsl");
 
 typedef struct {
     int64_t batch, batch_a, batch_b, M, N, K;
@@ -43,13 +45,9 @@ static const char *OP = "pxl_matmul";
 /* ---- argument checks ------------------------------------------------------- */
 
 static pxl_status q_check(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, const pxl_tensor *c,
-                          const pxl_matmul_opts *o, q_shape *s) {
-    pxl_status st;
-    if (!ctx) return PXL_ERR_INVALID_ARG;
-    if (!a || !b || !c) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: A, B and C must not be NULL", OP);
-    if ((st = pxl_check_ctx(ctx, OP, a)) != PXL_OK) return st;
-    if ((st = pxl_check_ctx(ctx, OP, b)) != PXL_OK) return st;
-    if ((st = pxl_check_ctx(ctx, OP, c)) != PXL_OK) return st;
+                          const pxl_matmul_options *o, q_shape *s) {
+    /* pxl_matmul checked that a, b, c are tensors of ctx, a and c f32, c a
+     * writable output apart from a and b */
     if (!pxl_dtype_is_quantized(b->dtype))
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: B is %s, expected q8_0, q4_0, q4_k or q6_k", OP,
                         pxl_dtype_name(b->dtype));
@@ -60,9 +58,6 @@ static pxl_status q_check(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b
     if (o->trans_a)
         return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: trans_a with a quantized B (%s) is not supported", OP,
                         pxl_dtype_name(b->dtype));
-    if ((st = pxl_check_dtype(ctx, OP, "A", a, PXL_F32)) != PXL_OK) return st;
-    if ((st = pxl_check_dtype(ctx, OP, "C", c, PXL_F32)) != PXL_OK) return st;
-    if (c == a) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: C may not be an input", OP);
     if (a->ndim > 3 || b->ndim > 3 || c->ndim > 3)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
                         "%s: operands have at most 3 dimensions ([batch,] rows, cols)", OP);
@@ -172,7 +167,7 @@ static void q_range(void *arg, int64_t lo, int64_t hi) {
 }
 
 static pxl_status q_cpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c, const q_shape *s,
-                        const pxl_matmul_opts *o) {
+                        const pxl_matmul_options *o) {
     q_job j = {a->host, b->host, c->host, *s, b->dtype, o->alpha, o->beta, (s->N + Q_CPU_TILE - 1) / Q_CPU_TILE};
     int64_t work = s->M * s->K * Q_CPU_TILE; /* multiply-adds per task */
     int64_t min_tasks = 1 + 262144 / (work > 0 ? work : 1);
@@ -292,8 +287,8 @@ static pxl_status tiles_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape
 #define KMV_WG 256u
 #define KMV_TPR 32u
 
-static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3], const q_shape *s,
-                        const qmm_params *p) {
+static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3],
+                        const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p) {
     double kq6 = t[1]->dtype == PXL_Q6_K ? 1 : 0;
     if (s->M <= QMV_MAX_NCOL) {
         uint32_t wg = KMV_WG;
@@ -311,19 +306,19 @@ static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
         pxl_status st = rows_grid(ctx, s, (uint64_t)(wg / tpr) * rows, g);
         if (st != PXL_OK) return st;
         pxl_constant k[5] = {{"WG", wg}, {"TPR", tpr}, {"NCOL", (double)s->M}, {"ROWS", rows}, {"KQ6", kq6}};
-        return pxl_op_dispatch3(ctx, "kquant.wgsl", pxl_wgsl_kquant, "kmv", k, 5, t, 3, p, sizeof *p, g[0], g[1],
+        return pxl_op_dispatch3(ctx, "kquant.wgsl", pxl_wgsl_kquant, "kmv", k, 5, bd, p, sizeof *p, g[0], g[1],
                                 (uint32_t)s->batch);
     }
     uint32_t g[2] = {0, 0};
     pxl_status st = tiles_grid(ctx, gi, s, g);
     if (st != PXL_OK) return st;
     pxl_constant k[1] = {{"KQ6", kq6}};
-    return pxl_op_dispatch3(ctx, "kquant.wgsl", pxl_wgsl_kquant, "kmm", k, 1, t, 3, p, sizeof *p, g[0], g[1],
+    return pxl_op_dispatch3(ctx, "kquant.wgsl", pxl_wgsl_kquant, "kmm", k, 1, bd, p, sizeof *p, g[0], g[1],
                             (uint32_t)s->batch);
 }
 
 static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c, const q_shape *s,
-                        const pxl_matmul_opts *o) {
+                        const pxl_matmul_options *o) {
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
     if (a->nelem > UINT32_MAX || c->nelem > UINT32_MAX || b->bytes > UINT32_MAX - 64)
         return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: operands over 2^32 elements or bytes", OP);
@@ -341,10 +336,15 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
                     (uint32_t)(s->M * s->N),
                     o->alpha,
                     o->beta,
-                    0,
-                    0};
+                    0, 0, 0, 0, 0, 0};
     const pxl_tensor *t[3] = {a, b, c};
-    if (b->dtype == PXL_Q4_K || b->dtype == PXL_Q6_K) return k_gpu(ctx, gi, t, s, &p);
+    pxl_op_bindings bd;
+    pxl_status bs = pxl_op_bind(ctx, OP, t, 3, 4u, 1u, &bd); /* A is read as vec4 */
+    if (bs != PXL_OK) return bs;
+    p.off_a = bd.off[0];
+    p.off_b = bd.off[1];
+    p.off_c = bd.off[2];
+    if (b->dtype == PXL_Q4_K || b->dtype == PXL_Q6_K) return k_gpu(ctx, gi, t, &bd, s, &p);
     double q4 = b->dtype == PXL_Q4_0 ? 1 : 0;
     xs_launch xl;
     const char *kern = getenv("PXL_QMV_KERNEL"); /* "q": never qmv_xs (tuning only) */
@@ -354,7 +354,7 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
         pxl_status st = rows_grid(ctx, s, (uint64_t)(xl.wg / xl.xt) * p.rpg, g);
         if (st != PXL_OK) return st;
         pxl_constant k[5] = {{"WG", xl.wg}, {"XT", xl.xt}, {"XKCH", xl.kch}, {"XRB", xl.rb}, {"Q4", q4}};
-        return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_quant, "qmv_xs", k, 5, t, 3, &p, sizeof p, g[0], g[1],
+        return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_quant, "qmv_xs", k, 5, &bd, &p, sizeof p, g[0], g[1],
                                 (uint32_t)s->batch);
     }
     if (s->M <= QMV_MAX_NCOL) {
@@ -364,22 +364,21 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
         if (st != PXL_OK) return st;
         pxl_constant k[6] = {{"WG", l.wg},         {"TPR", l.tpr},   {"ROWS", l.rows},
                              {"UNROLL", l.unroll}, {"NCOL", l.ncol}, {"Q4", q4}};
-        return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_quant, "qmv", k, 6, t, 3, &p, sizeof p, g[0], g[1],
+        return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_quant, "qmv", k, 6, &bd, &p, sizeof p, g[0], g[1],
                                 (uint32_t)s->batch);
     }
     uint32_t g[2] = {0, 0};
     pxl_status st = tiles_grid(ctx, gi, s, g);
     if (st != PXL_OK) return st;
     pxl_constant k[1] = {{"Q4", q4}};
-    return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_quant, "qmm", k, 1, t, 3, &p, sizeof p, g[0], g[1],
+    return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_quant, "qmm", k, 1, &bd, &p, sizeof p, g[0], g[1],
                             (uint32_t)s->batch);
 }
 
 pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
-                            const pxl_matmul_opts *opts) {
-    pxl_matmul_opts o = opts ? *opts : pxl_matmul_opts_default();
+                            const pxl_matmul_options *o) {
     q_shape s;
-    pxl_status st = q_check(ctx, a, b, c, &o, &s);
+    pxl_status st = q_check(ctx, a, b, c, o, &s);
     if (st != PXL_OK) return st;
-    return pxl_on_gpu(ctx) ? q_gpu(ctx, a, b, c, &s, &o) : q_cpu(ctx, a, b, c, &s, &o);
+    return pxl_on_gpu(ctx) ? q_gpu(ctx, a, b, c, &s, o) : q_cpu(ctx, a, b, c, &s, o);
 }

@@ -9,6 +9,20 @@
 #include "pxl/ops.h"
 #include "wgsl_sources.h"
 
+/*
+ * The memory behind a tensor and its views, freed when the last of them goes.
+ * CPU: host memory (owned, or the caller's for pxl_tensor_wrap); GPU: a
+ * buffer of at least `bytes`, whose capacity is a multiple of 16.
+ */
+typedef struct pxl_storage {
+    int refs;
+    int read_only; /* pxl_tensor_wrap: ops and writes refuse it as an output */
+    int owns_host;
+    void *host;
+    pxl_buffer *buf;
+    size_t bytes;
+} pxl_storage;
+
 struct pxl_tensor {
     pxl_ctx *ctx;
     pxl_dtype dtype;
@@ -16,8 +30,10 @@ struct pxl_tensor {
     int64_t shape[PXL_MAX_DIMS];
     int64_t nelem;
     size_t bytes;
-    void *host;      /* CPU context */
-    pxl_buffer *buf; /* GPU context */
+    pxl_storage *st;
+    size_t offset;   /* bytes into st (views) */
+    void *host;      /* CPU context: st->host + offset */
+    pxl_buffer *buf; /* GPU context: st->buf (the view starts `offset` bytes in) */
 };
 
 /* Row length (last dim) and number of rows. */
@@ -25,7 +41,16 @@ static inline int64_t pxl_t_cols(const pxl_tensor *t) { return t->shape[t->ndim 
 static inline int64_t pxl_t_rows(const pxl_tensor *t) { return t->nelem / pxl_t_cols(t); }
 static inline int pxl_on_gpu(const pxl_ctx *ctx) { return pxl_ctx_backend(ctx) == PXL_BACKEND_GPU; }
 
-/* Checks: each returns PXL_OK or fails with a message naming op and operand. */
+/*
+ * Argument checks, run by every op before it branches on the backend. Each
+ * returns PXL_OK or fails with a message naming the op and the operand.
+ * A NULL context cannot carry a message: ops return PXL_ERR_INVALID_ARG for
+ * it first (PXL_OP_CHECK_CTX).
+ */
+#define PXL_OP_CHECK_CTX(ctx) do { if (!(ctx)) return PXL_ERR_INVALID_ARG; } while (0)
+/* t is not NULL and belongs to ctx. */
+pxl_status pxl_check_tensor(pxl_ctx *ctx, const char *op, const char *name, const pxl_tensor *t);
+/* pxl_check_tensor, then the dtype. */
 pxl_status pxl_check_dtype(pxl_ctx *ctx, const char *op, const char *name, const pxl_tensor *t,
                            pxl_dtype want);
 pxl_status pxl_check_same_shape(pxl_ctx *ctx, const char *op, const char *an, const pxl_tensor *a,
@@ -33,29 +58,57 @@ pxl_status pxl_check_same_shape(pxl_ctx *ctx, const char *op, const char *an, co
 /* Fails unless t has nelem elements and its last dim is cols. */
 pxl_status pxl_check_vec(pxl_ctx *ctx, const char *op, const char *name, const pxl_tensor *t,
                          int64_t cols);
-/* Fails if a and b share storage. */
-pxl_status pxl_check_no_alias(pxl_ctx *ctx, const char *op, const pxl_tensor *a, const pxl_tensor *b);
-/* Fails if the tensor belongs to another context. */
-pxl_status pxl_check_ctx(pxl_ctx *ctx, const char *op, const pxl_tensor *t);
+/* An output: not read-only. */
+pxl_status pxl_check_output(pxl_ctx *ctx, const char *op, const char *name, const pxl_tensor *y);
+/* Output y against another operand x (an input, or another output): their
+ * bytes may not overlap, except that with in_place set y may be exactly x
+ * (the same memory and size). */
+pxl_status pxl_check_overlap(pxl_ctx *ctx, const char *op, const char *yn, const pxl_tensor *y,
+                             const char *xn, const pxl_tensor *x, int in_place);
+/* 1 when a and b share memory and their byte ranges overlap. */
+int pxl_tensors_overlap(const pxl_tensor *a, const pxl_tensor *b);
+
+/*
+ * GPU bindings of an op's tensors. A tensor is bound at its offset rounded
+ * down to the device's storage offset alignment (at least 16 bytes), and the
+ * rest, off[i], goes to the kernel in its Params: in elements for f32, i32
+ * and f16 tensors, in bytes for the quantized dtypes. Every kernel adds it to
+ * its indices, so every op takes views.
+ * pxl_op_bind also keeps WebGPU's rule that a written binding may not overlap
+ * another binding of the same buffer: an input whose bound range overlaps an
+ * output's (in place, or views close together) is first copied to scratch
+ * memory in the stream and bound from there. Inputs marked in `vec4` are read
+ * as vec4<f32> by their kernel, so an input whose offset is not a multiple of
+ * 16 bytes is copied the same way (then off[i] is a multiple of 4).
+ * Outputs (`writes`) whose bound ranges overlap each other are refused.
+ */
+#define PXL_OP_MAX_TENSORS 14
+typedef struct pxl_op_bindings {
+    size_t n;
+    pxl_binding b[PXL_OP_MAX_TENSORS];
+    uint32_t off[PXL_OP_MAX_TENSORS];
+} pxl_op_bindings;
+pxl_status pxl_op_bind(pxl_ctx *ctx, const char *op, const pxl_tensor *const *tensors, size_t n,
+                       uint32_t writes, uint32_t vec4, pxl_op_bindings *out);
+/* off[i] that pxl_op_bind gives t when it needs no copy. */
+uint32_t pxl_op_offset(pxl_ctx *ctx, const pxl_tensor *t);
 
 /*
  * Records one dispatch into the context's stream: WGSL `wgsl` (named `label`
- * in messages), entry point `entry`, override constants, tensors bound at
- * bindings 0..n_tensors-1 in order, and the uniform block `params` at binding
- * n_tensors (if params_size > 0). `groups` is the total number of workgroups;
- * it is laid out as a 2-D grid (x <= 65535) and the kernel computes the
+ * in messages), entry point `entry`, override constants, the bound tensors at
+ * bindings 0..n-1 in order, and the uniform block `params` at binding n (if
+ * params_size > 0). `groups` is the total number of workgroups; it is laid
+ * out as a 2-D grid (x <= the device limit) and the kernel computes the
  * linear id as wid.y * nwg.x + wid.x.
  */
 pxl_status pxl_op_dispatch(pxl_ctx *ctx, const char *label, const char *wgsl, const char *entry,
-                           const pxl_constant *constants, size_t n_constants,
-                           const pxl_tensor *const *tensors, size_t n_tensors, const void *params,
-                           size_t params_size, uint64_t groups);
+                           const pxl_constant *constants, size_t n_constants, const pxl_op_bindings *b,
+                           const void *params, size_t params_size, uint64_t groups);
 
 /* Same with an explicit 3-D grid (each dim <= the device limit). */
 pxl_status pxl_op_dispatch3(pxl_ctx *ctx, const char *label, const char *wgsl, const char *entry,
-                            const pxl_constant *constants, size_t n_constants,
-                            const pxl_tensor *const *tensors, size_t n_tensors, const void *params,
-                            size_t params_size, uint32_t gx, uint32_t gy, uint32_t gz);
+                            const pxl_constant *constants, size_t n_constants, const pxl_op_bindings *b,
+                            const void *params, size_t params_size, uint32_t gx, uint32_t gy, uint32_t gz);
 
 /* Lays out `groups` workgroups as g[0] x g[1] within the device's limit per
  * dimension; fails naming op when even that grid is too small. */
@@ -76,7 +129,7 @@ void pxl_q6k_dequantize(const uint8_t *p, float *y, int64_t n);
  * shapes not yet checked. CPU and GPU paths, M = 1 (matvec) specialised.
  */
 pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
-                            const pxl_matmul_opts *opts);
+                            const pxl_matmul_options *opts);
 
 /* Splits [0, n) into about n_threads * 4 chunks and runs fn(arg, lo, hi) on the pool. */
 typedef void (*pxl_range_fn)(void *arg, int64_t lo, int64_t hi);

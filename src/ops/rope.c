@@ -7,8 +7,8 @@
  * ROPE_CHUNK, A[a] = f32(base^(-2(i0 + 32a)/D)) and B[b] = f32(base^(-2b/D))
  * (pow in double, then rounded). Pairs below 32 get the correctly rounded
  * f32 of base^(-2i/D); the others are within 1.5 ulp of it. The split keeps
- * a dispatch's frequencies in a 256-byte uniform block (64 + 24 floats cover
- * up to ROPE_CHUNK = 768 pairs; larger D takes one dispatch per 768 pairs).
+ * a dispatch's frequencies in a 256-byte uniform block (32 + 20 floats cover
+ * up to ROPE_CHUNK = 640 pairs; larger D takes one dispatch per 640 pairs).
  *
  * The angle: CPU in long double (pos * theta is exact there; sinl/cosl reduce
  * exactly), the rotation in double. GPU: exact integer range reduction, then
@@ -27,14 +27,16 @@
 #define ROPE_WG 64u
 #define ROPE_HG 4          /* heads per invocation, as HG in rope.wgsl */
 #define ROPE_LO 32         /* B[] entries */
-#define ROPE_HI 24         /* A[] entries */
+#define ROPE_HI 20         /* A[] entries */
 #define ROPE_CHUNK (ROPE_LO * ROPE_HI)
 
 typedef struct {
     int32_t pos_offset;
     uint32_t T, H, half, i0, cn, layout, nhg;
     float lo[ROPE_LO], hi[ROPE_HI];
+    uint32_t ox, oy, pad0, pad1; /* view offsets of x and y */
 } rope_params;
+_Static_assert(sizeof(rope_params) == 256, "mirrors struct Params in rope.wgsl (and fills a uniform block)");
 
 static float rope_pow(double base, int64_t i, int64_t D) {
     return (float)pow(base, -2.0 * (double)i / (double)D);
@@ -78,25 +80,34 @@ static void rope_range(void *arg, int64_t lo, int64_t hi) {
 
 /* ---- GPU ---------------------------------------------------------------------------- */
 
-/* Records one dispatch: rope (x at binding 0, y at 1) or rope_inplace (y at 1); the
- * uniform block at 2 in both, so the in-place entry binds y once, read_write. */
+/* Records one dispatch: rope (x at binding 0, y at 1) or, in place,
+ * rope_inplace (y alone, at 1: the uniform block is at 2 in both, so the
+ * in-place entry binds y once, read_write). */
 static pxl_status rope_dispatch(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *y,
-                                const rope_params *p, uint64_t groups) {
-    uint32_t g[2];
-    pxl_status s = pxl_op_check_binding(ctx, "pxl_rope", y);
-    if (s == PXL_OK) s = pxl_op_grid(ctx, "pxl_rope", groups, g);
-    if (s != PXL_OK) return s;
+                                rope_params *p, uint64_t groups) {
+    static const char op[] = "pxl_rope";
+    pxl_op_bindings b;
+    pxl_status s;
+    if (x) {
+        const pxl_tensor *t[2] = {x, y};
+        if ((s = pxl_op_bind(ctx, op, t, 2, 2u, 0u, &b)) != PXL_OK) return s;
+        p->ox = b.off[0];
+        p->oy = b.off[1];
+    } else {
+        const pxl_tensor *t[1] = {y};
+        if ((s = pxl_op_bind(ctx, op, t, 1, 1u, 0u, &b)) != PXL_OK) return s;
+        b.b[0].binding = 1; /* y alone, at binding 1 */
+        p->ox = p->oy = b.off[0];
+    }
     pxl_constant wg = {"WG", ROPE_WG};
     pxl_kernel *k;
-    s = pxl_kernel_get(ctx, "rope.wgsl", pxl_wgsl_rope, x ? "rope" : "rope_inplace", &wg, 1, &k);
-    if (s != PXL_OK) return s;
-    pxl_binding b[2];
-    size_t nb = 0;
-    if (x) b[nb++] = (pxl_binding){0, x->buf, 0, 0};
-    b[nb++] = (pxl_binding){1, y->buf, 0, 0};
+    uint32_t g[2];
+    if ((s = pxl_op_grid(ctx, op, groups, g)) != PXL_OK) return s;
+    if ((s = pxl_kernel_get(ctx, "rope.wgsl", pxl_wgsl_rope, x ? "rope" : "rope_inplace", &wg, 1, &k)) != PXL_OK)
+        return s;
     pxl_recorder *rec;
     if ((s = pxl_gpu_stream(ctx, &rec)) != PXL_OK) return s;
-    pxl_dispatch d = {k, b, nb, p, sizeof *p, 2, {g[0], g[1], 1}};
+    pxl_dispatch d = {k, b.b, b.n, p, sizeof *p, 2, {g[0], g[1], 1}};
     return pxl_recorder_dispatch(rec, &d);
 }
 
@@ -104,8 +115,11 @@ pxl_status pxl_rope(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, int64_t po
                     pxl_rope_layout layout) {
     static const char *op = "pxl_rope";
     pxl_status s;
+    PXL_OP_CHECK_CTX(ctx);
     if ((s = pxl_check_dtype(ctx, op, "x", x, PXL_F32)) != PXL_OK) return s;
     if ((s = pxl_check_dtype(ctx, op, "y", y, PXL_F32)) != PXL_OK) return s;
+    if ((s = pxl_check_output(ctx, op, "y", y)) != PXL_OK) return s;
+    if ((s = pxl_check_overlap(ctx, op, "y", y, "x", x, 1)) != PXL_OK) return s;
     if (x->ndim != 3) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: x has %d dimensions, expected 3 [T, H, D]", op, x->ndim);
     if ((s = pxl_check_same_shape(ctx, op, "x", x, "y", y)) != PXL_OK) return s;
     int64_t T = x->shape[0], H = x->shape[1], D = x->shape[2];
@@ -147,7 +161,8 @@ pxl_status pxl_rope(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, int64_t po
         p.cn = (uint32_t)cn;
         for (int a = 0; a < ROPE_HI; a++) p.hi[a] = rope_pow(base, i0 + a * ROPE_LO, D);
         uint64_t groups = ((uint64_t)T * (uint64_t)nhg * (uint64_t)cn + ROPE_WG - 1) / ROPE_WG;
-        if ((s = rope_dispatch(ctx, x == y ? NULL : x, y, &p, groups)) != PXL_OK) return s;
+        int in_place = x->st == y->st && x->offset == y->offset;
+        if ((s = rope_dispatch(ctx, in_place ? NULL : x, y, &p, groups)) != PXL_OK) return s;
     }
     return PXL_OK;
 }

@@ -39,7 +39,9 @@ typedef struct {
     int32_t coff;    /* softmax: causal offset clamped to [-R, L - 1] */
     uint32_t k;      /* topk: k; layernorm: 1 if there is a bias */
     uint32_t ksort;  /* topk: the power of two >= k */
+    uint32_t off[4]; /* element offsets of the views bound at 0..3 */
 } rw_params;
+_Static_assert(sizeof(rw_params) == 48, "mirrors struct Params in rowwise.wgsl");
 
 /* ---- shared helpers ------------------------------------------------------------------- */
 
@@ -69,29 +71,23 @@ static uint32_t pick_wg(pxl_ctx *ctx, int64_t cols) {
     return wg < maxwg ? wg : maxwg;
 }
 
-static pxl_status null_check(pxl_ctx *ctx, const char *op, const char *name, const void *t) {
-    if (!t) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %s is NULL", op, name);
-    return PXL_OK;
-}
-
-/* x f32; y f32 of x's shape, not x. */
+/* x f32; y f32 of x's shape, writable, x itself or apart from it (in place). */
 static pxl_status check_xy(pxl_ctx *ctx, const char *op, const pxl_tensor *x, const pxl_tensor *y) {
     pxl_status s;
-    if ((s = null_check(ctx, op, "x", x)) != PXL_OK) return s;
-    if ((s = null_check(ctx, op, "y", y)) != PXL_OK) return s;
     if ((s = pxl_check_dtype(ctx, op, "x", x, PXL_F32)) != PXL_OK) return s;
     if ((s = pxl_check_dtype(ctx, op, "y", y, PXL_F32)) != PXL_OK) return s;
+    if ((s = pxl_check_output(ctx, op, "y", y)) != PXL_OK) return s;
     if ((s = pxl_check_same_shape(ctx, op, "x", x, "y", y)) != PXL_OK) return s;
-    return pxl_check_no_alias(ctx, op, x, y);
+    return pxl_check_overlap(ctx, op, "y", y, "x", x, 1);
 }
 
-/* A per-row weight vector: f32 with L elements, not the output. */
+/* A per-row weight vector: f32 with L elements, apart from the output. */
 static pxl_status check_weight(pxl_ctx *ctx, const char *op, const char *name, const pxl_tensor *w,
                                const pxl_tensor *x, const pxl_tensor *y) {
     pxl_status s;
     if ((s = pxl_check_dtype(ctx, op, name, w, PXL_F32)) != PXL_OK) return s;
     if ((s = pxl_check_vec(ctx, op, name, w, pxl_t_cols(x))) != PXL_OK) return s;
-    return pxl_check_no_alias(ctx, op, w, y);
+    return pxl_check_overlap(ctx, op, "y", y, name, w, 0);
 }
 
 /* GPU kernels index with 32-bit integers. */
@@ -101,10 +97,16 @@ static pxl_status check_gpu_size(pxl_ctx *ctx, const char *op, const pxl_tensor 
     return PXL_OK;
 }
 
-static pxl_status rw_dispatch(pxl_ctx *ctx, const char *entry, const pxl_tensor *x,
-                              const pxl_tensor *const *t, size_t n, const rw_params *p) {
+/* Binds t[0..n) (the outputs are `writes`), puts their view offsets into p
+ * and records one workgroup per row of x. */
+static pxl_status rw_dispatch(pxl_ctx *ctx, const char *op, const char *entry, const pxl_tensor *x,
+                              const pxl_tensor *const *t, size_t n, uint32_t writes, rw_params *p) {
+    pxl_op_bindings b;
+    pxl_status s = pxl_op_bind(ctx, op, t, n, writes, 0, &b);
+    if (s != PXL_OK) return s;
+    for (size_t i = 0; i < n; i++) p->off[i] = b.off[i];
     pxl_constant wg = {"WG", pick_wg(ctx, pxl_t_cols(x))};
-    return pxl_op_dispatch(ctx, "rowwise.wgsl", pxl_wgsl_rowwise, entry, &wg, 1, t, n, p, sizeof *p,
+    return pxl_op_dispatch(ctx, "rowwise.wgsl", pxl_wgsl_rowwise, entry, &wg, 1, &b, p, sizeof *p,
                            (uint64_t)pxl_t_rows(x));
 }
 
@@ -161,7 +163,7 @@ static void softmax_rows(void *arg, int64_t lo, int64_t hi) {
 pxl_status pxl_softmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, float scale, int causal,
                        int64_t causal_offset) {
     static const char op[] = "pxl_softmax";
-    if (!ctx) return PXL_ERR_INVALID_ARG;
+    PXL_OP_CHECK_CTX(ctx);
     pxl_status s = check_xy(ctx, op, x, y);
     if (s != PXL_OK) return s;
     int64_t L = pxl_t_cols(x);
@@ -175,9 +177,9 @@ pxl_status pxl_softmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, float s
         return PXL_OK;
     }
     if ((s = check_gpu_size(ctx, op, x)) != PXL_OK) return s;
-    rw_params p = {(uint32_t)pxl_t_rows(x), (uint32_t)L, scale, causal != 0, (uint32_t)R, (int32_t)off, 0, 0};
+    rw_params p = {(uint32_t)pxl_t_rows(x), (uint32_t)L, scale, causal != 0, (uint32_t)R, (int32_t)off, 0, 0, {0}};
     const pxl_tensor *t[2] = {x, y};
-    return rw_dispatch(ctx, "softmax", x, t, 2, &p);
+    return rw_dispatch(ctx, op, "softmax", x, t, 2, 2u, &p);
 }
 
 /* ---- RMSNorm and LayerNorm ---------------------------------------------------------------------- */
@@ -233,9 +235,8 @@ static pxl_status check_eps(pxl_ctx *ctx, const char *op, float eps) {
 pxl_status pxl_rmsnorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w, pxl_tensor *y,
                        float eps) {
     static const char op[] = "pxl_rmsnorm";
-    if (!ctx) return PXL_ERR_INVALID_ARG;
+    PXL_OP_CHECK_CTX(ctx);
     pxl_status s = check_xy(ctx, op, x, y);
-    if (s == PXL_OK) s = null_check(ctx, op, "w", w);
     if (s == PXL_OK) s = check_weight(ctx, op, "w", w, x, y);
     if (s == PXL_OK) s = check_eps(ctx, op, eps);
     if (s != PXL_OK) return s;
@@ -246,17 +247,16 @@ pxl_status pxl_rmsnorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w, p
         return PXL_OK;
     }
     if ((s = check_gpu_size(ctx, op, x)) != PXL_OK) return s;
-    rw_params p = {(uint32_t)pxl_t_rows(x), (uint32_t)L, eps, 0, 0, 0, 0, 0};
+    rw_params p = {(uint32_t)pxl_t_rows(x), (uint32_t)L, eps, 0, 0, 0, 0, 0, {0}};
     const pxl_tensor *t[3] = {x, w, y};
-    return rw_dispatch(ctx, "rmsnorm", x, t, 3, &p);
+    return rw_dispatch(ctx, op, "rmsnorm", x, t, 3, 4u, &p);
 }
 
 pxl_status pxl_layernorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w,
                          const pxl_tensor *b, pxl_tensor *y, float eps) {
     static const char op[] = "pxl_layernorm";
-    if (!ctx) return PXL_ERR_INVALID_ARG;
+    PXL_OP_CHECK_CTX(ctx);
     pxl_status s = check_xy(ctx, op, x, y);
-    if (s == PXL_OK) s = null_check(ctx, op, "w", w);
     if (s == PXL_OK) s = check_weight(ctx, op, "w", w, x, y);
     if (s == PXL_OK && b) s = check_weight(ctx, op, "b", b, x, y);
     if (s == PXL_OK) s = check_eps(ctx, op, eps);
@@ -269,9 +269,9 @@ pxl_status pxl_layernorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w,
     }
     if ((s = check_gpu_size(ctx, op, x)) != PXL_OK) return s;
     /* Without a bias, w is bound in its place too (two read-only bindings may share a buffer). */
-    rw_params p = {(uint32_t)pxl_t_rows(x), (uint32_t)L, eps, 0, 0, 0, b != NULL, 0};
+    rw_params p = {(uint32_t)pxl_t_rows(x), (uint32_t)L, eps, 0, 0, 0, b != NULL, 0, {0}};
     const pxl_tensor *t[4] = {x, w, b ? b : w, y};
-    return rw_dispatch(ctx, "layernorm", x, t, 4, &p);
+    return rw_dispatch(ctx, op, "layernorm", x, t, 4, 8u, &p);
 }
 
 /* ---- argmax and top-k ------------------------------------------------------------------------ */
@@ -310,11 +310,11 @@ static void argmax_rows(void *arg, int64_t lo, int64_t hi) {
 
 pxl_status pxl_argmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *idx) {
     static const char op[] = "pxl_argmax";
-    if (!ctx) return PXL_ERR_INVALID_ARG;
-    pxl_status s = null_check(ctx, op, "x", x);
-    if (s == PXL_OK) s = null_check(ctx, op, "idx", idx);
-    if (s == PXL_OK) s = pxl_check_dtype(ctx, op, "x", x, PXL_F32);
+    PXL_OP_CHECK_CTX(ctx);
+    pxl_status s = pxl_check_dtype(ctx, op, "x", x, PXL_F32);
     if (s == PXL_OK) s = pxl_check_dtype(ctx, op, "idx", idx, PXL_I32);
+    if (s == PXL_OK) s = pxl_check_output(ctx, op, "idx", idx);
+    if (s == PXL_OK) s = pxl_check_overlap(ctx, op, "idx", idx, "x", x, 0);
     if (s != PXL_OK) return s;
     int64_t rows = pxl_t_rows(x);
     if (idx->nelem != rows)
@@ -327,9 +327,9 @@ pxl_status pxl_argmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *idx) {
         return PXL_OK;
     }
     if ((s = check_gpu_size(ctx, op, x)) != PXL_OK) return s;
-    rw_params p = {(uint32_t)rows, (uint32_t)pxl_t_cols(x), 0, 0, 0, 0, 0, 0};
+    rw_params p = {(uint32_t)rows, (uint32_t)pxl_t_cols(x), 0, 0, 0, 0, 0, 0, {0}};
     const pxl_tensor *t[2] = {x, idx};
-    return rw_dispatch(ctx, "argmax", x, t, 2, &p);
+    return rw_dispatch(ctx, op, "argmax", x, t, 2, 2u, &p);
 }
 
 typedef struct {
@@ -408,11 +408,10 @@ static pxl_status check_topk_out(pxl_ctx *ctx, const char *name, const pxl_tenso
 
 pxl_status pxl_topk(pxl_ctx *ctx, const pxl_tensor *x, int k, pxl_tensor *vals, pxl_tensor *idx) {
     static const char op[] = "pxl_topk";
-    if (!ctx) return PXL_ERR_INVALID_ARG;
-    pxl_status s = null_check(ctx, op, "x", x);
-    if (s == PXL_OK) s = null_check(ctx, op, "vals", vals);
-    if (s == PXL_OK) s = null_check(ctx, op, "idx", idx);
-    if (s == PXL_OK) s = pxl_check_dtype(ctx, op, "x", x, PXL_F32);
+    PXL_OP_CHECK_CTX(ctx);
+    pxl_status s = pxl_check_dtype(ctx, op, "x", x, PXL_F32);
+    if (s == PXL_OK) s = pxl_check_tensor(ctx, op, "vals", vals);
+    if (s == PXL_OK) s = pxl_check_tensor(ctx, op, "idx", idx);
     if (s != PXL_OK) return s;
     int64_t L = pxl_t_cols(x), rows = pxl_t_rows(x);
     if (k < 1 || k > RW_TOPK_MAX || k > L)
@@ -420,7 +419,11 @@ pxl_status pxl_topk(pxl_ctx *ctx, const pxl_tensor *x, int k, pxl_tensor *vals, 
                         (long long)L, RW_TOPK_MAX);
     if ((s = check_topk_out(ctx, "vals", vals, PXL_F32, rows, k)) != PXL_OK) return s;
     if ((s = check_topk_out(ctx, "idx", idx, PXL_I32, rows, k)) != PXL_OK) return s;
-    if ((s = pxl_check_no_alias(ctx, op, x, vals)) != PXL_OK) return s;
+    if ((s = pxl_check_output(ctx, op, "vals", vals)) != PXL_OK) return s;
+    if ((s = pxl_check_output(ctx, op, "idx", idx)) != PXL_OK) return s;
+    if ((s = pxl_check_overlap(ctx, op, "vals", vals, "x", x, 0)) != PXL_OK) return s;
+    if ((s = pxl_check_overlap(ctx, op, "idx", idx, "x", x, 0)) != PXL_OK) return s;
+    if ((s = pxl_check_overlap(ctx, op, "idx", idx, "vals", vals, 0)) != PXL_OK) return s;
     if ((s = check_index_range(ctx, op, x)) != PXL_OK) return s;
     if (!pxl_on_gpu(ctx)) {
         sel_job j = {x->host, idx->host, vals->host, L, k};
@@ -430,7 +433,7 @@ pxl_status pxl_topk(pxl_ctx *ctx, const pxl_tensor *x, int k, pxl_tensor *vals, 
     if ((s = check_gpu_size(ctx, op, x)) != PXL_OK) return s;
     uint32_t ksort = 1;
     while (ksort < (uint32_t)k) ksort *= 2;
-    rw_params p = {(uint32_t)rows, (uint32_t)L, 0, 0, 0, 0, (uint32_t)k, ksort};
+    rw_params p = {(uint32_t)rows, (uint32_t)L, 0, 0, 0, 0, (uint32_t)k, ksort, {0}};
     const pxl_tensor *t[3] = {x, vals, idx};
-    return rw_dispatch(ctx, L <= RW_TOPK_SMALL ? "topk_small" : "topk", x, t, 3, &p);
+    return rw_dispatch(ctx, op, L <= RW_TOPK_SMALL ? "topk_small" : "topk", x, t, 3, 6u, &p);
 }

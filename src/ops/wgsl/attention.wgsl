@@ -56,7 +56,11 @@ struct Params {
     nblocks: u32,    // row blocks per KV head: ceil(T * G / R)
     scale2: f32,     // scale * log2(e)
     ml_off: u32,     // SPLIT: where the (m, l) pairs start in the partial buffer
-    _pad: u32,
+    oq: u32,         // element offsets of the views (pxl_op_bind): q,
+    ok: u32,         // k and v (through k4 / v4 when ALIGNED, else k1 / v1),
+    ov: u32,
+    oy: u32,         // y (not SPLIT; the partial buffer starts at 0)
+    _pad0: u32,
 }
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;
@@ -77,15 +81,15 @@ fn lanes(d0: u32, D: u32) -> vec4<bool> {
 }
 
 fn load_k(row: u32, col: u32) -> vec4<f32> {
-    if (ALIGNED) { return k4[row * D4 + col]; }
-    let e = row * p.D + 4u * col;
+    if (ALIGNED) { return k4[(p.ok >> 2u) + row * D4 + col]; }
+    let e = p.ok + row * p.D + 4u * col;
     let z = vec4<f32>(k1[e], k1[e + 1u], k1[e + 2u], k1[e + 3u]);
     return select(vec4<f32>(0.0), z, lanes(4u * col, p.D));
 }
 
 fn load_v(row: u32, col: u32) -> vec4<f32> {
-    if (ALIGNED) { return v4[row * D4 + col]; }
-    let e = row * p.D + 4u * col;
+    if (ALIGNED) { return v4[(p.ov >> 2u) + row * D4 + col]; }
+    let e = p.ov + row * p.D + 4u * col;
     let z = vec4<f32>(v1[e], v1[e + 1u], v1[e + 2u], v1[e + 3u]);
     return select(vec4<f32>(0.0), z, lanes(4u * col, p.D));
 }
@@ -150,7 +154,7 @@ fn attn(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
         let rr = blk * R + r;
         var val = vec4<f32>(0.0);
         if (rr < nrows) {
-            let base = ((rr / p.G) * p.Hq + hkv * p.G + rr % p.G) * p.D + 4u * c;
+            let base = p.oq + ((rr / p.G) * p.Hq + hkv * p.G + rr % p.G) * p.D + 4u * c;
             let z = vec4<f32>(q[base], q[base + 1u], q[base + 2u], q[base + 3u]);
             val = select(vec4<f32>(0.0), z, lanes(4u * c, p.D)) * p.scale2;
         }
@@ -249,7 +253,7 @@ fn attn(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
                 }
             } else {
                 for (var c = 0u; c < 4u; c++) {
-                    if (d0 + c < p.D) { dst[row_id * p.D + d0 + c] = acc[c] / L; }
+                    if (d0 + c < p.D) { dst[p.oy + row_id * p.D + d0 + c] = acc[c] / L; }
                 }
             }
         }
@@ -269,6 +273,10 @@ struct CParams {
     D: u32,
     nsplit: u32,
     ml_off: u32,
+    oy: u32,      // y's element offset (pxl_op_bind)
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(0) var<storage, read> part_in: array<f32>;
@@ -333,7 +341,7 @@ fn attn_combine(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id)
         for (var g = 1u; g < groups; g++) { t += cacc[g * D4 + li]; }
         let d0 = 4u * li;
         for (var c = 0u; c < 4u; c++) {
-            if (d0 + c < pc.D) { y[row * pc.D + d0 + c] = t[c] / L; }
+            if (d0 + c < pc.D) { y[pc.oy + row * pc.D + d0 + c] = t[c] / L; }
         }
     }
 }

@@ -1,29 +1,35 @@
-// Element-wise ops over f32 tensors, four elements per invocation through
-// vec4 loads and stores. Tensor buffers are padded to 16 bytes, so the last
-// vec4 may run past n: its extra lanes read and write only that padding.
-// The grid is 2-D (see pxl_op_dispatch): i = (wid.y * nwg.x + wid.x) * WG + lid.x.
+// Element-wise ops over f32 tensors: y = f(a, b). The op is the override
+// constant OP, so each op compiles to straight-line code. Unary ops bind a a
+// second time as b (never read).
+//
+// ew4 handles four elements per invocation through vec4 loads and stores. The
+// host uses it when every offset is a multiple of four elements and the last
+// vec4 of y is y's own (n a multiple of 4, or y ends where its buffer's
+// 16-byte padding begins). ew1 handles one element per invocation, for any
+// view. The grid is 2-D (see pxl_op_dispatch): i = (wid.y * nwg.x + wid.x) * WG + lid.x.
 
 override WG: u32 = 256u;
+override OP: u32 = 0u;  // 0 gelu-tanh, 1 gelu-erf, 2 silu, 3 scale, 4 add, 5 mul, 6 swiglu
 
 struct Params {
-    n4: u32,     // vec4s to process: ceil(n / 4)
-    cols: u32,   // row length of b when it broadcasts (0: same shape as a)
+    n: u32,      // elements
+    cols: u32,   // row length of b when it broadcasts over rows of a (0: b has a's shape)
     s: f32,      // scale factor (scale)
-    form: u32,   // gelu: 0 tanh, 1 erf
+    off_a: u32,  // element offsets of the views (pxl_op_bind)
+    off_b: u32,
+    off_y: u32,
+    _pad0: u32,
+    _pad1: u32,
 }
 
-@group(0) @binding(0) var<storage, read> a: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read_write> y: array<vec4<f32>>;
-@group(0) @binding(2) var<uniform> p: Params;
+@group(0) @binding(0) var<storage, read> a4: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> b4: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> y4: array<vec4<f32>>;
+@group(0) @binding(3) var<uniform> p: Params;
 
-// binary ops bind b at 1 and y at 2
-@group(0) @binding(1) var<storage, read> b: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read_write> y2: array<vec4<f32>>;
-@group(0) @binding(3) var<uniform> p2: Params;
-
-fn index(lid: vec3<u32>, wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-    return (wid.y * nwg.x + wid.x) * WG + lid.x;
-}
+@group(0) @binding(0) var<storage, read> a1: array<f32>;
+@group(0) @binding(1) var<storage, read> b1: array<f32>;
+@group(0) @binding(2) var<storage, read_write> y1: array<f32>;
 
 // erf with |error| < 1.2e-7 (Numerical Recipes' erfc Chebyshev fit)
 fn erf4(x: vec4<f32>) -> vec4<f32> {
@@ -45,68 +51,61 @@ fn silu4(x: vec4<f32>) -> vec4<f32> {
     return x / (1.0 + exp(-x));
 }
 
-@compute @workgroup_size(WG)
-fn gelu(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
-        @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = index(lid, wid, nwg);
-    if (i >= p.n4) { return; }
-    let x = a[i];
-    if (p.form == 1u) {
-        y[i] = 0.5 * x * (1.0 + erf4(x * 0.70710678118654752));
-    } else {
-        y[i] = 0.5 * x * (1.0 + tanh4(0.79788456080286536 * (x + 0.044715 * x * x * x)));
+fn f4(x: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    switch OP {
+        case 0u: { return 0.5 * x * (1.0 + tanh4(0.79788456080286536 * (x + 0.044715 * x * x * x))); }
+        case 1u: { return 0.5 * x * (1.0 + erf4(x * 0.70710678118654752)); }
+        case 2u: { return silu4(x); }
+        case 3u: { return p.s * x; }
+        case 4u: { return x + b; }
+        case 5u: { return x * b; }
+        default: { return silu4(x) * b; }
     }
 }
 
-@compute @workgroup_size(WG)
-fn silu(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
-        @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = index(lid, wid, nwg);
-    if (i >= p.n4) { return; }
-    y[i] = silu4(a[i]);
+fn binary() -> bool { return OP >= 4u; }
+
+fn index(lid: vec3<u32>, wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return (wid.y * nwg.x + wid.x) * WG + lid.x;
+}
+
+// element e of b (broadcast: e modulo the row length)
+fn b_elem(e: u32) -> f32 {
+    let j = select(e, e % p.cols, p.cols != 0u);
+    return b1[p.off_b + j];
 }
 
 @compute @workgroup_size(WG)
-fn scale(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
-         @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = index(lid, wid, nwg);
-    if (i >= p.n4) { return; }
-    y[i] = p.s * a[i];
+fn ew1(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+       @builtin(num_workgroups) nwg: vec3<u32>) {
+    let e = index(lid, wid, nwg);
+    if (e >= p.n) { return; }
+    var bv = 0.0;
+    if (binary()) { bv = b_elem(e); }
+    y1[p.off_y + e] = f4(vec4<f32>(a1[p.off_a + e]), vec4<f32>(bv)).x;
 }
 
-fn b_scalar(e: u32) -> f32 {
-    return b[e >> 2u][e & 3u];
+// element e of a broadcast b, read through the vec4 view (ew4 may not use b1)
+fn b_scalar4(e: u32) -> f32 {
+    let j = p.off_b + e % p.cols;
+    return b4[j >> 2u][j & 3u];
 }
 
 // b for the four elements 4i..4i+3: the same vec4, or the broadcast row
-fn b_at(i: u32) -> vec4<f32> {
-    if (p2.cols == 0u) { return b[i]; }
-    if ((p2.cols & 3u) == 0u) { return b[i % (p2.cols >> 2u)]; }
+fn b_vec(i: u32) -> vec4<f32> {
+    let o = p.off_b >> 2u;
+    if (p.cols == 0u) { return b4[o + i]; }
+    if ((p.cols & 3u) == 0u) { return b4[o + i % (p.cols >> 2u)]; }
     let e = 4u * i;
-    return vec4<f32>(b_scalar(e % p2.cols), b_scalar((e + 1u) % p2.cols),
-                     b_scalar((e + 2u) % p2.cols), b_scalar((e + 3u) % p2.cols));
+    return vec4<f32>(b_scalar4(e), b_scalar4(e + 1u), b_scalar4(e + 2u), b_scalar4(e + 3u));
 }
 
 @compute @workgroup_size(WG)
-fn add(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+fn ew4(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
        @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = index(lid, wid, nwg);
-    if (i >= p2.n4) { return; }
-    y2[i] = a[i] + b_at(i);
-}
-
-@compute @workgroup_size(WG)
-fn mul(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
-       @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = index(lid, wid, nwg);
-    if (i >= p2.n4) { return; }
-    y2[i] = a[i] * b_at(i);
-}
-
-@compute @workgroup_size(WG)
-fn swiglu(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
-          @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = index(lid, wid, nwg);
-    if (i >= p2.n4) { return; }
-    y2[i] = silu4(a[i]) * b[i];
+    if (i >= (p.n + 3u) / 4u) { return; }
+    var bv = vec4<f32>(0.0);
+    if (binary()) { bv = b_vec(i); }
+    y4[(p.off_y >> 2u) + i] = f4(a4[(p.off_a >> 2u) + i], bv);
 }

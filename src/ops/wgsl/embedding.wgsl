@@ -14,6 +14,10 @@ struct Params {
     D: u32,          // row length
     V: u32,          // table rows
     row_bytes: u32,  // bytes of one table row (quantized tables)
+    off_t: u32,      // view offsets: the table's in elements (f32, f16) or bytes (blocks),
+    off_ids: u32,    // ids' and out's in elements
+    off_out: u32,
+    _pad: u32,
 }
 
 @group(0) @binding(0) var<storage, read> table: array<u32>;
@@ -37,28 +41,29 @@ fn embedding(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id
     if (e >= p.n * p.D) { return; }
     let i = e / p.D;
     let j = e % p.D;
-    let id = ids[i];
+    let id = ids[p.off_ids + i];
     if (id < 0 || u32(id) >= p.V) {
         // a quiet NaN, built from a runtime value (a constant NaN is a WGSL error)
-        out[e] = bitcast<f32>(0x7fc00000u | (p.V & 0u));
+        out[p.off_out + e] = bitcast<f32>(0x7fc00000u | (p.V & 0u));
         return;
     }
     let row = u32(id);
     var v: f32;
     if (DT == 0u) {
-        v = bitcast<f32>(table[row * p.D + j]);
+        v = bitcast<f32>(table[p.off_t + row * p.D + j]);
     } else if (DT == 1u) {
-        let h = unpack2x16float(table[(row * p.D + j) >> 1u]);
-        v = select(h.x, h.y, ((row * p.D + j) & 1u) != 0u);
+        let hi = p.off_t + row * p.D + j;
+        let h = unpack2x16float(table[hi >> 1u]);
+        v = select(h.x, h.y, (hi & 1u) != 0u);
     } else if (DT == 2u) {
-        let off = row * p.row_bytes + (j / 32u) * 34u;
+        let off = p.off_t + row * p.row_bytes + (j / 32u) * 34u;
         let q = byte_at(off + 2u + j % 32u);
         v = half_at(off) * f32(bitcast<i32>(q << 24u) >> 24u);
     } else {
-        let off = row * p.row_bytes + (j / 32u) * 18u;
+        let off = p.off_t + row * p.row_bytes + (j / 32u) * 18u;
         let jj = j % 32u;
         let q = (byte_at(off + 2u + jj % 16u) >> select(0u, 4u, jj >= 16u)) & 15u;
         v = half_at(off) * (f32(q) - 8.0);
     }
-    out[e] = v;
+    out[p.off_out + e] = v;
 }

@@ -30,7 +30,8 @@ override KQ6: bool = false;
 struct Params {
     M: u32, N: u32, K: u32, nb: u32,                          // nb = K / 256
     row_bytes: u32, stride_a: u32, stride_b: u32, stride_c: u32, // A, C in floats; B in bytes
-    alpha: f32, beta: f32, _pad0: u32, _pad1: u32,
+    alpha: f32, beta: f32, _pad0: u32, off_a: u32,
+    off_b: u32, off_c: u32, _pad2: u32, _pad3: u32,  // view offsets: A, C in floats, B in bytes
 }
 
 @group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
@@ -149,12 +150,12 @@ fn kmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
        @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = lid.x % TPR;
     let n0 = ((wid.y * nwg.x + wid.x) * (WG / TPR) + lid.x / TPR) * ROWS;
-    let abase = wid.z * p.stride_a;
+    let abase = p.off_a + wid.z * p.stride_a;
     let bb = block_bytes();
     var acc: array<f32, 8>;   // [col * ROWS + r]
     for (var i = 0u; i < 8u; i = i + 1u) { acc[i] = 0.0; }
     var rows: array<u32, 8>;  // byte offsets of the group's B rows (clamped to the last)
-    for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = wid.z * p.stride_b + min(n0 + r, p.N - 1u) * p.row_bytes; }
+    for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = p.off_b + wid.z * p.stride_b + min(n0 + r, p.N - 1u) * p.row_bytes; }
     if (!KQ6) {
         // Q4_K: an invocation takes both sub-blocks of a quant byte run (2p and
         // 2p + 1: low and high nibbles of the same 32 bytes), so each word is read once
@@ -240,7 +241,7 @@ fn kmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
         for (var col = 0u; col < NCOL; col = col + 1u) {
             for (var r = 0u; r < ROWS; r = r + 1u) {
                 if (n0 + r < p.N) {
-                    store_c(wid.z * p.stride_c + col * p.N + n0 + r, red[(col * ROWS + r) * WG + lid.x]);
+                    store_c(p.off_c + wid.z * p.stride_c + col * p.N + n0 + r, red[(col * ROWS + r) * WG + lid.x]);
                 }
             }
         }
@@ -264,10 +265,10 @@ fn kmm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
     let lc = tid / 64u;
     let am = m0 + lr;
     let a_ok = am < p.M;
-    let a_row = (wid.z * p.stride_a + min(am, p.M - 1u) * p.K) / 4u;   // vec4 index
+    let a_row = (p.off_a + wid.z * p.stride_a + min(am, p.M - 1u) * p.K) / 4u;   // vec4 index
     let bn = n0 + lr;
     let b_ok = bn < p.N;
-    let b_row = wid.z * p.stride_b + min(bn, p.N - 1u) * p.row_bytes;
+    let b_row = p.off_b + wid.z * p.stride_b + min(bn, p.N - 1u) * p.row_bytes;
     let bb = block_bytes();
     let sv = lr / 4u;
     let sc = lr % 4u;
@@ -300,7 +301,7 @@ fn kmm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
         }
         workgroupBarrier();
     }
-    let base_c = wid.z * p.stride_c;
+    let base_c = p.off_c + wid.z * p.stride_c;
     for (var i = 0u; i < 4u; i = i + 1u) {
         let m = m0 + ty * 4u + i;
         if (m < p.M) {
@@ -314,7 +315,8 @@ fn kmm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
 
 // ---- kemb -----------------------------------------------------------------------
 // Bindings: ids at 0, the table at 1 (B), out at 2 (C). Params: M = number of
-// ids, N = rows of the table (V), K = D, row_bytes. An id outside [0, V) gives NaN.
+// ids, N = rows of the table (V), K = D, row_bytes, off_a / off_b / off_c the
+// view offsets of ids, table (bytes) and out. An id outside [0, V) gives NaN.
 
 @group(0) @binding(0) var<storage, read> ids: array<i32>;
 
@@ -326,8 +328,8 @@ fn kemb(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     if (e >= p.M * per_row) { return; }
     let i = e / per_row;
     let j = (e % per_row) * 8u;                     // first element
-    let o = i * p.K + j;
-    let id = ids[i];
+    let o = p.off_c + i * p.K + j;
+    let id = ids[p.off_a + i];
     if (id < 0 || u32(id) >= p.N) {
         // a quiet NaN, built from a runtime value (a constant NaN is a WGSL error)
         let nan = bitcast<f32>(0x7fc00000u | (p.N & 0u));
@@ -337,7 +339,7 @@ fn kemb(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     let blk = j / 256u;
     let s = (j % 256u) / 32u;
     let c = (j % 32u) / 8u;
-    let v = dec8(u32(id) * p.row_bytes + blk * block_bytes(), s, c);
+    let v = dec8(p.off_b + u32(id) * p.row_bytes + blk * block_bytes(), s, c);
     for (var q = 0u; q < 4u; q = q + 1u) {
         C[o + q] = v.lo[q];
         C[o + 4u + q] = v.hi[q];

@@ -21,9 +21,9 @@ const BN: u32 = 128u;
 const BK: u32 = 16u;
 
 struct Params {
-    M: u32, N: u32, K: u32, _pad: u32,
-    stride_a: u32, stride_b: u32, stride_c: u32, _pad2: u32,
-    alpha: f32, beta: f32, _pad3: u32, _pad4: u32,
+    M: u32, N: u32, K: u32, off_a: u32,           // off_*: element offsets of the views (pxl_op_bind)
+    stride_a: u32, stride_b: u32, stride_c: u32, off_b: u32,
+    alpha: f32, beta: f32, off_c: u32, _pad: u32,
 }
 
 @group(0) @binding(0) var<storage, read> A: array<f32>;
@@ -89,9 +89,9 @@ fn gemm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     let tid = ty * 16u + tx;
     let m0 = wid.y * BM;
     let n0 = wid.x * BN;
-    let base_a = wid.z * p.stride_a;
-    let base_b = wid.z * p.stride_b;
-    let base_c = wid.z * p.stride_c;
+    let base_a = p.off_a + wid.z * p.stride_a;
+    let base_b = p.off_b + wid.z * p.stride_b;
+    let base_c = p.off_c + wid.z * p.stride_c;
 
     var acc: array<vec4<f32>, 16>;   // zero-initialised; only constant indices, so it stays in registers
 
@@ -179,9 +179,9 @@ fn gemv_t(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
           @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = lid.x;
     let row0 = (wid.y * nwg.x + wid.x) * ROWS;
-    let base_a = wid.z * p.stride_a;
-    let base_b = wid.z * p.stride_b;
-    let base_c = wid.z * p.stride_c;
+    let base_a = p.off_a + wid.z * p.stride_a;
+    let base_b = p.off_b + wid.z * p.stride_b;
+    let base_c = p.off_c + wid.z * p.stride_c;
     for (var r = 0u; r < ROWS; r = r + 1u) {
         let n = row0 + r;
         var s = 0.0;
@@ -215,9 +215,9 @@ fn gemv_n(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
           @builtin(num_workgroups) nwg: vec3<u32>) {
     let n = (wid.y * nwg.x + wid.x) * WG + lid.x;
     if (n >= p.N) { return; }
-    let base_a = wid.z * p.stride_a;
-    let base_b = wid.z * p.stride_b;
-    let base_c = wid.z * p.stride_c;
+    let base_a = p.off_a + wid.z * p.stride_a;
+    let base_b = p.off_b + wid.z * p.stride_b;
+    let base_c = p.off_c + wid.z * p.stride_c;
     var s = 0.0;
     for (var k = 0u; k < p.K; k = k + 1u) { s = fma(A[base_a + k], load_b(base_b + k * p.N + n), s); }
     var out = p.alpha * s;

@@ -40,7 +40,8 @@ override Q4: bool = false;
 struct Params {
     M: u32, N: u32, K: u32, nb: u32,                          // nb = K / 32
     row_bytes: u32, stride_a: u32, stride_b: u32, stride_c: u32, // A, C in floats; B in bytes
-    alpha: f32, beta: f32, rpg: u32, _pad1: u32,                 // rpg: rows per row group (qmv_xs)
+    alpha: f32, beta: f32, rpg: u32, off_a: u32,                 // rpg: rows per row group (qmv_xs)
+    off_b: u32, off_c: u32, _pad2: u32, _pad3: u32,  // view offsets: A, C in floats, B in bytes
 }
 
 @group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
@@ -149,13 +150,13 @@ fn qmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
     let q = lane & 3u;
     let bps = TPR / 4u;                  // blocks side by side
     let row0 = ((wid.y * nwg.x + wid.x) * (WG / TPR) + grp) * ROWS;
-    let xa = wid.z * (p.stride_a / 4u);  // this batch's A, in vec4s
+    let xa = (p.off_a + wid.z * p.stride_a) / 4u;  // this batch's A, in vec4s
     let k4 = p.K / 4u;
     let bs = block_bytes();
     // byte offset of each row (rows past N repeat the last one; not stored)
     var roff: array<u32, 8>;
     for (var r = 0u; r < ROWS; r = r + 1u) {
-        roff[r] = wid.z * p.stride_b + min(row0 + r, p.N - 1u) * p.row_bytes;
+        roff[r] = p.off_b + wid.z * p.stride_b + min(row0 + r, p.N - 1u) * p.row_bytes;
     }
     var acc: array<f32, 32>;             // [r * NCOL + c]
     let x0i = kpos0(q) / 4u;
@@ -201,7 +202,7 @@ fn qmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
     for (var i = lane; i < nv; i = i + TPR) {   // (nv may exceed TPR)
         let n = row0 + i / NCOL;
         let c = i % NCOL;
-        if (n < p.N) { store_c(wid.z * p.stride_c + c * p.N + n, red[rbase + i * TPR]); }
+        if (n < p.N) { store_c(p.off_c + wid.z * p.stride_c + c * p.N + n, red[rbase + i * TPR]); }
     }
 }
 
@@ -273,7 +274,7 @@ fn qmv_xs(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
     let g = t / XT;
     let nh = 2u * p.nb;
     let bs = block_bytes();
-    let xa = wid.z * (p.stride_a / 4u);
+    let xa = (p.off_a + wid.z * p.stride_a) / 4u;
     var xv: array<vec4<f32>, 16>;        // [c * 4 + i]
     var hoff: array<u32, 4>;             // byte offset of each owned half's block within a row
     for (var c = 0u; c < XKCH; c = c + 1u) {
@@ -289,7 +290,7 @@ fn qmv_xs(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
         var raw: array<Half, 16>;        // [r * XKCH + c]
         var roff: array<u32, 16>;
         for (var r = 0u; r < XRB; r = r + 1u) {
-            roff[r] = wid.z * p.stride_b + min(row_start + rb + r, p.N - 1u) * p.row_bytes;
+            roff[r] = p.off_b + wid.z * p.stride_b + min(row_start + rb + r, p.N - 1u) * p.row_bytes;
             for (var c = 0u; c < XKCH; c = c + 1u) {
                 let h = min(lane + c * XT, nh - 1u);
                 raw[r * XKCH + c] = load_half(roff[r] + hoff[c], h % 2u);
@@ -318,7 +319,7 @@ fn qmv_xs(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
             var s = 0.0;
             for (var i = 0u; i < S; i = i + 1u) { s = s + xred2[g * XT + lane * S + i]; }
             let n = row_start + rb + lane;
-            if (n < p.N) { store_c(wid.z * p.stride_c + n, s); }
+            if (n < p.N) { store_c(p.off_c + wid.z * p.stride_c + n, s); }
         }
     }
 }
@@ -343,10 +344,10 @@ fn qmm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
     let lc = tid / 64u;
     let am = m0 + lr;
     let a_ok = am < p.M;
-    let a_row = (wid.z * p.stride_a + min(am, p.M - 1u) * p.K) / 4u;  // vec4 index
+    let a_row = (p.off_a + wid.z * p.stride_a + min(am, p.M - 1u) * p.K) / 4u;  // vec4 index
     let bn = n0 + lr;
     let b_ok = bn < p.N;
-    let b_row = wid.z * p.stride_b + min(bn, p.N - 1u) * p.row_bytes;
+    let b_row = p.off_b + wid.z * p.stride_b + min(bn, p.N - 1u) * p.row_bytes;
     let bs = block_bytes();
     let k0 = kpos0(lc);
     let k1 = kpos1(lc);
@@ -378,7 +379,7 @@ fn qmm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
         }
         workgroupBarrier();
     }
-    let base_c = wid.z * p.stride_c;
+    let base_c = p.off_c + wid.z * p.stride_c;
     for (var i = 0u; i < 4u; i = i + 1u) {
         let m = m0 + ty * 4u + i;
         if (m < p.M) {

@@ -12,7 +12,7 @@
 // only specified to 2^-11 absolute).
 //
 // rope reads x (binding 0) and writes y (binding 1); rope_inplace reads and
-// writes y, which is bound once, read_write (x = y on the host).
+// writes y, which is bound once, read_write (x is exactly y on the host).
 
 override WG: u32 = 64u;
 const HG: u32 = 4u;                          // heads per invocation
@@ -28,7 +28,11 @@ struct Params {
     lay: u32,         // 0: pairs (2i, 2i+1); 1: pairs (i, i + D/2)
     nhg: u32,         // head groups: ceil(H / HG)
     lo: array<vec4<f32>, 8>,  // theta of pair i0 + 32a + b = hi[a] * lo[b]
-    hi: array<vec4<f32>, 6>,
+    hi: array<vec4<f32>, 5>,
+    ox: u32,          // element offsets of the views x and y (pxl_op_bind)
+    oy: u32,
+    _pad0: u32,
+    _pad1: u32,
 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -144,10 +148,10 @@ fn rope(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
     if (!wk.ok) { return; }
     for (var h = wk.h0; h < wk.h1; h++) {
         let e = pair_at(wk, h);
-        let a = x[e.x];
-        let b = x[e.y];
-        y[e.x] = a * wk.cs.x - b * wk.cs.y;
-        y[e.y] = a * wk.cs.y + b * wk.cs.x;
+        let a = x[p.ox + e.x];
+        let b = x[p.ox + e.y];
+        y[p.oy + e.x] = a * wk.cs.x - b * wk.cs.y;
+        y[p.oy + e.y] = a * wk.cs.y + b * wk.cs.x;
     }
 }
 
@@ -157,7 +161,7 @@ fn rope_inplace(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id)
     let wk = setup((wid.y * nwg.x + wid.x) * WG + li);
     if (!wk.ok) { return; }
     for (var h = wk.h0; h < wk.h1; h++) {
-        let e = pair_at(wk, h);
+        let e = pair_at(wk, h) + vec2<u32>(p.oy);
         let a = y[e.x];
         let b = y[e.y];
         y[e.x] = a * wk.cs.x - b * wk.cs.y;

@@ -23,6 +23,10 @@ struct Params {
     coff: i32,    // softmax: causal offset, clamped to [-R, L - 1] by the host
     k: u32,       // topk: k; layernorm: 1 if b is real (else b aliases w)
     ksort: u32,   // topk: the power of two >= k
+    o0: u32,      // element offsets of the views bound at 0..3 (pxl_op_bind)
+    o1: u32,
+    o2: u32,
+    o3: u32,
 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -84,7 +88,8 @@ fn softmax(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id)
     if (row >= p2.rows) { return; }
     let lid = lid3.x;
     let L = p2.cols;
-    let base = row * L;
+    let xb = p2.o0 + row * L;
+    let yb = p2.o1 + row * L;
     var valid = L;
     if (p2.causal != 0u) {
         let r = i32(row % p2.crows);
@@ -95,7 +100,7 @@ fn softmax(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id)
     var s = 0.0;
     var bad = 0u;
     for (var j = lid; j < valid; j = j + WG) {
-        let z = sc * x[base + j];
+        let z = sc * x[xb + j];
         let b = bitcast<u32>(z);
         if ((b & 0x7fffffffu) >= 0x7f800000u) {
             if (b != NEG_INF_BITS) { bad = 1u; }
@@ -131,11 +136,11 @@ fn softmax(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id)
             if (gbad) {
                 v = nan_f32();
             } else {
-                let z = sc * x[base + j];
+                let z = sc * x[xb + j];
                 if (bitcast<u32>(z) != NEG_INF_BITS) { v = exp_c(z - gm) * inv; }
             }
         }
-        out1[base + j] = v;
+        out1[yb + j] = v;
     }
 }
 
@@ -156,25 +161,26 @@ fn rmsnorm(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id)
     if (row >= p3.rows) { return; }
     let lid = lid3.x;
     let L = p3.cols;
-    let base = row * L;
+    let xb = p3.o0 + row * L;
+    let yb = p3.o2 + row * L;
     var acc0 = 0.0;
     var acc1 = 0.0;
     var j = lid;
     for (; j + WG < L; j = j + 2u * WG) {
-        let a = x[base + j];
-        let b = x[base + j + WG];
+        let a = x[xb + j];
+        let b = x[xb + j + WG];
         acc0 = acc0 + a * a;
         acc1 = acc1 + b * b;
     }
     if (j < L) {
-        let a = x[base + j];
+        let a = x[xb + j];
         acc0 = acc0 + a * a;
     }
     red_a[lid] = acc0 + acc1;
     tree_sum_a(lid);
     let inv = inverseSqrt(red_a[0] / f32(L) + p3.f);
     for (var i = lid; i < L; i = i + WG) {
-        out2[base + i] = x[base + i] * inv * w[i];
+        out2[yb + i] = x[xb + i] * inv * w[p3.o1 + i];
     }
 }
 
@@ -189,12 +195,13 @@ fn layernorm(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_i
     if (row >= p4.rows) { return; }
     let lid = lid3.x;
     let L = p4.cols;
-    let base = row * L;
+    let xb = p4.o0 + row * L;
+    let yb = p4.o3 + row * L;
     var n = 0.0;
     var mean = 0.0;
     var m2 = 0.0;
     for (var j = lid; j < L; j = j + WG) {
-        let v = x[base + j];
+        let v = x[xb + j];
         n = n + 1.0;
         let d = v - mean;
         mean = mean + d / n;
@@ -223,9 +230,9 @@ fn layernorm(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_i
     let rstd = inverseSqrt(red_c[0] / f32(L) + p4.f);
     let has_b = p4.k != 0u;
     for (var i = lid; i < L; i = i + WG) {
-        var v = (x[base + i] - mu) * rstd * w[i];
-        if (has_b) { v = v + bias[i]; }
-        out3[base + i] = v;
+        var v = (x[xb + i] - mu) * rstd * w[p4.o1 + i];
+        if (has_b) { v = v + bias[p4.o2 + i]; }
+        out3[yb + i] = v;
     }
 }
 
@@ -253,7 +260,7 @@ fn argmax(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) 
     if (row >= p2.rows) { return; }
     let lid = lid3.x;
     let L = p2.cols;
-    let base = row * L;
+    let base = p2.o0 + row * L;
     var bk = 0u;
     var bi = 0xffffffffu;
     for (var j = lid; j < L; j = j + WG) {
@@ -273,7 +280,7 @@ fn argmax(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) 
         }
         workgroupBarrier();
     }
-    if (lid == 0u) { out1_i[row] = i32(red_v[0]); }
+    if (lid == 0u) { out1_i[p2.o1 + row] = i32(red_v[0]); }
 }
 
 // Top-k of short rows (L <= 256, e.g. mixture-of-experts routing): the row's keys go to
@@ -290,7 +297,7 @@ fn topk_small(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_
     let lid = lid3.x;
     let L = min(p3.cols, 256u);
     let K = p3.k;
-    let base = row * p3.cols;
+    let base = p3.o0 + row * p3.cols;
     for (var j = lid; j < L; j = j + WG) { sm_key[j] = okey(x[base + j]); }
     workgroupBarrier();
     for (var j = lid; j < L; j = j + WG) {
@@ -301,8 +308,8 @@ fn topk_small(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_
             rank = rank + select(0u, 1u, kt > kj || (kt == kj && t < j));
         }
         if (rank < K) {
-            out1[row * K + rank] = x[base + j];
-            out2_i[row * K + rank] = i32(j);
+            out1[p3.o1 + row * K + rank] = x[base + j];
+            out2_i[p3.o2 + row * K + rank] = i32(j);
         }
     }
 }
@@ -362,7 +369,7 @@ fn topk(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
     let lid = lid3.x;
     let L = p3.cols;
     let K = p3.k;
-    let base = row * L;
+    let base = p3.o0 + row * L;
     if (lid == 0u) {
         sel_kp = 0u;
         sel_km = 0u;
@@ -466,7 +473,7 @@ fn topk(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
         }
     }
     for (var t = lid; t < K; t = t + WG) {
-        out1[row * K + t] = tk_val[t];
-        out2_i[row * K + t] = i32(tk_idx[t]);
+        out1[p3.o1 + row * K + t] = tk_val[t];
+        out2_i[p3.o2 + row * K + t] = i32(tk_idx[t]);
     }
 }
