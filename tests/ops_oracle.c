@@ -189,10 +189,10 @@ void oracle_attention(const double *q, const double *k, const double *v, double 
     }
 }
 
-void oracle_embedding(const double *table, const double *ids, double *out, int64_t n, int64_t D) {
+void oracle_embedding(const double *table, const double *ids, double *out, int64_t V, int64_t n, int64_t D) {
     for (int64_t i = 0; i < n; i++) {
         int64_t id = (int64_t)ids[i];
-        for (int64_t j = 0; j < D; j++) out[i * D + j] = table[id * D + j];
+        for (int64_t j = 0; j < D; j++) out[i * D + j] = id >= 0 && id < V ? table[id * D + j] : NAN;
     }
 }
 

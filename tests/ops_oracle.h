@@ -42,8 +42,8 @@ void oracle_rope(const double *x, double *y, int64_t T, int64_t H, int64_t D, in
 /* q, y: [T, Hq, D]; k, v: [C, Hkv, D] with the first kv_len rows valid */
 void oracle_attention(const double *q, const double *k, const double *v, double *y, int64_t T, int64_t Hq,
                       int64_t Hkv, int64_t D, int64_t kv_len, double scale);
-/* out[i, :] = table[ids[i], :]; ids must be in range */
-void oracle_embedding(const double *table, const double *ids, double *out, int64_t n, int64_t D);
+/* out[i, :] = table[ids[i], :] for table [V, D]; a row of NaN for an id outside [0, V) */
+void oracle_embedding(const double *table, const double *ids, double *out, int64_t V, int64_t n, int64_t D);
 double oracle_dot(const double *a, const double *b, int64_t n);
 
 /*
