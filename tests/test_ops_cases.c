@@ -39,10 +39,14 @@ static const double k_sw_g[4] = {1, -2, 3, -0.5}, k_sw_u[4] = {2, 0.5, -1.5, 4};
 static const double k_swiglu[4] = {1.4621171572600097585, -0.11920292202211755594, -4.286583570700949486,
                                    -0.75508133759629087072};
 
-static void check_golden(const char *what, const double *want, const float *got, int n, double rel, double abs) {
+/* rel * |want| + abs + 4 |x| 2^-23: the last term is the table's allowance for
+ * the cancellation in 1 + tanh (or 1 + erf) for negative x (f32 tanh near -1
+ * is good to 1 ULP of 1, multiplied by x / 2); x = -3 on llvmpipe is 1.4e-7 off. */
+static void check_golden(const char *what, const double *want, const float *got, const double *x, int n, double rel,
+                         double abs) {
     for (int i = 0; i < n; i++)
-        CHECK_MSG(fabs((double)got[i] - want[i]) <= rel * fabs(want[i]) + abs, "%s [%d]: %.9g, golden %.12g", what, i,
-                  (double)got[i], want[i]);
+        CHECK_MSG(fabs((double)got[i] - want[i]) <= rel * fabs(want[i]) + abs + 4.0 * fabs(x[i]) / 8388608.0,
+                  "%s [%d]: %.9g, golden %.12g", what, i, (double)got[i], want[i]);
 }
 
 static void golden(pxl_ctx *ctx, const char *who) {
@@ -71,16 +75,16 @@ static void golden(pxl_ctx *ctx, const char *who) {
     char what[64];
     CHECK(pxl_gelu(ctx, tx, ty, PXL_GELU_TANH) == PXL_OK && pxl_tensor_read(ctx, ty, y, sizeof y) == PXL_OK);
     snprintf(what, sizeof what, "gelu tanh on %s", who);
-    check_golden(what, k_gelu_tanh, y, 7, 4e-7, 1e-7);
+    check_golden(what, k_gelu_tanh, y, k_gx, 7, 4e-7, 1e-7);
     CHECK(pxl_gelu(ctx, tx, ty, PXL_GELU_ERF) == PXL_OK && pxl_tensor_read(ctx, ty, y, sizeof y) == PXL_OK);
     snprintf(what, sizeof what, "gelu erf on %s", who);
-    check_golden(what, k_gelu_erf, y, 7, 4e-7, 1e-7);
+    check_golden(what, k_gelu_erf, y, k_gx, 7, 4e-7, 1e-7);
     CHECK(pxl_silu(ctx, tx, ty) == PXL_OK && pxl_tensor_read(ctx, ty, y, sizeof y) == PXL_OK);
     snprintf(what, sizeof what, "silu on %s", who);
-    check_golden(what, k_silu, y, 7, 4e-7, 1e-7);
+    check_golden(what, k_silu, y, k_gx, 7, 4e-7, 1e-7);
     CHECK(pxl_swiglu(ctx, tg, tu, t4) == PXL_OK && pxl_tensor_read(ctx, t4, y, 16) == PXL_OK);
     snprintf(what, sizeof what, "swiglu on %s", who);
-    check_golden(what, k_swiglu, y, 4, 4e-7, 1e-7);
+    check_golden(what, k_swiglu, y, k_sw_g, 4, 4e-7, 1e-7);
     /* rope: the pair with theta = 1 at position 10^6 against cos and sin of 10^6 (mpmath) */
     {
         const double c = 0.93675212753314478699, s = -0.34999350217129293616;
