@@ -37,6 +37,14 @@ static inline uint32_t test_rnd(void) {
     return (uint32_t)(s >> 16);
 }
 
+/* A seedable generator (SplitMix64) for inputs that must not depend on what ran before. */
+static inline uint64_t test_rng(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
 static inline int test_result(const char *name) {
     if (g_failures) fprintf(stderr, "%s: %d check(s) failed\n", name, g_failures);
     else fprintf(stderr, "%s: all checks passed\n", name);

@@ -1,0 +1,1558 @@
+/*
+ * The op-case registry: one table of cases that every backend runs (after
+ * ggml's tests/test-backend-ops.cpp). Each case names an op, its shapes
+ * (plain tensors, offset views inside sentinel-filled bases, row slices),
+ * dtypes and parameters; the op's descriptor below gives its operands, the
+ * call, the double-precision oracle (tests/ops_oracle.c), the tolerance as a
+ * function of the case and its inputs, the in-place rules, and (where the op
+ * has a derivative) the analytic vector-Jacobian product. Three modes:
+ *  - values: on a CPU context every case is checked against its oracle with
+ *    the CPU tolerance; on a GPU context against the oracle with the GPU
+ *    tolerance and against the CPU result. Operands that are views must leave
+ *    the sentinel bytes around them untouched, and inputs must not change.
+ *    Cases with `expect` set must return that status on every backend.
+ *  - bad arguments (cases flagged CF_BAD): NULL context, NULL operands, wrong
+ *    dtypes and shapes, outputs that alias or partly overlap inputs, read-only
+ *    outputs, tensors of another context: the status must be the expected one
+ *    and the same on every backend, with a message naming the op.
+ *  - gradients (CF_GRAD): the analytic VJP against central differences of
+ *    the oracle (double) and of the op on the backend (f32).
+ *
+ * How to add an op
+ * ----------------
+ *  1. WGSL: the kernel goes in src/ops/wgsl/<family>.wgsl (embedded at build
+ *     time). Take views: bind at the tensor's offset rounded down to the
+ *     device's min_storage_offset_alignment and pass the remainder (in
+ *     elements) in the params struct; never assume a buffer starts at the
+ *     tensor or ends with it.
+ *  2. Params: the WGSL `struct Params` and its C mirror in src/ops/<family>.c
+ *     must match field for field (16-byte rows); put a
+ *     _Static_assert(sizeof(x_params) == N, "...") beside the C struct.
+ *  3. CPU reference in the same .c file: plain loops over pxl_parallel_for,
+ *     honouring views the same way (pointer + offset).
+ *  4. The public function validates every argument before the backend branch
+ *     (NULL rule of pxl/core.h, dtypes, shapes, overlap of outputs with inputs
+ *     unless the op documents "in place", read-only outputs, the context of
+ *     every tensor), with a message naming the op and the operand; then it
+ *     calls the CPU reference or records the dispatch (pxl_op_dispatch).
+ *  5. Declare it in include/pxl/ops.h with its definition, its dtypes and
+ *     whether it works in place; that comment is what the oracle is written
+ *     from.
+ *  6. Tests: write the oracle from that definition in tests/ops_oracle.c
+ *     (double precision, no cleverness); add an OP_ kind to ops_cases.h and a
+ *     descriptor here (layout: operands, ranges and which dimension makes a
+ *     shape wrong; call; oracle; tolerance derived from an error analysis and
+ *     written next to it; in-place mask; VJP if the op has a derivative);
+ *     then table rows: odd shapes, a CF_VIEW and a CF_SLICE row, a CF_INPLACE
+ *     row if allowed, CF_SPECIAL where the op defines NaN/Inf, one CF_BAD row
+ *     and the `expect` rows for bad parameter values. Check that the cases
+ *     can fail: break the oracle or the op locally and watch them fail.
+ *  7. Bench: a case in tools/bench_ops.c (the shape a model uses) and a row
+ *     in docs/BENCHMARKS.md with the device, the date and the command.
+ */
+#include "ops_cases.h"
+
+#include "check.h"
+#include "ops_oracle.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define U24 (1.0 / 16777216.0) /* f32 unit roundoff */
+#define U23 (1.0 / 8388608.0)
+#define MAXOPND 6
+#define NO_BAD 9 /* operand has no wrong-shape variant in the generic set */
+
+int ops_cases_failures(void) { return g_failures; }
+
+/* ---- operands and op descriptors ----------------------------------------------------- */
+
+typedef struct operand {
+    const char *name;
+    pxl_dtype dt;
+    int ndim;
+    int64_t shape[4];
+    int out;      /* 1 for outputs */
+    int init;     /* outputs: written with generated data before the call (matmul's C with beta) */
+    float lo, hi; /* generated range (I32: integers in [lo, hi)) */
+    int bad_dim;  /* dimension made one larger for the wrong-shape case; -1 the last; NO_BAD none */
+} operand;
+
+typedef struct layout {
+    int n_in, n_out; /* operands: inputs first, then outputs */
+    operand o[MAXOPND];
+} layout;
+
+enum { TOL_CPU, TOL_GPU, TOL_GPU_CPU };
+enum { SP_NAN = 1, SP_INF = 2, SP_NEGZ = 4 };
+
+/* v[i]: the values operand i holds (inputs; outputs with init), NULL otherwise. */
+typedef struct op_desc {
+    const char *name;
+    void (*layout)(const op_case *c, layout *l);
+    pxl_status (*call)(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t);
+    void (*oracle)(const op_case *c, double *const *v, double **want);
+    /* tolerance per element of output `out` (its index among the outputs) */
+    void (*tol)(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol);
+    unsigned inplace;  /* bit i: output 0 may be input i */
+    unsigned optional; /* bit i: operand i may be NULL */
+    unsigned specials; /* SP_ bits: the special values the op defines */
+    /* adjusts generated float data (NaN rows past kv_len, special rows...) */
+    void (*fixup)(const op_case *c, const layout *l, float **x, uint64_t *rng);
+    /* gradient of sum(g * y0) for each input (gv[i] NULL: not differentiable) */
+    void (*vjp)(const op_case *c, double *const *v, const double *g, double **gv);
+} op_desc;
+
+static int64_t nelem(const operand *o) {
+    int64_t n = 1;
+    for (int i = 0; i < o->ndim; i++) n *= o->shape[i];
+    return n;
+}
+
+static int64_t case_nelem(const op_case *c) {
+    int64_t n = 1;
+    for (int i = 0; i < c->ndim; i++) n *= c->s[i];
+    return n;
+}
+
+static operand opnd(const char *name, pxl_dtype dt, int ndim, const int64_t *shape, int out, float lo, float hi,
+                    int bad_dim) {
+    operand o;
+    memset(&o, 0, sizeof o);
+    o.name = name;
+    o.dt = dt;
+    o.ndim = ndim;
+    for (int i = 0; i < ndim; i++) o.shape[i] = shape[i];
+    o.out = out;
+    o.lo = lo;
+    o.hi = hi;
+    o.bad_dim = bad_dim;
+    return o;
+}
+
+static void add_in(layout *l, operand o) { l->o[l->n_in++] = o; }
+static void add_out(layout *l, operand o) {
+    o.out = 1;
+    l->o[l->n_in + l->n_out++] = o;
+}
+
+static double tiny_abs(void) { return 0x1p-140; } /* below every f32 normal: flushed or subnormal results */
+
+/* ---- matmul ------------------------------------------------------------------------- */
+
+static int64_t mm_batch(const op_case *c) { return c->s[0] > c->s[1] ? c->s[0] : c->s[1]; }
+
+static void mm_layout(const op_case *c, layout *l) {
+    int64_t ba = c->s[0], bb = c->s[1], M = c->s[2], N = c->s[3], K = c->s[4], bt = mm_batch(c);
+    int ta = (c->flags & CF_TA) != 0, tb = (c->flags & CF_TB) != 0, three = bt > 1 || ba > 1 || bb > 1;
+    int64_t sa[3] = {ba, ta ? K : M, ta ? M : K}, sb[3] = {bb, tb ? N : K, tb ? K : N}, sc[3] = {bt, M, N};
+    int q = pxl_dtype_is_quantized(c->dt);
+    add_in(l, opnd("a", PXL_F32, three ? 3 : 2, three ? sa : sa + 1, 0, -1, 1, -1));
+    /* a quantized B's rows are whole blocks: make its first matrix dimension wrong instead */
+    add_in(l, opnd("b", c->dt, three ? 3 : 2, three ? sb : sb + 1, 0, -1, 1, q ? (three ? 1 : 0) : -1));
+    add_out(l, opnd("c", PXL_F32, three ? 3 : 2, three ? sc : sc + 1, 1, -1, 1, -1));
+    l->o[2].init = c->beta != 0.0f;
+}
+
+static pxl_matmul_options mm_opts(const op_case *c) {
+    pxl_matmul_options o;
+    memset(&o, 0, sizeof o);
+    o.trans_a = (c->flags & CF_TA) != 0;
+    o.trans_b = (c->flags & CF_TB) != 0;
+    o.alpha = c->alpha;
+    o.beta = c->beta;
+    return o;
+}
+
+static pxl_status mm_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
+    pxl_matmul_options o = mm_opts(c);
+    return pxl_matmul(ctx, t[0], t[1], t[2], (c->flags & CF_NULL_OPTS) ? NULL : &o);
+}
+
+static double mm_alpha(const op_case *c) { return c->alpha == 0.0f ? 1.0 : (double)c->alpha; }
+
+static void mm_oracle(const op_case *c, double *const *v, double **want) {
+    oracle_matmul(v[0], v[1], v[2], want[0], c->s[0], c->s[1], mm_batch(c), c->s[2], c->s[3], c->s[4],
+                  (c->flags & CF_TA) != 0, (c->flags & CF_TB) != 0, mm_alpha(c), c->beta);
+}
+
+/*
+ * Per output, with S = |alpha| sum_k |a_mk b_kn| + |beta c_mn|:
+ *   |got - exact| <= 8 (sqrt(K) + 4) 2^-23 S  on either backend.
+ * Both backends sum K f32 products (the GPU in tiles, the CPU in 1 or 4
+ * chains; quantized B: per block, with d applied once per block): the
+ * worst-case bound is K 2^-24 S, the typical one sqrt(K) 2^-24 S; f16 and
+ * quantized weights are exact in f32 (the oracle sees the decoded values).
+ * An indexing error is of the order of S itself. GPU against CPU: the sum.
+ */
+static void mm_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
+    (void)want, (void)out;
+    int64_t ba = c->s[0], bb = c->s[1], M = c->s[2], N = c->s[3], K = c->s[4], bt = mm_batch(c);
+    int ta = (c->flags & CF_TA) != 0, tb = (c->flags & CF_TB) != 0;
+    double f = 8.0 * (sqrt((double)K) + 4.0) * U23 * (mode == TOL_GPU_CPU ? 2.0 : 1.0);
+    for (int64_t bi = 0; bi < bt; bi++) {
+        const double *ab = v[0] + (ba == 1 ? 0 : bi) * M * K, *bbp = v[1] + (bb == 1 ? 0 : bi) * K * N;
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++) {
+                double s = 0;
+                for (int64_t k = 0; k < K; k++)
+                    s += fabs(ab[ta ? k * M + m : m * K + k] * bbp[tb ? n * K + k : k * N + n]);
+                int64_t i = (bi * M + m) * N + n;
+                s = fabs(mm_alpha(c)) * s + (c->beta != 0.0f ? fabs((double)c->beta * v[2][i]) : 0.0);
+                tol[i] = f * s + tiny_abs();
+            }
+    }
+}
+
+static void mm_vjp(const op_case *c, double *const *v, const double *g, double **gv) {
+    oracle_vjp_matmul(v[0], v[1], g, gv[0], gv[1], c->beta != 0.0f ? gv[2] : NULL, c->s[0], c->s[1], mm_batch(c),
+                      c->s[2], c->s[3], c->s[4], (c->flags & CF_TA) != 0, (c->flags & CF_TB) != 0, mm_alpha(c),
+                      c->beta);
+}
+
+/* ---- row-wise ---------------------------------------------------------------------- */
+
+static int64_t rows_of(const op_case *c) { return case_nelem(c) / c->s[c->ndim - 1]; }
+static int64_t len_of(const op_case *c) { return c->s[c->ndim - 1]; }
+/* B(L) of the GPU row reductions: elements per lane + tree levels and the final operations */
+static double bound_b(int64_t L) { return (double)((L + 255) / 256) + 32.0; }
+
+static void sm_layout(const op_case *c, layout *l) {
+    add_in(l, opnd("x", PXL_F32, c->ndim, c->s, 0, -8, 8, -1));
+    add_out(l, opnd("y", PXL_F32, c->ndim, c->s, 1, 0, 0, -1));
+}
+
+static int64_t sm_R(const op_case *c) { return c->ndim >= 2 ? c->s[c->ndim - 2] : 1; }
+
+static pxl_status sm_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
+    return pxl_softmax(ctx, t[0], t[1], c->p, (c->flags & CF_CAUSAL) != 0, c->off);
+}
+
+static void sm_oracle(const op_case *c, double *const *v, double **want) {
+    oracle_softmax(v[0], want[0], rows_of(c), sm_R(c), len_of(c), c->p, (c->flags & CF_CAUSAL) != 0, c->off);
+}
+
+/*
+ * CPU: z = scale * x rounded to f32 (moves z - max by up to 2 Z u, Z = max
+ * |scale x| of the row), then sums, exp and the division in double and one
+ * final rounding: (2^-23 + 2 Z u) |y| (+ tiny for flushed outputs).
+ * GPU (the analysis in the history of test_ops_rowwise.c): with u = 2^-24,
+ * B(L) = ceil(L / 256) + 32 and Z = max |scale x| of the row,
+ *   |got - exact| <= 2^-23 + (B(L) + 2 Z) u |y|:
+ * S is n f32 terms per lane plus 8 tree levels, exp and 1/S 3 ULP each, a
+ * fused scale * x - max moves the exponent by up to Z u; the 2^-23 covers
+ * outputs that underflow. GPU against CPU: the sum of both.
+ */
+static void sm_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
+    (void)out;
+    int64_t rows = rows_of(c), L = len_of(c);
+    for (int64_t r = 0; r < rows; r++) {
+        double z = 0;
+        for (int64_t j = 0; j < L; j++) {
+            double a = fabs((double)c->p * v[0][r * L + j]);
+            if (isfinite(a) && a > z) z = a;
+        }
+        for (int64_t j = 0; j < L; j++) {
+            double y = fabs(want[0][r * L + j]), tc = (U23 + 2.0 * z * U24) * y + tiny_abs();
+            double tg = U23 + (bound_b(L) + 2.0 * z) * U24 * y;
+            tol[r * L + j] = mode == TOL_CPU ? tc : mode == TOL_GPU ? tg : tc + tg;
+        }
+    }
+}
+
+/* with CF_SPECIAL: every 7th entry -Inf, and one row entirely -Inf */
+static void sm_fixup(const op_case *c, const layout *l, float **x, uint64_t *rng) {
+    (void)rng;
+    if (!(c->flags & CF_SPECIAL)) return;
+    int64_t n = nelem(&l->o[0]), L = len_of(c);
+    for (int64_t i = 3; i < n; i += 7) x[0][i] = -INFINITY;
+    if (n / L >= 3)
+        for (int64_t j = 0; j < L; j++) x[0][2 * L + j] = -INFINITY;
+}
+
+static void sm_vjp(const op_case *c, double *const *v, const double *g, double **gv) {
+    oracle_vjp_softmax(v[0], g, gv[0], rows_of(c), sm_R(c), len_of(c), c->p, (c->flags & CF_CAUSAL) != 0, c->off);
+}
+
+/* norms: x from alpha + beta * [-1, 1) (beta 0: 3) */
+static void norm_layout(const op_case *c, layout *l) {
+    int64_t L = len_of(c);
+    float spread = c->beta != 0.0f ? c->beta : 3.0f;
+    add_in(l, opnd("x", PXL_F32, c->ndim, c->s, 0, c->alpha - spread, c->alpha + spread, -1));
+    add_in(l, opnd("w", PXL_F32, 1, &L, 0, -2, 2, -1));
+    if (c->op == OP_LAYERNORM) add_in(l, opnd("b", PXL_F32, 1, &L, 0, -1, 1, -1));
+    add_out(l, opnd("y", PXL_F32, c->ndim, c->s, 1, 0, 0, -1));
+}
+
+static pxl_status rms_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
+    return pxl_rmsnorm(ctx, t[0], t[1], t[2], c->p);
+}
+
+static pxl_status ln_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
+    return pxl_layernorm(ctx, t[0], t[1], (c->flags & CF_NO_BIAS) ? NULL : t[2], t[3], c->p);
+}
+
+static void rms_oracle(const op_case *c, double *const *v, double **want) {
+    oracle_rmsnorm(v[0], v[1], want[0], rows_of(c), len_of(c), c->p);
+}
+
+static void ln_oracle(const op_case *c, double *const *v, double **want) {
+    oracle_layernorm(v[0], v[1], (c->flags & CF_NO_BIAS) ? NULL : v[2], want[0], rows_of(c), len_of(c), c->p);
+}
+
+/*
+ * rmsnorm, y = x r w, r = (sum x^2 / L + eps)^-1/2. CPU: double, one
+ * rounding: 2^-23 |y|. GPU: B(L) u |y|: the sum of squares (n terms per lane,
+ * 8 tree levels), inverseSqrt 2 ULP, the division by L, two products.
+ */
+static void rms_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
+    (void)v, (void)out;
+    int64_t n = case_nelem(c);
+    for (int64_t i = 0; i < n; i++) {
+        double y = fabs(want[0][i]), tc = U23 * y + tiny_abs(), tg = bound_b(len_of(c)) * U24 * y + 1e-30;
+        tol[i] = mode == TOL_CPU ? tc : mode == TOL_GPU ? tg : tc + tg;
+    }
+}
+
+/*
+ * layernorm, y = (x - mu) r w + b. CPU: double: 2^-23 |y| plus 2^-23 Wmax r
+ * Xmax for the cancellation in x - mu. GPU: B(L) u (|y| + (1 + k) Wmax r Xmax)
+ * per row, Xmax = max |x|, Wmax = max |w|, k = |mu| r + 1 the condition
+ * number: Welford's mean is off by (n + 8) u Xmax, its variance by (n + 8) k u
+ * relative, and both reach y through |x - mu| r |w| <= 2 Xmax r Wmax.
+ */
+static void ln_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
+    (void)out;
+    int64_t rows = rows_of(c), L = len_of(c);
+    double wmax = 0, B = bound_b(L);
+    for (int64_t j = 0; j < L; j++) wmax = fmax(wmax, fabs(v[1][j]));
+    for (int64_t r = 0; r < rows; r++) {
+        const double *x = v[0] + r * L;
+        double mu = 0, var = 0, xmax = 0;
+        for (int64_t j = 0; j < L; j++) mu += x[j];
+        mu /= (double)L;
+        for (int64_t j = 0; j < L; j++) {
+            var += (x[j] - mu) * (x[j] - mu);
+            xmax = fmax(xmax, fabs(x[j]));
+        }
+        double rstd = 1.0 / sqrt(var / (double)L + (double)c->p), k = fabs(mu) * rstd + 1.0;
+        if (!isfinite(k)) k = 0;
+        if (!isfinite(rstd)) rstd = 0;
+        for (int64_t j = 0; j < L; j++) {
+            double y = fabs(want[0][r * L + j]);
+            double tc = U23 * (y + wmax * rstd * xmax) + tiny_abs();
+            double tg = B * U24 * (y + (1.0 + k) * wmax * rstd * xmax) + 1e-30;
+            tol[r * L + j] = mode == TOL_CPU ? tc : mode == TOL_GPU ? tg : tc + tg;
+        }
+    }
+}
+
+/* with CF_SPECIAL and 3+ rows: row 0 zeros, row 1 constant (variance 0) */
+static void norm_fixup(const op_case *c, const layout *l, float **x, uint64_t *rng) {
+    (void)l, (void)rng;
+    if (!(c->flags & CF_SPECIAL) || rows_of(c) < 3) return;
+    int64_t L = len_of(c);
+    for (int64_t j = 0; j < L; j++) {
+        x[0][j] = 0.0f;
+        x[0][L + j] = 1.5f;
+    }
+}
+
+static void rms_vjp(const op_case *c, double *const *v, const double *g, double **gv) {
+    oracle_vjp_rmsnorm(v[0], v[1], g, gv[0], gv[1], rows_of(c), len_of(c), c->p);
+}
+
+/* argmax and top-k: exact (they only compare) */
+static void sel_layout(const op_case *c, layout *l) {
+    int64_t rows = rows_of(c), o[2] = {rows, c->k > 0 ? c->k : 1};
+    add_in(l, opnd("x", PXL_F32, c->ndim, c->s, 0, -100, 100, c->ndim >= 2 ? 0 : NO_BAD));
+    if (c->op == OP_ARGMAX) {
+        add_out(l, opnd("idx", PXL_I32, 1, &rows, 1, 0, 0, 0));
+    } else {
+        add_out(l, opnd("vals", PXL_F32, 2, o, 1, 0, 0, -1));
+        add_out(l, opnd("idx", PXL_I32, 2, o, 1, 0, 0, -1));
+    }
+}
+
+static pxl_status am_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
+    (void)c;
+    return pxl_argmax(ctx, t[0], t[1]);
+}
+
+static pxl_status tk_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
+    return pxl_topk(ctx, t[0], c->k, t[1], t[2]);
+}
+
+static void am_oracle(const op_case *c, double *const *v, double **want) {
+    oracle_argmax(v[0], want[0], rows_of(c), len_of(c));
+}
+
+static void tk_oracle(const op_case *c, double *const *v, double **want) {
+    oracle_topk(v[0], want[0], want[1], rows_of(c), len_of(c), c->k);
+}
+
+static void exact_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
+    (void)v, (void)want, (void)out, (void)mode;
+    (void)c;
+    (void)tol; /* the caller zeroes tol */
+}
+
+/* CF_SPECIAL with CF_TIES: a mix of NaN, +-0, +-Inf and small integers; rows of all -Inf and of mixed zeros */
+static void sel_fixup(const op_case *c, const layout *l, float **x, uint64_t *rng) {
+    if (!(c->flags & CF_SPECIAL) || !(c->flags & CF_TIES)) return;
+    int64_t n = nelem(&l->o[0]), L = len_of(c);
+    for (int64_t i = 0; i < n; i++) {
+        unsigned u = (unsigned)(test_rng(rng) % 20);
+        x[0][i] = u == 0 ? NAN : u == 1 ? -0.0f : u == 2 ? 0.0f : u == 3 ? INFINITY : u == 4 ? -INFINITY : x[0][i];
+    }
+    for (int64_t r = 0; r < n / L; r++) {
+        if (r % 3 == 1)
+            for (int64_t j = 0; j < L; j++) x[0][r * L + j] = -INFINITY;
+        if (r % 3 == 2 && r > 0)
+            for (int64_t j = 0; j < L; j++) x[0][r * L + j] = (j % 2) ? 0.0f : -0.0f;
+    }
+}
+
+/* ---- element-wise ------------------------------------------------------------------- */
+
+static void ew_layout(const op_case *c, layout *l) {
+    int64_t L = len_of(c);
+    float r0 = (c->flags & CF_WIDE) ? 12.0f : 3.0f;
+    add_in(l, opnd(c->op == OP_SWIGLU ? "gate" : c->op == OP_ADD || c->op == OP_MUL ? "a" : "x", PXL_F32, c->ndim,
+                   c->s, 0, -r0, r0, -1));
+    if (c->op == OP_SWIGLU) add_in(l, opnd("up", PXL_F32, c->ndim, c->s, 0, -3, 3, -1));
+    if (c->op == OP_ADD || c->op == OP_MUL) {
+        if (c->flags & CF_BCAST) add_in(l, opnd("b", PXL_F32, 1, &L, 0, -2, 2, -1));
+        else add_in(l, opnd("b", PXL_F32, c->ndim, c->s, 0, -3, 3, -1));
+    }
+    add_out(l, opnd("y", PXL_F32, c->ndim, c->s, 1, 0, 0, -1));
+}
+
+static pxl_status ew_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
+    switch (c->op) {
+    case OP_GELU:
+        return pxl_gelu(ctx, t[0], t[1], c->k ? (pxl_gelu_form)c->k : (c->flags & CF_ERF) ? PXL_GELU_ERF : PXL_GELU_TANH);
+    case OP_SILU: return pxl_silu(ctx, t[0], t[1]);
+    case OP_SCALE: return pxl_scale(ctx, t[0], c->p, t[1]);
+    case OP_SWIGLU: return pxl_swiglu(ctx, t[0], t[1], t[2]);
+    case OP_ADD: return pxl_add(ctx, t[0], t[1], t[2]);
+    default: return pxl_mul(ctx, t[0], t[1], t[2]);
+    }
+}
+
+static void ew_oracle(const op_case *c, double *const *v, double **want) {
+    int64_t n = case_nelem(c);
+    if (c->op == OP_ADD || c->op == OP_MUL) {
+        oracle_binary(v[0], v[1], want[0], n, (c->flags & CF_BCAST) ? len_of(c) : 0, c->op == OP_MUL);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        double x = v[0][i];
+        switch (c->op) {
+        case OP_GELU: want[0][i] = (c->flags & CF_ERF) ? oracle_gelu_erf(x) : oracle_gelu_tanh(x); break;
+        case OP_SILU: want[0][i] = oracle_silu(x); break;
+        case OP_SCALE: want[0][i] = (double)c->p * x; break;
+        default: want[0][i] = oracle_silu(x) * v[1][i]; break;
+        }
+    }
+}
+
+/*
+ * add, mul, scale: one IEEE operation, correctly rounded on both backends:
+ * 2^-24 |y| (+ tiny), and GPU against CPU exactly equal.
+ * gelu, silu, swiglu: f32 exp/tanh/erf: 32 ULP relative (WGSL's exp is
+ * allowed 3 + 2|x| ULP, the GPU erf is an approximation within 1.2e-7) plus
+ * 1e-6 + 4 |x| 2^-23 absolute: where 1 + tanh (or 1 + erf) cancels, the error
+ * of the f32 tanh near -1 (1 ULP of 1) is multiplied by x / 2.
+ */
+static void ew_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
+    (void)out;
+    int64_t n = case_nelem(c);
+    int exact = c->op == OP_ADD || c->op == OP_MUL || c->op == OP_SCALE;
+    for (int64_t i = 0; i < n; i++) {
+        double y = fabs(want[0][i]);
+        if (exact) tol[i] = mode == TOL_GPU_CPU ? 0.0 : U24 * y + 0x1p-149;
+        else tol[i] = (mode == TOL_GPU_CPU ? 2.0 : 1.0) * (1e-6 + 4.0 * fabs(v[0][i]) * U23 + 32.0 * U23 * y);
+    }
+}
+
+static void ew_vjp(const op_case *c, double *const *v, const double *g, double **gv) {
+    int64_t n = case_nelem(c);
+    switch (c->op) {
+    case OP_GELU: oracle_vjp_unary((c->flags & CF_ERF) ? 1 : 0, v[0], g, gv[0], n); break;
+    case OP_SILU: oracle_vjp_unary(2, v[0], g, gv[0], n); break;
+    case OP_SCALE:
+        for (int64_t i = 0; i < n; i++) gv[0][i] = (double)c->p * g[i];
+        break;
+    case OP_SWIGLU: oracle_vjp_swiglu(v[0], v[1], g, gv[0], gv[1], n); break;
+    default:
+        oracle_vjp_binary(v[0], v[1], g, gv[0], gv[1], n, (c->flags & CF_BCAST) ? len_of(c) : 0, c->op == OP_MUL);
+        break;
+    }
+}
+
+/* ---- embedding ---------------------------------------------------------------------- */
+
+static void emb_layout(const op_case *c, layout *l) {
+    int64_t st[2] = {c->s[0], c->s[1]}, so[2] = {c->s[2], c->s[1]};
+    add_in(l, opnd("table", c->dt, 2, st, 0, -2, 2, pxl_dtype_is_quantized(c->dt) ? NO_BAD : -1));
+    add_in(l, opnd("ids", PXL_I32, 1, &c->s[2], 0, 0, (float)c->s[0], 0));
+    add_out(l, opnd("out", PXL_F32, 2, so, 1, 0, 0, -1));
+}
+
+static pxl_status emb_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
+    (void)c;
+    return pxl_embedding(ctx, t[0], t[1], t[2]);
+}
+
+static void emb_oracle(const op_case *c, double *const *v, double **want) {
+    oracle_embedding(v[0], v[1], want[0], c->s[0], c->s[2], c->s[1]);
+}
+
+/* with CF_SPECIAL: ids V and -1 (rows of NaN on every backend) */
+static void emb_fixup(const op_case *c, const layout *l, float **x, uint64_t *rng) {
+    (void)l, (void)rng;
+    if ((c->flags & CF_SPECIAL) && c->s[2] >= 3) x[1][1] = (float)c->s[0], x[1][2] = -1.0f;
+}
+
+/* exact (the table's values as pxl_dequantize decodes them), except that a
+ * GPU may fuse Q4_K's (d sc) q - dmin m into one rounding: 1e-6 there */
+static void emb_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
+    (void)v, (void)out;
+    int64_t n = c->s[2] * c->s[1];
+    for (int64_t i = 0; i < n; i++)
+        tol[i] = (c->dt == PXL_Q4_K && mode != TOL_CPU) ? 1e-6 * (1.0 + fabs(want[0][i])) : 0.0;
+}
+
+/* ---- rope --------------------------------------------------------------------------- */
+
+static void rope_layout(const op_case *c, layout *l) {
+    add_in(l, opnd("x", PXL_F32, 3, c->s, 0, -1, 1, -1));
+    add_out(l, opnd("y", PXL_F32, 3, c->s, 1, 0, 0, -1));
+}
+
+static pxl_status rope_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
+    pxl_rope_layout lay = c->k ? (pxl_rope_layout)c->k : (c->flags & CF_HALVES) ? PXL_ROPE_HALVES : PXL_ROPE_ADJACENT;
+    return pxl_rope(ctx, t[0], t[1], c->off, c->p, lay);
+}
+
+static void rope_oracle(const op_case *c, double *const *v, double **want) {
+    oracle_rope(v[0], want[0], c->s[0], c->s[1], c->s[2], c->off, c->p, (c->flags & CF_HALVES) != 0);
+}
+
+/*
+ * Both backends turn pair i by pos * theta_i with theta_i an f32 (at most 3
+ * roundings: 4 2^-24 relative; ops.h could say so), so against the oracle's
+ * exact base^(-2i/D) the angle is off by |pos| theta_i 4 2^-24, which moves
+ * the pair by that times |a| + |b|. On top: CPU the final rounding (2^-23);
+ * GPU its exact integer range reduction, f32 polynomials and rotation, < 4e-7
+ * for inputs in [-1, 1), given 1e-6. GPU against CPU (the same theta): 1e-6.
+ */
+static void rope_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
+    (void)want, (void)out;
+    int64_t T = c->s[0], H = c->s[1], D = c->s[2];
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t i = 0; i < D / 2; i++) {
+                int64_t row = (t * H + h) * D;
+                int64_t ia = row + ((c->flags & CF_HALVES) ? i : 2 * i), ib = row + ((c->flags & CF_HALVES) ? i + D / 2 : 2 * i + 1);
+                double mag = fabs(v[0][ia]) + fabs(v[0][ib]);
+                double theta = pow((double)c->p, -2.0 * (double)i / (double)D);
+                double ang = fabs((double)(c->off + t)) * theta * 4.0 * U24;
+                double tv = mode == TOL_GPU_CPU ? 1e-6 : mag * (ang + U23) + (mode == TOL_GPU ? 1e-6 : tiny_abs());
+                tol[ia] = tol[ib] = tv;
+            }
+}
+
+/* ---- attention ---------------------------------------------------------------------- */
+
+static void attn_layout(const op_case *c, layout *l) {
+    int64_t sq[3] = {c->s[0], c->s[1], c->s[3]}, skv[3] = {c->s[5], c->s[2], c->s[3]};
+    add_in(l, opnd("q", PXL_F32, 3, sq, 0, -1, 1, -1));
+    add_in(l, opnd("k", PXL_F32, 3, skv, 0, -1, 1, 0));
+    add_in(l, opnd("v", PXL_F32, 3, skv, 0, -1, 1, 0));
+    add_out(l, opnd("y", PXL_F32, 3, sq, 1, 0, 0, -1));
+}
+
+static pxl_status attn_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
+    return pxl_attention(ctx, t[0], t[1], t[2], t[3], c->s[4], c->p);
+}
+
+static void attn_oracle(const op_case *c, double *const *v, double **want) {
+    oracle_attention(v[0], v[1], v[2], want[0], c->s[0], c->s[1], c->s[2], c->s[3], c->s[4], c->p);
+}
+
+/*
+ * Inputs in [-1, 1), so every output is a convex combination with |y| <= 1.
+ * CPU: double throughout: 1e-6. GPU: 2e-5 (f32 scores, exp2 within the WGSL
+ * bound of 3 + 2|x| ULP, f32 sums of up to kv_len terms merged across
+ * slices; a relative error e of the weights moves y by 2 e max|v|; observed
+ * 1.8e-7 on llvmpipe and an H100). GPU against CPU: 2e-5.
+ */
+static void attn_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
+    (void)v, (void)want, (void)out;
+    int64_t n = c->s[0] * c->s[1] * c->s[3];
+    for (int64_t i = 0; i < n; i++) tol[i] = mode == TOL_CPU ? 1e-6 : 2e-5;
+}
+
+/* cache rows past kv_len are NaN (never read); CF_SPECIAL: a NaN in a visible K row and in one V entry */
+static void attn_fixup(const op_case *c, const layout *l, float **x, uint64_t *rng) {
+    (void)l, (void)rng;
+    int64_t Hkv = c->s[2], D = c->s[3], kv = c->s[4], C = c->s[5];
+    for (int64_t i = kv * Hkv * D; i < C * Hkv * D; i++) x[1][i] = x[2][i] = NAN;
+    if (c->flags & CF_SPECIAL) {
+        x[1][((kv / 2) * Hkv + Hkv - 1) * D + 3 % D] = NAN;
+        x[2][((kv / 3) * Hkv + 0) * D + 5 % D] = NAN;
+    }
+}
+
+/* ---- copy --------------------------------------------------------------------------- */
+
+static void copy_layout(const op_case *c, layout *l) {
+    int64_t flat = case_nelem(c);
+    add_in(l, opnd("src", c->dt, c->ndim, c->s, 0, -2, 2, pxl_dtype_is_quantized(c->dt) ? 0 : -1));
+    if (c->flags & CF_FLAT) add_out(l, opnd("dst", c->dt, 1, &flat, 1, 0, 0, NO_BAD));
+    else add_out(l, opnd("dst", c->dt, c->ndim, c->s, 1, 0, 0, pxl_dtype_is_quantized(c->dt) ? 0 : -1));
+}
+
+static pxl_status copy_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
+    (void)c;
+    return pxl_copy(ctx, t[0], t[1]);
+}
+
+static void copy_oracle(const op_case *c, double *const *v, double **want) {
+    memcpy(want[0], v[0], (size_t)case_nelem(c) * sizeof(double));
+}
+
+/* ---- the descriptors -------------------------------------------------------------- */
+
+#define ALL_SP (SP_NAN | SP_INF | SP_NEGZ)
+static const op_desc k_desc[OP_COUNT] = {
+    [OP_MATMUL] = {"pxl_matmul", mm_layout, mm_call, mm_oracle, mm_tol, 0, 0, SP_NAN, NULL, mm_vjp},
+    [OP_SOFTMAX] = {"pxl_softmax", sm_layout, sm_call, sm_oracle, sm_tol, 1, 0, ALL_SP, sm_fixup, sm_vjp},
+    [OP_RMSNORM] = {"pxl_rmsnorm", norm_layout, rms_call, rms_oracle, rms_tol, 1, 0, SP_NAN, norm_fixup, rms_vjp},
+    [OP_LAYERNORM] = {"pxl_layernorm", norm_layout, ln_call, ln_oracle, ln_tol, 1, 1u << 2, SP_NAN, norm_fixup, NULL},
+    [OP_ARGMAX] = {"pxl_argmax", sel_layout, am_call, am_oracle, exact_tol, 0, 0, ALL_SP, sel_fixup, NULL},
+    [OP_TOPK] = {"pxl_topk", sel_layout, tk_call, tk_oracle, exact_tol, 0, 0, ALL_SP, sel_fixup, NULL},
+    [OP_GELU] = {"pxl_gelu", ew_layout, ew_call, ew_oracle, ew_tol, 1, 0, ALL_SP, NULL, ew_vjp},
+    [OP_SILU] = {"pxl_silu", ew_layout, ew_call, ew_oracle, ew_tol, 1, 0, ALL_SP, NULL, ew_vjp},
+    [OP_SWIGLU] = {"pxl_swiglu", ew_layout, ew_call, ew_oracle, ew_tol, 3, 0, SP_NAN, NULL, ew_vjp},
+    [OP_ADD] = {"pxl_add", ew_layout, ew_call, ew_oracle, ew_tol, 3, 0, ALL_SP, NULL, ew_vjp},
+    [OP_MUL] = {"pxl_mul", ew_layout, ew_call, ew_oracle, ew_tol, 3, 0, ALL_SP, NULL, ew_vjp},
+    [OP_SCALE] = {"pxl_scale", ew_layout, ew_call, ew_oracle, ew_tol, 1, 0, ALL_SP, NULL, ew_vjp},
+    [OP_EMBEDDING] = {"pxl_embedding", emb_layout, emb_call, emb_oracle, emb_tol, 0, 0, ALL_SP, emb_fixup, NULL},
+    [OP_ROPE] = {"pxl_rope", rope_layout, rope_call, rope_oracle, rope_tol, 1, 0, SP_NAN, NULL, NULL},
+    [OP_ATTENTION] = {"pxl_attention", attn_layout, attn_call, attn_oracle, attn_tol, 0, 0, SP_NAN, attn_fixup, NULL},
+    [OP_COPY] = {"pxl_copy", copy_layout, copy_call, copy_oracle, exact_tol, 1, 0, ALL_SP, NULL, NULL},
+    [OP_DOT] = {"pxl_dot", NULL, NULL, NULL, NULL, 0, 0, ALL_SP, NULL, NULL},
+};
+
+/* ---- the table ------------------------------------------------------------------------ */
+
+#define I64MAX INT64_MAX
+#define I64MIN INT64_MIN
+/* matmul: batches of A and B, M, N, K, B's dtype, flags, alpha (0: default 1), beta */
+#define MM(ba, bb, M, N, K, dt, fl, al, be) {OP_MATMUL, 5, {ba, bb, M, N, K}, dt, 0, al, be, 0, 0, fl, PXL_OK, NULL}
+#define MM4(M, N, K, dt, fl, al, be)                                                                            \
+    MM(1, 1, M, N, K, dt, fl, al, be), MM(1, 1, M, N, K, dt, (fl) | CF_TA, al, be),                            \
+        MM(1, 1, M, N, K, dt, (fl) | CF_TB, al, be), MM(1, 1, M, N, K, dt, (fl) | CF_TA | CF_TB, al, be)
+/* ops over a tensor of shape {...}: op, flags, p, off, k */
+#define T1(op, a, fl, p, off, k) {op, 1, {a}, PXL_F32, p, 0, 0, off, k, fl, PXL_OK, NULL}
+#define T2(op, a, b, fl, p, off, k) {op, 2, {a, b}, PXL_F32, p, 0, 0, off, k, fl, PXL_OK, NULL}
+#define T3(op, a, b, c, fl, p, off, k) {op, 3, {a, b, c}, PXL_F32, p, 0, 0, off, k, fl, PXL_OK, NULL}
+#define T4(op, a, b, c, d, fl, p, off, k) {op, 4, {a, b, c, d}, PXL_F32, p, 0, 0, off, k, fl, PXL_OK, NULL}
+/* norms with inputs from mean + spread * [-1, 1) */
+#define NORM2(op, R, L, fl, eps, mean, spread) {op, 2, {R, L}, PXL_F32, eps, mean, spread, 0, 0, fl, PXL_OK, NULL}
+/* every element-wise op on one shape */
+#define EW_ALL(nd, fl, ...)                                                                                  \
+    {OP_GELU, nd, {__VA_ARGS__}, PXL_F32, 0, 0, 0, 0, 0, (fl) | CF_WIDE, PXL_OK, NULL},                       \
+        {OP_GELU, nd, {__VA_ARGS__}, PXL_F32, 0, 0, 0, 0, 0, (fl) | CF_WIDE | CF_ERF, PXL_OK, NULL},         \
+        {OP_SILU, nd, {__VA_ARGS__}, PXL_F32, 0, 0, 0, 0, 0, (fl) | CF_WIDE, PXL_OK, NULL},                   \
+        {OP_SCALE, nd, {__VA_ARGS__}, PXL_F32, -0.375f, 0, 0, 0, 0, fl, PXL_OK, NULL},                       \
+        {OP_ADD, nd, {__VA_ARGS__}, PXL_F32, 0, 0, 0, 0, 0, fl, PXL_OK, NULL},                                \
+        {OP_MUL, nd, {__VA_ARGS__}, PXL_F32, 0, 0, 0, 0, 0, fl, PXL_OK, NULL},                                \
+        {OP_ADD, nd, {__VA_ARGS__}, PXL_F32, 0, 0, 0, 0, 0, (fl) | CF_BCAST, PXL_OK, NULL},                   \
+        {OP_MUL, nd, {__VA_ARGS__}, PXL_F32, 0, 0, 0, 0, 0, (fl) | CF_BCAST, PXL_OK, NULL},                   \
+        {OP_SWIGLU, nd, {__VA_ARGS__}, PXL_F32, 0, 0, 0, 0, 0, fl, PXL_OK, NULL}
+#define EMB(V, D, n, dt, fl) {OP_EMBEDDING, 3, {V, D, n}, dt, 0, 0, 0, 0, 0, fl, PXL_OK, NULL}
+#define ROPE(T, H, D, off, base, fl) {OP_ROPE, 3, {T, H, D}, PXL_F32, base, 0, 0, off, 0, fl, PXL_OK, NULL}
+/* attention: T, Hq, Hkv, D, kv_len (capacity kv_len + 3 + kv_len / 7) */
+#define ATT(T, Hq, Hkv, D, kv, fl)                                                                            \
+    {OP_ATTENTION, 6, {T, Hq, Hkv, D, kv, (kv) + 3 + (kv) / 7}, PXL_F32, 0.75f / 8.0f + 0.05f, 0, 0, 0, 0, fl, PXL_OK, NULL}
+#define COPY2(R, L, dt, fl) {OP_COPY, 2, {R, L}, dt, 0, 0, 0, 0, 0, fl, PXL_OK, NULL}
+#define DOT(n, fl) {OP_DOT, 1, {n}, PXL_F32, 0, 0, 0, 0, 0, fl, PXL_OK, NULL}
+/* a call every backend must refuse with PXL_ERR_INVALID_ARG (m: a substring of the message) */
+#define BAD(op, nd, s0, s1, s2, s3, s4, s5, dt, p, al, be, off, k, fl, m)                                  \
+    {op, nd, {s0, s1, s2, s3, s4, s5}, dt, p, al, be, off, k, fl, PXL_ERR_INVALID_ARG, m}
+
+static const op_case k_cases[] = {
+    /* -- matmul: odd shapes (1, primes, not multiples of the 128x128x16 tile), every transpose */
+    MM4(1, 1, 1, PXL_F32, 0, 1, 0), MM4(2, 3, 5, PXL_F32, 0, 1, 0), MM4(7, 13, 17, PXL_F32, 0, 1, 0),
+    MM4(1, 7, 33, PXL_F32, 0, 1, 0), MM4(1, 1000, 257, PXL_F32, 0, 1, 0), MM4(64, 64, 64, PXL_F32, 0, 1, 0),
+    MM4(127, 129, 131, PXL_F32, 0, 1, 0), MM4(128, 128, 128, PXL_F32, 0, 1, 0), MM4(256, 128, 48, PXL_F32, 0, 1, 0),
+    MM4(33, 1, 70, PXL_F32, 0, 1, 0), MM4(5, 300, 1, PXL_F32, 0, 1, 0),
+    /* f16 B, alpha and beta */
+    MM4(7, 13, 17, PXL_F16, 0, -0.5f, 0.25f), MM4(1, 1000, 257, PXL_F16, 0, -0.5f, 0),
+    MM4(127, 129, 131, PXL_F16, 0, -0.5f, 0.25f), MM4(33, 1, 70, PXL_F16, 0, 2, 0),
+    /* batches, A or B broadcast */
+    MM(3, 3, 17, 19, 23, PXL_F32, 0, 1, 0), MM(1, 4, 33, 65, 40, PXL_F32, CF_TB, 2, 0.5f),
+    MM(5, 1, 130, 7, 64, PXL_F32, CF_TA, 1, 0), MM(2, 2, 1, 200, 96, PXL_F16, CF_TB, 1, 0),
+    MM(3, 1, 1, 50, 64, PXL_F32, 0, 1, 1),
+    /* zero options are the defaults: NULL, and {.trans_b = 1} (alpha 0 means 1) */
+    MM(1, 1, 5, 6, 7, PXL_F32, CF_NULL_OPTS, 0, 0), MM(1, 1, 5, 6, 7, PXL_F32, CF_TB, 0, 0),
+    MM(1, 1, 1, 9, 7, PXL_F32, CF_TB, 0, 0),
+    /* views: every operand an offset view / a row slice; beta reads C through the view */
+    MM(1, 1, 7, 13, 17, PXL_F32, CF_VIEW, 1, 0.5f), MM(1, 1, 7, 13, 17, PXL_F32, CF_SLICE | CF_TB, 1, 0),
+    MM(1, 1, 1, 33, 64, PXL_F32, CF_VIEW | CF_TB, 1, 0), MM(2, 2, 9, 5, 11, PXL_F16, CF_VIEW, 1, 0),
+    MM(1, 1, 3, 5, 7, PXL_F32, CF_SPECIAL, 1, 0),
+    MM(1, 1, 4, 5, 6, PXL_F32, CF_BAD, 1, 0.5f), MM(1, 1, 4, 5, 6, PXL_F32, CF_GRAD, 0.75f, 0.5f),
+    MM(2, 1, 3, 4, 5, PXL_F32, CF_GRAD | CF_TA | CF_TB, 1, 0),
+    MM(1, 1, 512, 384, 1000, PXL_F32, CF_CPU_ONLY, 1, 0), MM(1, 1, 200, 190, 300, PXL_F32, 0, 1, 0),
+    /* quantized B (trans_b): matvec and tiled kernels, odd block counts, batches */
+    MM(1, 1, 1, 7, 32, PXL_Q8_0, CF_TB, 1, 0), MM(1, 1, 2, 33, 64, PXL_Q4_0, CF_TB, -0.75f, 0.5f),
+    MM(1, 1, 5, 1000, 4096, PXL_Q8_0, CF_TB, 1, 0.5f), MM(1, 1, 64, 33, 96, PXL_Q4_0, CF_TB, 1, 0),
+    MM(1, 1, 1, 1000, 4096, PXL_Q4_0, CF_TB, -0.75f, 0), MM(1, 1, 64, 7, 4096, PXL_Q8_0, CF_TB, 1, 0),
+    MM(1, 1, 2, 1, 96, PXL_Q8_0, CF_TB, 1, 0), MM(1, 1, 64, 1000, 32, PXL_Q4_0, CF_TB, 1, 0.5f),
+    MM(3, 3, 1, 45, 128, PXL_Q8_0, CF_TB, 1, 0), MM(1, 2, 1, 19, 96, PXL_Q4_0, CF_TB, 2, 0.5f),
+    MM(4, 1, 1, 33, 160, PXL_Q4_0, CF_TB, 1, -1), MM(3, 3, 9, 70, 64, PXL_Q4_0, CF_TB, 1, 0),
+    MM(2, 1, 17, 65, 96, PXL_Q8_0, CF_TB, -1, 0.25f), MM(1, 3, 66, 31, 32, PXL_Q8_0, CF_TB, 0.5f, 0),
+    /* matvecs keeping A in registers: several half blocks per invocation, an odd block count, past the limit */
+    MM(1, 1, 1, 45, 1056, PXL_Q8_0, CF_TB, 1, 0), MM(1, 1, 1, 37, 1056, PXL_Q4_0, CF_TB, 1, 0.5f),
+    MM(1, 1, 1, 37, 9216, PXL_Q4_0, CF_TB, -2, 0), MM(2, 2, 1, 29, 16384, PXL_Q8_0, CF_TB, 1, 0),
+    MM(1, 2, 1, 19, 16384, PXL_Q4_0, CF_TB, 1, 1), MM(1, 1, 1, 50, 18432, PXL_Q4_0, CF_TB, 1, 0),
+    MM(1, 1, 1, 4099, 2048, PXL_Q4_0, CF_TB, 1, 0), MM(1, 1, 1, 4099, 2048, PXL_Q8_0, CF_TB, 1, 0),
+    /* K-quants: matvec (M <= 8) and tiled (M > 8) */
+    MM(1, 1, 1, 7, 256, PXL_Q4_K, CF_TB, 1, 0), MM(1, 1, 8, 130, 768, PXL_Q4_K, CF_TB, -0.75f, 0.5f),
+    MM(1, 1, 9, 7, 4096, PXL_Q4_K, CF_TB, 1, 0), MM(1, 1, 70, 130, 256, PXL_Q4_K, CF_TB, 1, 0),
+    MM(1, 1, 1, 130, 4096, PXL_Q4_K, CF_TB, 1, 0), MM(1, 1, 3, 1, 768, PXL_Q4_K, CF_TB, 1, 0.5f),
+    MM(1, 1, 1, 7, 256, PXL_Q6_K, CF_TB, 1, 0), MM(1, 1, 8, 130, 768, PXL_Q6_K, CF_TB, -0.75f, 0.5f),
+    MM(1, 1, 9, 7, 4096, PXL_Q6_K, CF_TB, 1, 0), MM(1, 1, 70, 130, 256, PXL_Q6_K, CF_TB, 1, 0),
+    MM(1, 1, 1, 130, 4096, PXL_Q6_K, CF_TB, 1, 0), MM(1, 1, 3, 1, 768, PXL_Q6_K, CF_TB, 1, 0.5f),
+    MM(3, 3, 1, 45, 512, PXL_Q4_K, CF_TB, 1, 0), MM(1, 2, 2, 19, 256, PXL_Q6_K, CF_TB, 2, 0.5f),
+    MM(4, 1, 1, 33, 256, PXL_Q6_K, CF_TB, 1, -1), MM(2, 1, 17, 65, 512, PXL_Q4_K, CF_TB, -1, 0.25f),
+    MM(1, 3, 66, 31, 256, PXL_Q6_K, CF_TB, 0.5f, 0),
+    /* quantized views: blocks at an offset of 3 blocks (102 / 54 / 432 / 630 bytes), row slices */
+    MM(1, 1, 3, 9, 64, PXL_Q8_0, CF_TB | CF_VIEW, 1, 0), MM(1, 1, 1, 9, 64, PXL_Q4_0, CF_TB | CF_VIEW, 1, 0),
+    MM(1, 1, 10, 5, 256, PXL_Q4_K, CF_TB | CF_VIEW, 1, 0), MM(1, 1, 1, 5, 256, PXL_Q6_K, CF_TB | CF_SLICE, 1, 0),
+    MM(1, 1, 65, 9, 96, PXL_Q4_0, CF_TB | CF_SLICE, 1, 0), MM(1, 1, 2, 3, 64, PXL_Q8_0, CF_TB | CF_BAD, 1, 0),
+
+    /* -- softmax: row lengths around the lane counts, rows, scales */
+    T2(OP_SOFTMAX, 1, 1, 0, 1, 0, 0), T2(OP_SOFTMAX, 3, 2, 0, 1, 0, 0), T2(OP_SOFTMAX, 7, 31, 0, 1, 0, 0),
+    T2(OP_SOFTMAX, 3, 255, 0, 1, 0, 0), T2(OP_SOFTMAX, 1, 256, 0, 1, 0, 0), T2(OP_SOFTMAX, 7, 257, 0, 1, 0, 0),
+    T2(OP_SOFTMAX, 3, 1000, 0, 1, 0, 0), T2(OP_SOFTMAX, 2, 4099, 0, 1, 0, 0), T1(OP_SOFTMAX, 65537, 0, 1, 0, 0),
+    T1(OP_SOFTMAX, 5, 0, 1, 0, 0), T2(OP_SOFTMAX, 70001, 3, 0, 1, 0, 0), /* more rows than one grid dimension */
+    T2(OP_SOFTMAX, 1024, 4096, CF_CPU_ONLY, 0.125f, 0, 0), T1(OP_SOFTMAX, 1000000, CF_CPU_ONLY, 1, 0, 0),
+    T2(OP_SOFTMAX, 5, 300, 0, 0.0883883f, 0, 0), T2(OP_SOFTMAX, 5, 300, 0, -2, 0, 0),
+    T2(OP_SOFTMAX, 5, 300, 0, 0, 0, 0),
+    /* -Inf entries, a NaN, +Inf, -0 and an all -Inf row */
+    T2(OP_SOFTMAX, 6, 33, CF_SPECIAL, 1, 0, 0), T2(OP_SOFTMAX, 5, 4099, CF_SPECIAL, 0.5f, 0, 0),
+    T2(OP_SOFTMAX, 5, 4099, CF_SPECIAL | CF_CAUSAL, 1, 4095, 0),
+    /* causal: offsets from "all masked" to "none masked", and the KV-cache case offset = L - R */
+    T3(OP_SOFTMAX, 3, 17, 17, CF_CAUSAL, 1, 0, 0), T3(OP_SOFTMAX, 3, 17, 17, CF_CAUSAL, 1, 1, 0),
+    T3(OP_SOFTMAX, 3, 17, 17, CF_CAUSAL, 1, -1, 0), T3(OP_SOFTMAX, 3, 17, 17, CF_CAUSAL, 1, -3, 0),
+    T3(OP_SOFTMAX, 3, 17, 17, CF_CAUSAL, 1, -17, 0), T3(OP_SOFTMAX, 3, 17, 17, CF_CAUSAL, 1, -18, 0),
+    T3(OP_SOFTMAX, 3, 17, 17, CF_CAUSAL, 1, -1000000, 0), T3(OP_SOFTMAX, 3, 17, 17, CF_CAUSAL, 1, 23, 0),
+    T3(OP_SOFTMAX, 3, 17, 17, CF_CAUSAL, 1, 16, 0), T3(OP_SOFTMAX, 3, 17, 17, CF_CAUSAL, 1, 1000000, 0),
+    T3(OP_SOFTMAX, 3, 17, 17, CF_CAUSAL, 1, I64MAX, 0), T3(OP_SOFTMAX, 3, 17, 17, CF_CAUSAL, 1, I64MIN, 0),
+    T2(OP_SOFTMAX, 9, 40, CF_CAUSAL | CF_SPECIAL, 0.7f, -3, 0), T2(OP_SOFTMAX, 9, 40, CF_CAUSAL, 0.7f, I64MIN, 0),
+    T2(OP_SOFTMAX, 9, 40, CF_CAUSAL, 1, 31, 0), T4(OP_SOFTMAX, 2, 2, 5, 300, CF_CAUSAL, 0.25f, 295, 0),
+    T4(OP_SOFTMAX, 2, 2, 5, 300, CF_CAUSAL, 0.25f, 2, 0), T1(OP_SOFTMAX, 7, CF_CAUSAL, 1, 3, 0),
+    T1(OP_SOFTMAX, 7, CF_CAUSAL, 1, -1, 0), T2(OP_SOFTMAX, 31, 1, CF_CAUSAL, 1, -10, 0),
+    T2(OP_SOFTMAX, 1100, 1100, CF_CAUSAL | CF_CPU_ONLY, 1, 0, 0),
+    /* views, in place */
+    T2(OP_SOFTMAX, 5, 33, CF_VIEW, 1, 0, 0), T2(OP_SOFTMAX, 4, 7, CF_SLICE | CF_CAUSAL, 1, 2, 0),
+    T2(OP_SOFTMAX, 6, 33, CF_INPLACE, 0.5f, 0, 0), T2(OP_SOFTMAX, 3, 300, CF_INPLACE | CF_VIEW, 1, 0, 0),
+    T3(OP_SOFTMAX, 2, 3, 5, CF_SLICE, 1, 0, 0),
+    T2(OP_SOFTMAX, 2, 4, CF_BAD, 1, 0, 0), T2(OP_SOFTMAX, 3, 8, CF_GRAD, 0.7f, 0, 0),
+    T3(OP_SOFTMAX, 2, 3, 5, CF_GRAD | CF_CAUSAL, 1, 1, 0),
+
+    /* -- rmsnorm and layernorm (x from mean + spread [-1, 1)) */
+    NORM2(OP_RMSNORM, 1, 1, 0, 1e-5f, 0, 3), NORM2(OP_RMSNORM, 5, 2, CF_SPECIAL, 1e-5f, 0, 3),
+    NORM2(OP_RMSNORM, 11, 31, 0, 1e-5f, 0, 3), NORM2(OP_RMSNORM, 5, 255, CF_SPECIAL, 1e-5f, 0, 3),
+    NORM2(OP_RMSNORM, 1, 256, 0, 1e-5f, 0, 3), NORM2(OP_RMSNORM, 11, 257, 0, 1e-5f, 0, 3),
+    NORM2(OP_RMSNORM, 5, 1000, CF_SPECIAL, 1e-5f, 0, 3), NORM2(OP_RMSNORM, 5, 4099, 0, 1e-5f, 0, 3),
+    NORM2(OP_RMSNORM, 1, 65537, 0, 1e-5f, 0, 3), NORM2(OP_RMSNORM, 1024, 4096, CF_CPU_ONLY | CF_SPECIAL, 1e-6f, 0.5f, 2),
+    NORM2(OP_RMSNORM, 70001, 2, 0, 1e-5f, 0, 1), NORM2(OP_RMSNORM, 7, 768, 0, 0.1f, 0, 1),
+    NORM2(OP_RMSNORM, 7, 768, 0, 0, 3, 1), NORM2(OP_RMSNORM, 5, 33, CF_VIEW, 1e-5f, 0, 3),
+    NORM2(OP_RMSNORM, 5, 33, CF_SLICE, 1e-5f, 0, 3), NORM2(OP_RMSNORM, 6, 40, CF_INPLACE, 1e-5f, 0, 3),
+    NORM2(OP_RMSNORM, 2, 4, CF_BAD, 1e-5f, 0, 3), NORM2(OP_RMSNORM, 3, 16, CF_GRAD, 1e-5f, 0, 2),
+    NORM2(OP_LAYERNORM, 1, 1, 0, 1e-5f, 0, 3), NORM2(OP_LAYERNORM, 5, 2, CF_SPECIAL, 1e-5f, 0, 3),
+    NORM2(OP_LAYERNORM, 11, 31, CF_NO_BIAS, 1e-5f, 0, 3), NORM2(OP_LAYERNORM, 5, 255, CF_SPECIAL, 1e-5f, 0, 3),
+    NORM2(OP_LAYERNORM, 1, 256, 0, 1e-5f, 0, 3), NORM2(OP_LAYERNORM, 11, 257, CF_NO_BIAS, 1e-5f, 0, 3),
+    NORM2(OP_LAYERNORM, 5, 1000, CF_SPECIAL, 1e-5f, 0, 3), NORM2(OP_LAYERNORM, 5, 4099, 0, 1e-5f, 0, 3),
+    NORM2(OP_LAYERNORM, 1, 65537, 0, 1e-5f, 0, 3), NORM2(OP_LAYERNORM, 1024, 4096, CF_CPU_ONLY | CF_SPECIAL, 1e-6f, 0.5f, 2),
+    NORM2(OP_LAYERNORM, 70001, 2, CF_NO_BIAS, 1e-5f, 0, 1), NORM2(OP_LAYERNORM, 7, 768, CF_SPECIAL, 0.1f, 0, 1),
+    NORM2(OP_LAYERNORM, 7, 768, 0, 0, 3, 1), NORM2(OP_LAYERNORM, 7, 768, 0, 1e-5f, -20, 1), /* |mean| = 20 std */
+    NORM2(OP_LAYERNORM, 5, 33, CF_VIEW, 1e-5f, 0, 3), NORM2(OP_LAYERNORM, 5, 33, CF_SLICE | CF_NO_BIAS, 1e-5f, 0, 3),
+    NORM2(OP_LAYERNORM, 6, 40, CF_INPLACE, 1e-5f, 0, 3), NORM2(OP_LAYERNORM, 2, 4, CF_BAD, 1e-5f, 0, 3),
+
+    /* -- argmax, top-k: random, ties, specials; k from 1 to 256 */
+    T2(OP_ARGMAX, 7, 1, 0, 0, 0, 0), T2(OP_ARGMAX, 7, 2, CF_TIES, 0, 0, 0), T2(OP_ARGMAX, 7, 31, 0, 0, 0, 0),
+    T2(OP_ARGMAX, 7, 255, CF_TIES | CF_SPECIAL, 0, 0, 0), T2(OP_ARGMAX, 7, 256, CF_TIES, 0, 0, 0),
+    T2(OP_ARGMAX, 7, 257, CF_SPECIAL, 0, 0, 0), T2(OP_ARGMAX, 7, 1000, CF_TIES | CF_SPECIAL, 0, 0, 0),
+    T2(OP_ARGMAX, 2, 4099, 0, 0, 0, 0), T2(OP_ARGMAX, 2, 65537, CF_TIES | CF_SPECIAL, 0, 0, 0),
+    T2(OP_ARGMAX, 70001, 2, CF_TIES, 0, 0, 0), T1(OP_ARGMAX, 1000000, CF_CPU_ONLY | CF_TIES | CF_SPECIAL, 0, 0, 0),
+    T3(OP_ARGMAX, 2, 3, 33, CF_TIES, 0, 0, 0), T2(OP_ARGMAX, 5, 33, CF_VIEW, 0, 0, 0),
+    T2(OP_ARGMAX, 5, 33, CF_SLICE | CF_TIES, 0, 0, 0), T2(OP_ARGMAX, 2, 4, CF_BAD, 0, 0, 0),
+    T2(OP_TOPK, 7, 1, 0, 0, 0, 1), T2(OP_TOPK, 7, 2, CF_TIES, 0, 0, 2), T2(OP_TOPK, 7, 31, CF_TIES, 0, 0, 7),
+    T2(OP_TOPK, 7, 255, CF_TIES | CF_SPECIAL, 0, 0, 255), T2(OP_TOPK, 7, 256, 0, 0, 0, 256),
+    T2(OP_TOPK, 7, 257, CF_TIES | CF_SPECIAL, 0, 0, 256), T2(OP_TOPK, 7, 1000, 0, 0, 0, 64),
+    T2(OP_TOPK, 7, 1000, CF_TIES, 0, 0, 2), T2(OP_TOPK, 2, 4099, CF_TIES, 0, 0, 255),
+    T2(OP_TOPK, 2, 65537, CF_TIES | CF_SPECIAL, 0, 0, 50), T2(OP_TOPK, 1, 300, CF_TIES | CF_SPECIAL, 0, 0, 64),
+    T2(OP_TOPK, 70001, 2, CF_TIES, 0, 0, 1), T2(OP_TOPK, 64, 4096, CF_TIES, 0, 0, 256),
+    T2(OP_TOPK, 1024, 4096, CF_CPU_ONLY, 0, 0, 50), T3(OP_TOPK, 2, 3, 33, CF_TIES, 0, 0, 7),
+    T2(OP_TOPK, 5, 33, CF_VIEW | CF_TIES, 0, 0, 5), T2(OP_TOPK, 5, 33, CF_SLICE, 0, 0, 3),
+    T2(OP_TOPK, 2, 4, CF_BAD, 0, 0, 3),
+
+    /* -- element-wise: every op on each shape (NaN, +-Inf, -0 in the inputs) */
+    EW_ALL(1, CF_SPECIAL, 1), EW_ALL(1, CF_SPECIAL, 7), EW_ALL(1, CF_SPECIAL, 256), EW_ALL(1, CF_SPECIAL, 257),
+    EW_ALL(2, CF_SPECIAL, 3, 5), EW_ALL(2, 0, 17, 1023), EW_ALL(4, CF_SPECIAL, 2, 3, 4, 64), EW_ALL(1, 0, 1000003),
+    EW_ALL(2, CF_VIEW, 5, 7), EW_ALL(2, CF_SLICE, 6, 9), EW_ALL(2, CF_INPLACE, 4, 33),
+    EW_ALL(2, CF_INPLACE | CF_VIEW, 3, 10), EW_ALL(2, CF_BAD, 2, 3), EW_ALL(2, CF_GRAD, 3, 4),
+
+    /* -- embedding: every table dtype, repeated ids, views (a table slice inside a bigger table) */
+    EMB(37, 512, 7, PXL_F32, 0), EMB(37, 512, 7, PXL_F16, 0), EMB(37, 512, 7, PXL_Q8_0, 0),
+    EMB(37, 512, 7, PXL_Q4_0, 0), EMB(37, 512, 7, PXL_Q4_K, 0), EMB(37, 512, 7, PXL_Q6_K, 0),
+    EMB(37, 64, 9, PXL_F32, CF_SPECIAL), EMB(37, 256, 4, PXL_Q4_K, CF_SPECIAL), EMB(11, 96, 5, PXL_F32, CF_VIEW), EMB(11, 96, 5, PXL_F16, CF_VIEW),
+    EMB(11, 64, 5, PXL_Q8_0, CF_VIEW), EMB(11, 256, 5, PXL_Q4_K, CF_SLICE), EMB(11, 256, 5, PXL_Q6_K, CF_VIEW),
+    EMB(11, 32, 5, PXL_Q4_0, CF_SLICE), EMB(5, 32, 2, PXL_F32, CF_BAD),
+
+    /* -- rope: both layouts, positions far from 0, odd head counts, more than one dispatch of pairs */
+    ROPE(1, 1, 2, 0, 10000, 0), ROPE(5, 3, 64, 0, 10000, 0), ROPE(64, 8, 128, 0, 10000, 0),
+    ROPE(5, 8, 64, 100000, 500000, 0), ROPE(1, 3, 128, 100000, 10000, 0), ROPE(64, 1, 2, 0, 500000, 0),
+    ROPE(1, 1, 2, 0, 10000, CF_HALVES), ROPE(5, 3, 64, 0, 10000, CF_HALVES), ROPE(64, 8, 128, 0, 10000, CF_HALVES),
+    ROPE(5, 8, 64, 100000, 500000, CF_HALVES), ROPE(1, 3, 128, 100000, 10000, CF_HALVES),
+    ROPE(3, 5, 1600, 7, 10000, CF_SPECIAL), ROPE(3, 5, 1600, 7, 10000, CF_SPECIAL | CF_HALVES),
+    ROPE(4, 2, 96, 2147483647LL - 3, 500000, CF_SPECIAL), ROPE(4, 2, 96, 2147483647LL - 3, 500000, CF_HALVES),
+    ROPE(6, 9, 64, -1000003, 10000, 0), ROPE(6, 9, 64, -1000003, 10000, CF_HALVES),
+    ROPE(33, 2, 256, 999000, 1, 0), ROPE(33, 2, 256, 999000, 1, CF_HALVES), ROPE(2, 3, 8, 2147483646LL, 10000, 0),
+    ROPE(5, 3, 64, 9, 10000, CF_VIEW), ROPE(5, 3, 64, 9, 10000, CF_SLICE | CF_HALVES),
+    ROPE(5, 3, 64, 11, 10000, CF_INPLACE), ROPE(5, 3, 64, 11, 10000, CF_INPLACE | CF_HALVES | CF_VIEW),
+    ROPE(2, 3, 8, 0, 10000, CF_BAD),
+
+    /* -- attention: MHA, GQA, MQA; decode (T = 1) and prefill; kv_len < capacity (rows past it are NaN) */
+    ATT(1, 1, 1, 64, 1, 0), ATT(1, 8, 8, 64, 17, 0), ATT(1, 8, 2, 128, 256, 0), ATT(1, 32, 8, 128, 1000, 0),
+    ATT(1, 8, 2, 64, 2, 0), ATT(2, 8, 2, 64, 2, 0), ATT(17, 8, 8, 64, 17, 0), ATT(5, 32, 8, 128, 256, 0),
+    ATT(64, 32, 8, 64, 256, 0), ATT(16, 8, 2, 128, 1000, 0), ATT(100, 1, 1, 64, 1000, 0),
+    ATT(256, 8, 2, 64, 256, CF_CPU_ONLY), ATT(1, 32, 8, 128, 8192, 0), ATT(1, 8, 2, 64, 8192, 0),
+    ATT(3, 4, 1, 256, 8192, CF_CPU_ONLY), ATT(7, 6, 3, 6, 40, 0), ATT(1, 2, 1, 66, 300, 0), ATT(9, 12, 4, 80, 300, 0),
+    ATT(1, 16, 2, 64, 300, 0), ATT(5, 8, 1, 128, 40, 0), ATT(3, 8, 2, 96, 130, 0),
+    ATT(17, 8, 2, 64, 17, CF_SPECIAL), ATT(1, 8, 2, 64, 40, CF_SPECIAL),
+    ATT(3, 8, 2, 64, 20, CF_VIEW), ATT(1, 4, 2, 32, 9, CF_SLICE), ATT(2, 8, 2, 16, 4, CF_BAD),
+
+    /* -- copy: every dtype, a flat destination (shapes may differ), row copies between slices, itself */
+    COPY2(5, 7, PXL_F32, CF_SPECIAL), COPY2(3, 10, PXL_F16, 0), COPY2(4, 3, PXL_I32, 0), COPY2(3, 64, PXL_Q8_0, 0),
+    COPY2(2, 64, PXL_Q4_0, CF_VIEW), COPY2(2, 256, PXL_Q4_K, CF_SLICE), COPY2(2, 256, PXL_Q6_K, 0),
+    COPY2(5, 7, PXL_F32, CF_FLAT), COPY2(5, 7, PXL_F32, CF_VIEW), COPY2(3, 9, PXL_F32, CF_SLICE),
+    COPY2(3, 10, PXL_F16, CF_VIEW), COPY2(4, 6, PXL_F32, CF_INPLACE), COPY2(1000, 1000, PXL_F32, 0),
+    COPY2(2, 5, PXL_F32, CF_BAD),
+
+    /* -- dot (host arrays) */
+    DOT(1, 0), DOT(2, 0), DOT(3, 0), DOT(4, 0), DOT(5, 0), DOT(7, 0), DOT(255, 0), DOT(256, 0), DOT(257, 0),
+    DOT(1023, 0), DOT(65535, 0), DOT(65536, 0), DOT(65537, 0), DOT(131071, 0), DOT((1 << 20) + 1, 0),
+    DOT(1031, CF_SPECIAL), DOT(0, 0),
+
+    /* -- calls every backend must refuse: bad parameter values and shape relations */
+    BAD(OP_GELU, 1, 3, 0, 0, 0, 0, 0, PXL_F32, 0, 0, 0, 0, 7, 0, NULL),                  /* form 7 */
+    BAD(OP_RMSNORM, 2, 2, 4, 0, 0, 0, 0, PXL_F32, -1, 0, 0, 0, 0, 0, "eps"),
+    BAD(OP_RMSNORM, 2, 2, 4, 0, 0, 0, 0, PXL_F32, NAN, 0, 0, 0, 0, 0, "eps"),
+    BAD(OP_LAYERNORM, 2, 2, 4, 0, 0, 0, 0, PXL_F32, -0.5f, 0, 0, 0, 0, CF_NO_BIAS, "eps"),
+    BAD(OP_TOPK, 2, 2, 4, 0, 0, 0, 0, PXL_F32, 0, 0, 0, 0, 0, 0, NULL),                  /* k = 0 */
+    BAD(OP_TOPK, 2, 2, 4, 0, 0, 0, 0, PXL_F32, 0, 0, 0, 0, -3, 0, NULL),
+    BAD(OP_TOPK, 2, 2, 4, 0, 0, 0, 0, PXL_F32, 0, 0, 0, 0, 5, 0, NULL),                  /* k > L */
+    BAD(OP_TOPK, 2, 2, 300, 0, 0, 0, 0, PXL_F32, 0, 0, 0, 0, 257, 0, "257"),             /* k > 256 */
+    BAD(OP_ROPE, 3, 2, 3, 8, 0, 0, 0, PXL_F32, 10000, 0, 0, 0, 2, 0, NULL),             /* layout 2 */
+    BAD(OP_ROPE, 3, 2, 3, 6, 0, 0, 0, PXL_F32, 0.5f, 0, 0, 0, 0, 0, "base"),
+    BAD(OP_ROPE, 3, 2, 3, 6, 0, 0, 0, PXL_F32, NAN, 0, 0, 0, 0, 0, "base"),
+    BAD(OP_ROPE, 3, 2, 3, 6, 0, 0, 0, PXL_F32, INFINITY, 0, 0, 0, 0, 0, "base"),
+    BAD(OP_ROPE, 3, 2, 3, 5, 0, 0, 0, PXL_F32, 10000, 0, 0, 0, 0, 0, NULL),             /* odd D */
+    BAD(OP_ROPE, 3, 2, 3, 8, 0, 0, 0, PXL_F32, 10000, 0, 0, 2147483647LL, 0, 0, NULL),  /* position 2^31 */
+    BAD(OP_ROPE, 3, 2, 3, 8, 0, 0, 0, PXL_F32, 10000, 0, 0, -2147483648LL, 0, 0, NULL),
+    BAD(OP_ATTENTION, 6, 2, 8, 3, 16, 4, 6, PXL_F32, 0.25f, 0, 0, 0, 0, 0, NULL),       /* 3 does not divide 8 */
+    BAD(OP_ATTENTION, 6, 2, 8, 2, 16, 1, 6, PXL_F32, 0.25f, 0, 0, 0, 0, 0, "kv_len"),   /* kv_len < T */
+    BAD(OP_ATTENTION, 6, 2, 8, 2, 16, 7, 6, PXL_F32, 0.25f, 0, 0, 0, 0, 0, "kv_len"),   /* kv_len > C */
+    BAD(OP_ATTENTION, 6, 2, 8, 2, 16, 0, 6, PXL_F32, 0.25f, 0, 0, 0, 0, 0, "kv_len"),
+    BAD(OP_MATMUL, 5, 1, 1, 2, 32, 64, 0, PXL_Q4_0, 0, 1, 0, 0, 0, 0, "trans_b"),        /* quantized B needs trans_b */
+    BAD(OP_MATMUL, 5, 2, 3, 2, 3, 4, 0, PXL_F32, 0, 1, 0, 0, 0, 0, "batch"),            /* batch 2 against 3 */
+    BAD(OP_MATMUL, 5, 1, 1, 2, 3, 4, 0, PXL_I32, 0, 1, 0, 0, 0, 0, NULL),              /* B i32 */
+    BAD(OP_EMBEDDING, 3, 5, 32, 2, 0, 0, 0, PXL_I32, 0, 0, 0, 0, 0, 0, "table"),       /* table i32 */
+};
+
+int ops_case_count(void) { return (int)(sizeof k_cases / sizeof k_cases[0]); }
+const op_case *ops_case_get(int i) { return &k_cases[i]; }
+
+/* ---- the engine --------------------------------------------------------------------- */
+
+const char *ops_case_name(const op_case *c, char *buf, size_t cap) {
+    size_t u = (size_t)snprintf(buf, cap, "%s", k_desc[c->op].name + 4);
+    for (int i = 0; i < c->ndim && u + 24 < cap; i++)
+        u += (size_t)snprintf(buf + u, cap - u, "%s%lld", i ? "x" : " ", (long long)c->s[i]);
+    if (u + 80 < cap)
+        snprintf(buf + u, cap - u, " %s p=%g a=%g b=%g off=%lld k=%d flags=0x%x", pxl_dtype_name(c->dt), (double)c->p,
+                 (double)c->alpha, (double)c->beta, (long long)c->off, c->k, c->flags);
+    return buf;
+}
+
+static size_t opnd_bytes(const operand *o) {
+    int64_t L = o->shape[o->ndim - 1];
+    return pxl_dtype_row_bytes(o->dt, L) * (size_t)(nelem(o) / L);
+}
+
+static size_t block_bytes(pxl_dtype dt) { return pxl_dtype_row_bytes(dt, pxl_dtype_block(dt)); }
+
+typedef struct host_data {
+    layout l;
+    uint8_t *bytes[MAXOPND]; /* what is written into operand i (inputs, outputs with init) */
+    double *val[MAXOPND];    /* the values operand i holds, as the op sees them */
+    double *want[MAXOPND];   /* oracle result for output j */
+} host_data;
+
+static void free_host(host_data *h) {
+    for (int i = 0; i < MAXOPND; i++) {
+        free(h->bytes[i]);
+        free(h->val[i]);
+        free(h->want[i]);
+    }
+}
+
+/* Converts generated floats into operand i's bytes and values (quantized: pxl_quantize, then the decoded values). */
+static void encode(pxl_ctx *ctx, const operand *o, const float *x, uint8_t **bytes, double **val) {
+    int64_t n = nelem(o);
+    size_t nb = opnd_bytes(o);
+    *bytes = malloc(nb ? nb : 1);
+    *val = malloc((size_t)n * sizeof(double));
+    if (o->dt == PXL_F32) {
+        memcpy(*bytes, x, nb);
+        for (int64_t i = 0; i < n; i++) (*val)[i] = x[i];
+    } else if (o->dt == PXL_F16) {
+        for (int64_t i = 0; i < n; i++) {
+            uint16_t h = pxl_f32_to_f16(x[i]);
+            memcpy(*bytes + 2 * i, &h, 2);
+            (*val)[i] = pxl_f16_to_f32(h);
+        }
+    } else if (o->dt == PXL_I32) {
+        for (int64_t i = 0; i < n; i++) {
+            int32_t v = (int32_t)floorf(x[i]);
+            memcpy(*bytes + 4 * i, &v, 4);
+            (*val)[i] = v;
+        }
+    } else {
+        float *d = malloc((size_t)n * sizeof *d);
+        pxl_status s = pxl_quantize(ctx, o->dt, x, n, *bytes, nb);
+        CHECK_MSG(s == PXL_OK, "pxl_quantize %s: %s", pxl_dtype_name(o->dt), pxl_ctx_error(ctx));
+        s = pxl_dequantize(ctx, o->dt, *bytes, nb, d, n);
+        CHECK_MSG(s == PXL_OK, "pxl_dequantize %s: %s", pxl_dtype_name(o->dt), pxl_ctx_error(ctx));
+        for (int64_t i = 0; i < n; i++) (*val)[i] = d[i];
+        free(d);
+    }
+}
+
+/* Generates the inputs of case c (seeded by its index) and the oracle's result. */
+static void gen_data(pxl_ctx *cpu, const op_case *c, uint64_t seed, host_data *h) {
+    const op_desc *d = &k_desc[c->op];
+    memset(h, 0, sizeof *h);
+    d->layout(c, &h->l);
+    uint64_t rng = seed * 0x9e3779b97f4a7c15ull + 12345u;
+    float *x[MAXOPND] = {0};
+    for (int i = 0; i < h->l.n_in + h->l.n_out; i++) {
+        const operand *o = &h->l.o[i];
+        if (o->out && !o->init) continue;
+        int64_t n = nelem(o);
+        x[i] = malloc((size_t)(n ? n : 1) * sizeof(float));
+        for (int64_t e = 0; e < n; e++) {
+            double u = (double)(test_rng(&rng) >> 11) * 0x1p-53;
+            if ((c->flags & CF_TIES) && o->dt != PXL_I32) x[i][e] = (float)floor(u * 5.0) - 2.0f;
+            else x[i][e] = (float)(o->lo + (o->hi - o->lo) * u);
+        }
+        if ((c->flags & CF_SPECIAL) && i == 0 && n >= 5 && (o->dt == PXL_F32 || o->dt == PXL_F16)) {
+            if (d->specials & SP_NAN) x[i][n / 5] = NAN;
+            if (d->specials & SP_INF) x[i][2 * n / 5] = INFINITY, x[i][3 * n / 5] = -INFINITY;
+            if (d->specials & SP_NEGZ) x[i][4 * n / 5] = -0.0f;
+        }
+    }
+    if (d->fixup) d->fixup(c, &h->l, x, &rng);
+    for (int i = 0; i < h->l.n_in + h->l.n_out; i++)
+        if (x[i]) encode(cpu, &h->l.o[i], x[i], &h->bytes[i], &h->val[i]);
+    for (int j = 0; j < h->l.n_out; j++) {
+        int64_t n = nelem(&h->l.o[h->l.n_in + j]);
+        h->want[j] = calloc((size_t)(n ? n : 1), sizeof(double));
+    }
+    if (c->expect == PXL_OK) d->oracle(c, h->val, h->want);
+    for (int i = 0; i < MAXOPND; i++) free(x[i]);
+}
+
+/* One operand on a backend: the tensor the op gets, and the base it is a view of (or NULL). */
+typedef struct dev_opnd {
+    pxl_tensor *base, *t;
+    size_t off, bytes, base_bytes;
+} dev_opnd;
+
+static pxl_tensor *new_tensor(pxl_ctx *ctx, pxl_dtype dt, int ndim, const int64_t *shape) {
+    pxl_tensor *t = NULL;
+    pxl_status s = pxl_tensor_create(ctx, dt, ndim, shape, &t);
+    CHECK_MSG(s == PXL_OK, "tensor_create %s: %s", pxl_dtype_name(dt), pxl_ctx_error(ctx));
+    return s == PXL_OK ? t : NULL;
+}
+
+static void fill_bytes(pxl_ctx *ctx, pxl_tensor *t, size_t n, int byte) {
+    uint8_t *f = malloc(n ? n : 1);
+    memset(f, byte, n);
+    pxl_status s = pxl_tensor_write(ctx, t, f, n);
+    CHECK_MSG(s == PXL_OK, "tensor_write: %s", pxl_ctx_error(ctx));
+    free(f);
+}
+
+/* Creates operand o as the case asks (plain, offset view or row slice), sentinel 0xFF around and in it,
+ * then writes `bytes` into it (if not NULL). Returns 0 on failure. */
+static int make_opnd(pxl_ctx *ctx, const op_case *c, const operand *o, const uint8_t *bytes, dev_opnd *h) {
+    memset(h, 0, sizeof *h);
+    h->bytes = opnd_bytes(o);
+    pxl_status s = PXL_OK;
+    if (c->flags & CF_VIEW) {
+        int64_t blk = pxl_dtype_block(o->dt), nb = nelem(o) + 8 * blk;
+        h->base = new_tensor(ctx, o->dt, 1, &nb);
+        if (!h->base) return 0;
+        h->off = 3 * block_bytes(o->dt);
+        s = pxl_tensor_view(ctx, h->base, o->ndim, o->shape, h->off, &h->t);
+    } else if (c->flags & CF_SLICE) {
+        int64_t L = o->shape[o->ndim - 1], rows = nelem(o) / L, sb[2] = {rows + 5, L};
+        h->base = new_tensor(ctx, o->dt, 2, sb);
+        if (!h->base) return 0;
+        h->off = 2 * pxl_dtype_row_bytes(o->dt, L);
+        pxl_tensor *sl = NULL;
+        s = pxl_tensor_slice(ctx, h->base, 2, rows, &sl);
+        if (s == PXL_OK && (o->ndim != 2 || o->shape[0] != rows)) {
+            s = pxl_tensor_reshape(ctx, sl, o->ndim, o->shape, &h->t);
+            pxl_tensor_free(sl); /* the reshape keeps the memory */
+        } else {
+            h->t = sl;
+        }
+    } else {
+        h->t = new_tensor(ctx, o->dt, o->ndim, o->shape);
+        if (!h->t) return 0;
+    }
+    CHECK_MSG(s == PXL_OK, "view of %s: %s", o->name, pxl_ctx_error(ctx));
+    if (s != PXL_OK) return 0;
+    if (h->base) {
+        h->base_bytes = pxl_tensor_bytes(h->base);
+        CHECK(pxl_tensor_offset(h->t) == h->off && pxl_tensor_bytes(h->t) == h->bytes);
+        fill_bytes(ctx, h->base, h->base_bytes, 0xff);
+    } else if (!bytes) {
+        fill_bytes(ctx, h->t, h->bytes, 0xff); /* an output never written reads as NaN / -1 */
+    }
+    if (bytes) {
+        s = pxl_tensor_write(ctx, h->t, bytes, h->bytes);
+        CHECK_MSG(s == PXL_OK, "write %s: %s", o->name, pxl_ctx_error(ctx));
+    }
+    return 1;
+}
+
+/* Frees views first (CF_VIEW) or bases first (CF_SLICE): the memory must outlive either order. */
+static void free_opnds(const op_case *c, dev_opnd *h, int n) {
+    for (int i = 0; i < n; i++) {
+        if (c->flags & CF_SLICE) {
+            pxl_tensor_free(h[i].base);
+            pxl_tensor_free(h[i].t);
+        } else {
+            pxl_tensor_free(h[i].t);
+            pxl_tensor_free(h[i].base);
+        }
+    }
+}
+
+static void *read_all(pxl_ctx *ctx, const pxl_tensor *t, size_t n) {
+    void *p = malloc(n ? n : 1);
+    pxl_status s = pxl_tensor_read(ctx, t, p, n);
+    CHECK_MSG(s == PXL_OK, "tensor_read: %s", pxl_ctx_error(ctx));
+    if (s != PXL_OK) memset(p, 0, n);
+    return p;
+}
+
+/* The bytes around a view must still be the sentinel; an input's own bytes must be unchanged. */
+static void check_memory(pxl_ctx *ctx, const char *what, const operand *o, const dev_opnd *h, const uint8_t *in) {
+    if (h->base) {
+        uint8_t *b = read_all(ctx, h->base, h->base_bytes);
+        size_t bad = 0;
+        for (size_t i = 0; i < h->base_bytes; i++)
+            if ((i < h->off || i >= h->off + h->bytes) && b[i] != 0xff) bad++;
+        CHECK_MSG(bad == 0, "%s: %zu bytes outside the view of %s were written", what, bad, o->name);
+        if (in) CHECK_MSG(memcmp(b + h->off, in, h->bytes) == 0, "%s: input %s changed", what, o->name);
+        free(b);
+    } else if (in) {
+        uint8_t *b = read_all(ctx, h->t, h->bytes);
+        CHECK_MSG(memcmp(b, in, h->bytes) == 0, "%s: input %s changed", what, o->name);
+        free(b);
+    }
+}
+
+/* |got - want| <= tol, NaN for NaN, Inf for Inf of the same sign; returns the number of misses */
+static int64_t compare(const char *what, const char *vs, const double *want, const double *got, const double *tol,
+                       int64_t n) {
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double w = want[i], g = got[i];
+        int ok;
+        if (isnan(w) || isnan(g)) ok = isnan(w) && isnan(g);
+        else if (isinf(w) || isinf(g)) ok = w == g;
+        else ok = fabs(g - w) <= tol[i];
+        if (!ok && bad++ < 4)
+            fprintf(stderr, "%s: [%lld] %s %.9g got %.9g (tolerance %.3g)\n", what, (long long)i, vs, w, g, tol[i]);
+    }
+    if (bad) {
+        fprintf(stderr, "%s: %lld of %lld outside the tolerance against %s\n", what, (long long)bad, (long long)n, vs);
+        g_failures++;
+    }
+    return bad;
+}
+
+static double *to_double(const operand *o, const uint8_t *b) {
+    int64_t n = nelem(o);
+    double *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    for (int64_t i = 0; i < n; i++) {
+        if (o->dt == PXL_I32) {
+            int32_t x;
+            memcpy(&x, b + 4 * i, 4);
+            v[i] = x;
+        } else {
+            float x;
+            memcpy(&x, b + 4 * i, 4);
+            v[i] = x;
+        }
+    }
+    return v;
+}
+
+/* Runs value case c on ctx; fills got[j] (outputs as doubles, or NULL for byte-compared ones). Returns 0 if it could not run. */
+static int run_on(pxl_ctx *ctx, const op_case *c, const host_data *h, const char *what, double **got) {
+    const op_desc *d = &k_desc[c->op];
+    const layout *l = &h->l;
+    int n = l->n_in + l->n_out, ok = 1;
+    dev_opnd dv[MAXOPND];
+    memset(dv, 0, sizeof dv);
+    pxl_tensor *t[MAXOPND] = {0};
+    for (int i = 0; i < n && ok; i++) {
+        if ((c->flags & CF_INPLACE) && i == l->n_in) {
+            t[i] = t[0];
+            continue;
+        }
+        ok = make_opnd(ctx, c, &l->o[i], h->bytes[i], &dv[i]);
+        t[i] = dv[i].t;
+    }
+    if (ok) {
+        pxl_status s = d->call(ctx, c, t);
+        CHECK_MSG(s == PXL_OK, "%s: %s", what, pxl_ctx_error(ctx));
+        ok = s == PXL_OK;
+    }
+    for (int j = 0; j < l->n_out && ok; j++) {
+        const operand *o = &l->o[l->n_in + j];
+        uint8_t *b = read_all(ctx, t[l->n_in + j], opnd_bytes(o));
+        if (c->op == OP_COPY) {
+            CHECK_MSG(memcmp(b, h->bytes[0], opnd_bytes(o)) == 0, "%s: the copy differs from its source", what);
+            got[j] = NULL;
+        } else {
+            got[j] = to_double(o, b);
+        }
+        free(b);
+    }
+    for (int i = 0; i < n && ok; i++) {
+        int changed = l->o[i].out || ((c->flags & CF_INPLACE) && i == 0);
+        if (dv[i].t) check_memory(ctx, what, &l->o[i], &dv[i], changed ? NULL : h->bytes[i]);
+    }
+    free_opnds(c, dv, n);
+    return ok;
+}
+
+static void check_outputs(const op_case *c, const host_data *h, const char *what, const char *vs, double *const *want,
+                          double *const *got, int mode) {
+    const op_desc *d = &k_desc[c->op];
+    for (int j = 0; j < h->l.n_out; j++) {
+        if (!got[j] || !want[j]) continue;
+        int64_t n = nelem(&h->l.o[h->l.n_in + j]);
+        double *tol = calloc((size_t)(n ? n : 1), sizeof *tol);
+        d->tol(c, h->val, h->want, j, mode, tol);
+        char w2[400];
+        snprintf(w2, sizeof w2, "%.380s %s", what, h->l.o[h->l.n_in + j].name);
+        compare(w2, vs, want[j], got[j], tol, n);
+        free(tol);
+    }
+}
+
+static void run_dot(const case_env *env, const op_case *c, int with_gpu, uint64_t seed) {
+    int64_t n = c->s[0];
+    float *a = malloc((size_t)(n + 1) * 4), *b = malloc((size_t)(n + 1) * 4);
+    double *da = malloc((size_t)(n + 1) * 8), *db = malloc((size_t)(n + 1) * 8);
+    uint64_t rng = seed;
+    for (int64_t i = 0; i < n; i++) {
+        a[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 - 1.0);
+        b[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 - 1.0);
+    }
+    if ((c->flags & CF_SPECIAL) && n >= 5) a[n / 5] = INFINITY, a[3 * n / 5] = -INFINITY, b[4 * n / 5] = -0.0f;
+    double scale = 0;
+    for (int64_t i = 0; i < n; i++) {
+        da[i] = a[i], db[i] = b[i];
+        scale += fabs(da[i] * db[i]);
+    }
+    double want = oracle_dot(da, db, n), r[2] = {0, 0};
+    pxl_ctx *ctx[2] = {env->cpu, with_gpu ? env->gpu : NULL};
+    for (int k = 0; k < 2 && ctx[k]; k++) {
+        float got = 1.0f;
+        pxl_status s = pxl_dot(ctx[k], a, b, (size_t)n, &got);
+        CHECK_MSG(s == PXL_OK, "dot n=%lld: %s", (long long)n, pxl_ctx_error(ctx[k]));
+        r[k] = got;
+        /* CPU: exact products summed in f64, one rounding to f32; GPU: f32 sums (the analysis in test_ops_dot.c) */
+        double tol = k ? 1e-5 * scale : fabs(want) * 6e-8 + scale * 1e-15;
+        char what[64];
+        snprintf(what, sizeof what, "dot n=%lld on %s", (long long)n, k ? "gpu" : "cpu");
+        compare(what, "oracle", &want, &r[k], &tol, 1);
+        if (k) compare(what, "cpu", &r[0], &r[1], &tol, 1);
+    }
+    free(a), free(b), free(da), free(db);
+}
+
+/* An expected-status case: every backend must return c->expect, with a message naming the op (and msg). */
+static void run_expect(const case_env *env, const op_case *c, int with_gpu, const char *what) {
+    layout l;
+    memset(&l, 0, sizeof l);
+    k_desc[c->op].layout(c, &l);
+    pxl_ctx *ctx[2] = {env->cpu, with_gpu ? env->gpu : NULL};
+    for (int k = 0; k < 2 && ctx[k]; k++) {
+        pxl_tensor *t[MAXOPND] = {0};
+        int ok = 1;
+        for (int i = 0; i < l.n_in + l.n_out && ok; i++) {
+            t[i] = new_tensor(ctx[k], l.o[i].dt, l.o[i].ndim, l.o[i].shape);
+            ok = t[i] != NULL;
+            if (ok) fill_bytes(ctx[k], t[i], opnd_bytes(&l.o[i]), 0);
+        }
+        if (ok) {
+            pxl_status s = k_desc[c->op].call(ctx[k], c, t);
+            const char *m = pxl_ctx_error(ctx[k]);
+            CHECK_MSG(s == c->expect, "%s on %s: %s, want %s (%s)", what, k ? "gpu" : "cpu", pxl_status_str(s),
+                      pxl_status_str(c->expect), m);
+            CHECK_MSG(strstr(m, k_desc[c->op].name) != NULL, "%s: message does not name the op: %s", what, m);
+            if (c->msg) CHECK_MSG(strstr(m, c->msg) != NULL, "%s: message lacks '%s': %s", what, c->msg, m);
+        }
+        CHECK(pxl_finish(ctx[k]) == PXL_OK);
+        for (int i = 0; i < MAXOPND; i++) pxl_tensor_free(t[i]);
+    }
+}
+
+int ops_cases_run_values(const case_env *env, int with_gpu) {
+    int n = 0;
+    for (int ci = 0; ci < ops_case_count(); ci++) {
+        const op_case *c = &k_cases[ci];
+        if (with_gpu && (c->flags & CF_CPU_ONLY)) continue;
+        char what[256];
+        ops_case_name(c, what, sizeof what);
+        if (env->verbose) fprintf(stderr, "case %d: %s\n", ci, what);
+        n++;
+        if (c->op == OP_DOT) {
+            run_dot(env, c, with_gpu, (uint64_t)ci);
+            continue;
+        }
+        if (c->expect != PXL_OK) {
+            run_expect(env, c, with_gpu, what);
+            continue;
+        }
+        int fails = g_failures;
+        host_data h;
+        gen_data(env->cpu, c, (uint64_t)ci, &h);
+        double *cpu[MAXOPND] = {0}, *gpu[MAXOPND] = {0};
+        char w2[400];
+        snprintf(w2, sizeof w2, "[%d] %s on cpu", ci, what);
+        if (run_on(env->cpu, c, &h, w2, cpu)) check_outputs(c, &h, w2, "oracle", h.want, cpu, TOL_CPU);
+        if (with_gpu) {
+            snprintf(w2, sizeof w2, "[%d] %s on gpu", ci, what);
+            if (run_on(env->gpu, c, &h, w2, gpu)) {
+                check_outputs(c, &h, w2, "oracle", h.want, gpu, TOL_GPU);
+                check_outputs(c, &h, w2, "cpu", cpu, gpu, TOL_GPU_CPU);
+            }
+        }
+        if (g_failures != fails) fprintf(stderr, "case %d failed: %s\n", ci, what);
+        for (int j = 0; j < MAXOPND; j++) free(cpu[j]), free(gpu[j]);
+        free_host(&h);
+    }
+    return n;
+}
+
+/* ---- bad arguments ------------------------------------------------------------------ */
+
+typedef struct status_log {
+    pxl_status st[96];
+    int n;
+} status_log;
+
+static void expect_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t, pxl_status want, const char *what,
+                        const char *probe, status_log *log) {
+    pxl_status s = k_desc[c->op].call(ctx, c, t);
+    if (log->n < 96) log->st[log->n++] = s;
+    const char *m = ctx ? pxl_ctx_error(ctx) : "";
+    CHECK_MSG(s == want, "%s: %s: %s, want %s (%s)", what, probe, pxl_status_str(s), pxl_status_str(want), m);
+    if (ctx && want == PXL_ERR_INVALID_ARG && s == want)
+        CHECK_MSG(strstr(m, k_desc[c->op].name) != NULL, "%s: %s: message does not name the op: '%s'", what, probe, m);
+}
+
+static int same_shape(const operand *a, const operand *b) {
+    if (a->ndim != b->ndim) return 0;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] != b->shape[i]) return 0;
+    return 1;
+}
+
+/* The generic set on ctx; `other` is a context of the other kind. read_only: ctx can wrap host memory. */
+static void bad_set(pxl_ctx *ctx, pxl_ctx *other, const op_case *c, const char *what, status_log *log) {
+    const op_desc *d = &k_desc[c->op];
+    layout l;
+    memset(&l, 0, sizeof l);
+    d->layout(c, &l);
+    int n = l.n_in + l.n_out;
+    pxl_tensor *t[MAXOPND] = {0}, *t2[MAXOPND];
+    char probe[96];
+    for (int i = 0; i < n; i++) {
+        t[i] = new_tensor(ctx, l.o[i].dt, l.o[i].ndim, l.o[i].shape);
+        if (!t[i]) goto done;
+        fill_bytes(ctx, t[i], opnd_bytes(&l.o[i]), 0);
+    }
+    expect_call(ctx, c, t, PXL_OK, what, "the good call", log);
+    expect_call(NULL, c, t, PXL_ERR_INVALID_ARG, what, "NULL context", log);
+    for (int i = 0; i < n; i++) {
+        const operand *o = &l.o[i];
+        memcpy(t2, t, sizeof t2);
+        t2[i] = NULL;
+        snprintf(probe, sizeof probe, "%s = NULL", o->name);
+        expect_call(ctx, c, t2, (d->optional >> i) & 1 ? PXL_OK : PXL_ERR_INVALID_ARG, what, probe, log);
+        /* wrong dtype */
+        t2[i] = new_tensor(ctx, o->dt == PXL_I32 ? PXL_F32 : PXL_I32, o->ndim, o->shape);
+        snprintf(probe, sizeof probe, "%s of the wrong dtype", o->name);
+        if (t2[i]) expect_call(ctx, c, t2, PXL_ERR_INVALID_ARG, what, probe, log);
+        pxl_tensor_free(t2[i]);
+        /* wrong shape */
+        if (o->bad_dim != NO_BAD) {
+            int64_t sh[4];
+            memcpy(sh, o->shape, sizeof sh);
+            sh[o->bad_dim < 0 ? o->ndim - 1 : o->bad_dim]++;
+            t2[i] = new_tensor(ctx, o->dt, o->ndim, sh);
+            snprintf(probe, sizeof probe, "%s of the wrong shape", o->name);
+            if (t2[i]) expect_call(ctx, c, t2, PXL_ERR_INVALID_ARG, what, probe, log);
+            pxl_tensor_free(t2[i]);
+        }
+        /* a tensor of another context */
+        t2[i] = new_tensor(other, o->dt, o->ndim, o->shape);
+        snprintf(probe, sizeof probe, "%s of another context", o->name);
+        if (t2[i]) expect_call(ctx, c, t2, PXL_ERR_INVALID_ARG, what, probe, log);
+        pxl_tensor_free(t2[i]);
+    }
+    /* outputs aliasing inputs: allowed only where the op works in place, as exactly that input */
+    for (int j = l.n_in; j < n; j++)
+        for (int i = 0; i < l.n_in; i++) {
+            if (l.o[i].dt != l.o[j].dt) continue;
+            memcpy(t2, t, sizeof t2);
+            t2[j] = t[i];
+            int ok = j == l.n_in && ((d->inplace >> i) & 1) && same_shape(&l.o[i], &l.o[j]);
+            snprintf(probe, sizeof probe, "%s is %s", l.o[j].name, l.o[i].name);
+            expect_call(ctx, c, t2, ok ? PXL_OK : PXL_ERR_INVALID_ARG, what, probe, log);
+            if (!same_shape(&l.o[i], &l.o[j])) continue;
+            /* partly overlapping views: never allowed */
+            int64_t blk = pxl_dtype_block(l.o[i].dt), nb = nelem(&l.o[i]) + blk;
+            pxl_tensor *base = new_tensor(ctx, l.o[i].dt, 1, &nb), *vi = NULL, *vo = NULL;
+            if (base && pxl_tensor_view(ctx, base, l.o[i].ndim, l.o[i].shape, 0, &vi) == PXL_OK &&
+                pxl_tensor_view(ctx, base, l.o[j].ndim, l.o[j].shape, block_bytes(l.o[i].dt), &vo) == PXL_OK) {
+                fill_bytes(ctx, base, pxl_tensor_bytes(base), 0);
+                t2[i] = vi;
+                t2[j] = vo;
+                snprintf(probe, sizeof probe, "%s overlaps %s", l.o[j].name, l.o[i].name);
+                expect_call(ctx, c, t2, PXL_ERR_INVALID_ARG, what, probe, log);
+            } else {
+                CHECK_MSG(0, "%s: overlapping views: %s", what, pxl_ctx_error(ctx));
+            }
+            pxl_tensor_free(vi), pxl_tensor_free(vo), pxl_tensor_free(base);
+        }
+    /* the context still works after all that */
+    expect_call(ctx, c, t, PXL_OK, what, "the good call again", log);
+    CHECK(pxl_finish(ctx) == PXL_OK);
+done:
+    for (int i = 0; i < n; i++) pxl_tensor_free(t[i]);
+}
+
+/* Read-only tensors (CPU contexts only: a GPU refuses to wrap host memory): fine as inputs, refused as outputs. */
+static void read_only_set(pxl_ctx *ctx, const op_case *c, const char *what) {
+    const op_desc *d = &k_desc[c->op];
+    layout l;
+    memset(&l, 0, sizeof l);
+    d->layout(c, &l);
+    int n = l.n_in + l.n_out;
+    pxl_tensor *t[MAXOPND] = {0}, *t2[MAXOPND];
+    void *mem[MAXOPND] = {0};
+    status_log log = {{0}, 0};
+    for (int i = 0; i < n; i++) {
+        t[i] = new_tensor(ctx, l.o[i].dt, l.o[i].ndim, l.o[i].shape);
+        if (!t[i]) goto done;
+        fill_bytes(ctx, t[i], opnd_bytes(&l.o[i]), 0);
+    }
+    for (int i = 0; i < n; i++) {
+        size_t nb = opnd_bytes(&l.o[i]);
+        mem[i] = calloc(1, nb ? nb : 1);
+        memcpy(t2, t, sizeof t2);
+        pxl_status s = pxl_tensor_wrap(ctx, l.o[i].dt, l.o[i].ndim, l.o[i].shape, mem[i], nb, &t2[i]);
+        CHECK_MSG(s == PXL_OK, "%s: wrap %s: %s", what, l.o[i].name, pxl_ctx_error(ctx));
+        if (s != PXL_OK) continue;
+        CHECK(pxl_tensor_is_read_only(t2[i]));
+        char probe[96];
+        snprintf(probe, sizeof probe, "%s read-only", l.o[i].name);
+        expect_call(ctx, c, t2, l.o[i].out ? PXL_ERR_INVALID_ARG : PXL_OK, what, probe, &log);
+        pxl_tensor_free(t2[i]);
+    }
+done:
+    for (int i = 0; i < n; i++) pxl_tensor_free(t[i]), free(mem[i]);
+}
+
+int ops_cases_run_bad(const case_env *env, int with_gpu) {
+    int n = 0;
+    for (int ci = 0; ci < ops_case_count(); ci++) {
+        const op_case *c = &k_cases[ci];
+        if (!(c->flags & CF_BAD)) continue;
+        char what[400], name[256];
+        snprintf(what, sizeof what, "bad arguments [%d] %s", ci, ops_case_name(c, name, sizeof name));
+        status_log lc = {{0}, 0}, lg = {{0}, 0};
+        bad_set(env->cpu, with_gpu ? env->gpu : env->other, c, what, &lc);
+        read_only_set(env->cpu, c, what);
+        if (with_gpu) {
+            bad_set(env->gpu, env->cpu, c, what, &lg);
+            int same = lc.n == lg.n;
+            for (int i = 0; same && i < lc.n; i++) same = lc.st[i] == lg.st[i];
+            CHECK_MSG(same, "%s: the backends answer differently", what);
+            /* a GPU context cannot wrap host memory */
+            const operand *o = NULL;
+            layout l;
+            memset(&l, 0, sizeof l);
+            k_desc[c->op].layout(c, &l);
+            o = &l.o[0];
+            size_t nb = opnd_bytes(o);
+            void *mem = calloc(1, nb ? nb : 1);
+            pxl_tensor *w = NULL;
+            CHECK(pxl_tensor_wrap(env->gpu, o->dt, o->ndim, o->shape, mem, nb, &w) == PXL_ERR_UNSUPPORTED);
+            pxl_tensor_free(w);
+            free(mem);
+        }
+        n++;
+    }
+    return n;
+}
+
+/* ---- gradient mode ------------------------------------------------------------------- */
+
+/* sum(g * y0) of the oracle at values v */
+static double oracle_loss(const op_case *c, const host_data *h, double *const *v, const double *g) {
+    int64_t n = nelem(&h->l.o[h->l.n_in]);
+    double *want[MAXOPND] = {0};
+    for (int j = 0; j < h->l.n_out; j++) want[j] = calloc((size_t)nelem(&h->l.o[h->l.n_in + j]), sizeof(double));
+    k_desc[c->op].oracle(c, v, want);
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) s += g[i] * want[0][i];
+    for (int j = 0; j < MAXOPND; j++) free(want[j]);
+    return s;
+}
+
+/* y0 of the op on ctx with operand i's element e set to x (f32 operands only) */
+static double *op_output(pxl_ctx *ctx, const op_case *c, const host_data *h, pxl_tensor *const *t, int i, int64_t e,
+                         float x) {
+    const layout *l = &h->l;
+    for (int k = 0; k < l->n_in + l->n_out; k++) {
+        if (!h->bytes[k]) continue;
+        size_t nb = opnd_bytes(&l->o[k]);
+        uint8_t *b = malloc(nb);
+        memcpy(b, h->bytes[k], nb);
+        if (k == i) memcpy(b + 4 * e, &x, 4);
+        CHECK(pxl_tensor_write(ctx, t[k], b, nb) == PXL_OK);
+        free(b);
+    }
+    pxl_status s = k_desc[c->op].call(ctx, c, t);
+    CHECK_MSG(s == PXL_OK, "grad: %s", pxl_ctx_error(ctx));
+    const operand *o = &l->o[l->n_in];
+    uint8_t *b = read_all(ctx, t[l->n_in], opnd_bytes(o));
+    double *y = to_double(o, b);
+    free(b);
+    return y;
+}
+
+/*
+ * For each input element: the analytic VJP against
+ *  - central differences of the oracle in double, step h = 1e-4 max(1, |x|):
+ *    truncation h^2 |f'''| / 6 ~ 1e-9, rounding ~ 1e-16 |L| / h: within
+ *    1e-6 (1 + |grad|);
+ *  - central differences of the op on the backend in f32, step h = 2^-7
+ *    max(1, |x|) (near the optimum (3 u / |f'''|)^(1/3) ~ 6e-3 for f32), with
+ *    x +- h rounded to f32 and the difference divided by the step actually
+ *    taken. Bound: the outputs that moved carry the op's own tolerance at each
+ *    end, 2 sum |g_j| tol_j / step, plus the truncation h^2 |f'''| / 6 <=
+ *    2 h^2 (1 + |grad|) (|f'''| <= 12 (1 + |grad|) for these ops on their
+ *    test ranges). This check is coarse (a few 1e-4: f32 outputs over a
+ *    step of 2^-7): it catches a wrong formula or a missing term in the op
+ *    or the VJP, while the oracle check pins the VJP to 1e-6.
+ */
+int ops_cases_run_grad(const case_env *env, pxl_ctx *ctx) {
+    int runs = 0, gpu = pxl_ctx_backend(ctx) == PXL_BACKEND_GPU;
+    for (int ci = 0; ci < ops_case_count(); ci++) {
+        const op_case *c = &k_cases[ci];
+        if (!(c->flags & CF_GRAD) || !k_desc[c->op].vjp) continue;
+        runs++;
+        char what[400], name[256];
+        snprintf(what, sizeof what, "grad [%d] %s on %s", ci, ops_case_name(c, name, sizeof name), gpu ? "gpu" : "cpu");
+        host_data h;
+        gen_data(env->cpu, c, (uint64_t)ci + 1000u, &h);
+        const layout *l = &h.l;
+        int64_t ny = nelem(&l->o[l->n_in]);
+        double *g = malloc((size_t)ny * sizeof *g), *gv[MAXOPND] = {0};
+        uint64_t rng = (uint64_t)ci * 77u + 5u;
+        for (int64_t i = 0; i < ny; i++) g[i] = (double)(test_rng(&rng) >> 11) * 0x1p-52 - 1.0;
+        for (int i = 0; i < l->n_in + l->n_out; i++)
+            if (h.val[i]) gv[i] = calloc((size_t)nelem(&l->o[i]), sizeof(double));
+        k_desc[c->op].vjp(c, h.val, g, gv);
+        double *tol = calloc((size_t)ny, sizeof *tol);
+        k_desc[c->op].tol(c, h.val, h.want, 0, gpu ? TOL_GPU : TOL_CPU, tol);
+        pxl_tensor *t[MAXOPND] = {0};
+        int ok = 1;
+        for (int i = 0; i < l->n_in + l->n_out && ok; i++) ok = (t[i] = new_tensor(ctx, l->o[i].dt, l->o[i].ndim, l->o[i].shape)) != NULL;
+        int64_t bad_o = 0, bad_b = 0;
+        for (int i = 0; i < l->n_in + l->n_out && ok; i++) {
+            if (!gv[i]) continue;
+            for (int64_t e = 0; e < nelem(&l->o[i]); e++) {
+                double x = h.val[i][e], a = gv[i][e];
+                /* the oracle */
+                double ho = 1e-4 * fmax(1.0, fabs(x));
+                h.val[i][e] = x + ho;
+                double lp = oracle_loss(c, &h, h.val, g);
+                h.val[i][e] = x - ho;
+                double lm = oracle_loss(c, &h, h.val, g);
+                h.val[i][e] = x;
+                double fd = (lp - lm) / (2.0 * ho);
+                if (!(fabs(fd - a) <= 1e-6 * (1.0 + fabs(a))) && bad_o++ < 4)
+                    fprintf(stderr, "%s: d/d%s[%lld]: analytic %.9g, oracle differences %.9g\n", what, l->o[i].name,
+                            (long long)e, a, fd);
+                /* the op, in f32 */
+                double hb = 0x1p-7 * fmax(1.0, fabs(x));
+                float xp = (float)(x + hb), xm = (float)(x - hb);
+                double *yp = op_output(ctx, c, &h, t, i, e, xp), *ym = op_output(ctx, c, &h, t, i, e, xm);
+                double step = (double)xp - (double)xm, lb = 0, noise = 0;
+                for (int64_t j = 0; j < ny; j++) {
+                    lb += g[j] * (yp[j] - ym[j]);
+                    if (yp[j] != ym[j]) noise += 2.0 * fabs(g[j]) * tol[j];
+                }
+                double fb = lb / step, bound = noise / step + 2.0 * hb * hb * (1.0 + fabs(a));
+                if (!(fabs(fb - a) <= bound) && bad_b++ < 4)
+                    fprintf(stderr, "%s: d/d%s[%lld]: analytic %.9g, differences of the op %.9g (bound %.3g)\n", what,
+                            l->o[i].name, (long long)e, a, fb, bound);
+                free(yp), free(ym);
+            }
+        }
+        if (bad_o || bad_b) {
+            fprintf(stderr, "%s: %lld / %lld gradient entries off\n", what, (long long)bad_o, (long long)bad_b);
+            g_failures++;
+        }
+        for (int i = 0; i < MAXOPND; i++) pxl_tensor_free(t[i]), free(gv[i]);
+        free(g), free(tol);
+        free_host(&h);
+    }
+    return runs;
+}

@@ -1,0 +1,109 @@
+/*
+ * The op-case registry (tests/ops_cases.c) as the runner (tests/test_ops_cases.c)
+ * sees it: the table, and the modes that run it on a backend.
+ */
+#ifndef PXL_TESTS_OPS_CASES_H
+#define PXL_TESTS_OPS_CASES_H
+
+#include "pxl/ops.h"
+
+#include <stdint.h>
+
+typedef enum op_kind {
+    OP_MATMUL,
+    OP_SOFTMAX,
+    OP_RMSNORM,
+    OP_LAYERNORM,
+    OP_ARGMAX,
+    OP_TOPK,
+    OP_GELU,
+    OP_SILU,
+    OP_SWIGLU,
+    OP_ADD,
+    OP_MUL,
+    OP_SCALE,
+    OP_EMBEDDING,
+    OP_ROPE,
+    OP_ATTENTION,
+    OP_COPY,
+    OP_DOT,
+    OP_COUNT
+} op_kind;
+
+/* Case flags. */
+enum {
+    CF_VIEW = 1 << 0,     /* every operand is a view at an odd offset (3 blocks) inside a sentinel-filled base */
+    CF_SLICE = 1 << 1,    /* every operand is a row slice (rows 2..) of a taller base, reshaped to its shape */
+    CF_INPLACE = 1 << 2,  /* output 0 is input 0 (the op must allow it) */
+    CF_SPECIAL = 1 << 3,  /* NaN, +-Inf and -0 in the inputs, where the op defines them */
+    CF_TIES = 1 << 4,     /* inputs drawn from a few integers (ties for argmax/top-k) */
+    CF_TA = 1 << 5,       /* matmul trans_a */
+    CF_TB = 1 << 6,       /* matmul trans_b */
+    CF_CAUSAL = 1 << 7,   /* softmax causal mask with offset `off` */
+    CF_NO_BIAS = 1 << 8,  /* layernorm with b = NULL */
+    CF_ERF = 1 << 9,      /* gelu erf form (default tanh) */
+    CF_HALVES = 1 << 10,  /* rope PXL_ROPE_HALVES (default adjacent) */
+    CF_BCAST = 1 << 11,   /* add/mul: b is one row [L] */
+    CF_CPU_ONLY = 1 << 12, /* a large shape: CPU only (the GPU adapter in CI is llvmpipe) */
+    CF_NULL_OPTS = 1 << 13, /* matmul options passed as NULL (defaults) */
+    CF_BAD = 1 << 14,     /* also run the generic bad-argument set on this case's operands */
+    CF_GRAD = 1 << 15,    /* also run the gradient mode on this case */
+    CF_FLAT = 1 << 16,    /* copy: dst is the same elements as one flat row */
+    CF_WIDE = 1 << 17     /* inputs in [-12, 12) instead of the op's usual range */
+};
+
+/*
+ * One case. What `s` holds depends on the op (the main shape is
+ * s[0..ndim-1] unless said otherwise):
+ *   matmul     s = {batch_a, batch_b, M, N, K}, dt = B's dtype, alpha, beta
+ *   softmax    x shape; p = scale, off = causal_offset
+ *   rmsnorm, layernorm   x shape; p = eps
+ *   argmax     x shape;  topk: x shape, k
+ *   gelu, silu, swiglu, add, mul, scale   x shape; p = the scale factor
+ *   embedding  s = {V, D, n ids}, dt = the table's dtype
+ *   rope       s = {T, H, D}, off = pos_offset, p = base
+ *   attention  s = {T, Hq, Hkv, D, kv_len, C}, p = scale
+ *   copy       src shape, dt
+ *   dot        s = {n}
+ * expect: PXL_OK for a value case; otherwise the status every backend must
+ * return for the call (and msg, if set, a substring of the message).
+ */
+typedef struct op_case {
+    op_kind op;
+    int ndim;
+    int64_t s[6];
+    pxl_dtype dt;
+    float p;
+    float alpha, beta;
+    int64_t off;
+    int k;
+    unsigned flags;
+    pxl_status expect;
+    const char *msg;
+} op_case;
+
+typedef struct case_env {
+    pxl_ctx *cpu;   /* always */
+    pxl_ctx *gpu;   /* NULL without an adapter */
+    pxl_ctx *other; /* a second CPU context, for "tensor of another context" */
+    int verbose;
+} case_env;
+
+int ops_case_count(void);
+const op_case *ops_case_get(int i);
+const char *ops_case_name(const op_case *c, char *buf, size_t cap);
+
+/* Runs every value and expected-status case: on the CPU against the oracles;
+ * with env->gpu also on the GPU (against the oracles and the CPU result).
+ * Returns the number of cases run. */
+int ops_cases_run_values(const case_env *env, int with_gpu);
+/* The generic bad-argument set on every CF_BAD case, on the CPU (and the GPU):
+ * statuses must be as expected and equal on both backends. */
+int ops_cases_run_bad(const case_env *env, int with_gpu);
+/* Gradient mode on every CF_GRAD case on ctx: analytic vector-Jacobian
+ * products against central differences of the oracle and of the op. */
+int ops_cases_run_grad(const case_env *env, pxl_ctx *ctx);
+/* Failed checks so far in the registry's translation unit. */
+int ops_cases_failures(void);
+
+#endif

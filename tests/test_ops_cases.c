@@ -1,0 +1,179 @@
+/*
+ * Runs the op-case table (tests/ops_cases.c) and the checks a table row
+ * cannot express. Modes (argv[1]):
+ *   cpu   every case on a CPU context against the oracles, the bad-argument
+ *         set, golden values; needs no GPU and never skips.
+ *   gpu   the same on a GPU context too (against the oracles and the CPU),
+ *         the bad-argument set on both (same statuses), and GPU-only checks;
+ *         exits 77 (skipped) without an adapter.
+ *   grad  the gradient mode on a CPU context ("grad gpu": on the GPU).
+ * -v prints each case before it runs.
+ */
+#include "ops_cases.h"
+#include "ops_oracle.h"
+
+#include "check.h"
+#include "test_ctx.h"
+
+#include <math.h>
+#include <string.h>
+
+/*
+ * Golden values, from the formulas in double (mpmath at 30 digits:
+ * x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), x/2 (1 + erf(x/sqrt 2)),
+ * x / (1 + e^-x), and silu(g) * u), rounded to 20 digits. Both the oracle
+ * (to 1e-15) and the op on each backend (to 4e-7 relative plus 1e-7, a few
+ * f32 ULPs) must give them.
+ */
+static const double k_gx[7] = {-3, -1, -0.5, 0.5, 1, 2, 3};
+static const double k_gelu_tanh[7] = {-0.0036373920817730188378, -0.15880800939172329522, -0.15428599017485607796,
+                                      0.34571400982514392204,   0.84119199060827670478, 1.9545976940877750188,
+                                      2.9963626079182269812};
+static const double k_gelu_erf[7] = {-0.00404969409489028358, -0.15865525393145705141, -0.15426876936299344818,
+                                     0.34573123063700655182,  0.84134474606854294859,  1.9544997361036415856,
+                                     2.9959503059051097164};
+static const double k_silu[7] = {-0.14227761953270034264, -0.26894142136999512075, -0.18877033439907271768,
+                                 0.31122966560092728232,  0.73105857863000487925,  1.7615941559557648881,
+                                 2.8577223804672996574};
+static const double k_sw_g[4] = {1, -2, 3, -0.5}, k_sw_u[4] = {2, 0.5, -1.5, 4};
+static const double k_swiglu[4] = {1.4621171572600097585, -0.11920292202211755594, -4.286583570700949486,
+                                   -0.75508133759629087072};
+
+/* rel * |want| + abs + 4 |x| 2^-23: the last term is the table's allowance for
+ * the cancellation in 1 + tanh (or 1 + erf) for negative x (f32 tanh near -1
+ * is good to 1 ULP of 1, multiplied by x / 2); x = -3 on llvmpipe is 1.4e-7 off. */
+static void check_golden(const char *what, const double *want, const float *got, const double *x, int n, double rel,
+                         double abs) {
+    for (int i = 0; i < n; i++)
+        CHECK_MSG(fabs((double)got[i] - want[i]) <= rel * fabs(want[i]) + abs + 4.0 * fabs(x[i]) / 8388608.0,
+                  "%s [%d]: %.9g, golden %.12g", what, i, (double)got[i], want[i]);
+}
+
+static void golden(pxl_ctx *ctx, const char *who) {
+    /* the oracles */
+    for (int i = 0; i < 7; i++) {
+        CHECK(fabs(oracle_gelu_tanh(k_gx[i]) - k_gelu_tanh[i]) <= 1e-15);
+        CHECK(fabs(oracle_gelu_erf(k_gx[i]) - k_gelu_erf[i]) <= 1e-15);
+        CHECK(fabs(oracle_silu(k_gx[i]) - k_silu[i]) <= 1e-15);
+    }
+    for (int i = 0; i < 4; i++) CHECK(fabs(oracle_silu(k_sw_g[i]) * k_sw_u[i] - k_swiglu[i]) <= 1e-15);
+    /* the ops */
+    float x[7], g[4], u[4], y[7];
+    for (int i = 0; i < 7; i++) x[i] = (float)k_gx[i];
+    for (int i = 0; i < 4; i++) g[i] = (float)k_sw_g[i], u[i] = (float)k_sw_u[i];
+    int64_t n7 = 7, n4 = 4;
+    pxl_tensor *tx = NULL, *ty = NULL, *tg = NULL, *tu = NULL, *t4 = NULL;
+    if (pxl_tensor_create(ctx, PXL_F32, 1, &n7, &tx) || pxl_tensor_create(ctx, PXL_F32, 1, &n7, &ty) ||
+        pxl_tensor_create(ctx, PXL_F32, 1, &n4, &tg) || pxl_tensor_create(ctx, PXL_F32, 1, &n4, &tu) ||
+        pxl_tensor_create(ctx, PXL_F32, 1, &n4, &t4)) {
+        CHECK_MSG(0, "golden: %s", pxl_ctx_error(ctx));
+        goto done;
+    }
+    CHECK(pxl_tensor_write(ctx, tx, x, sizeof x) == PXL_OK);
+    CHECK(pxl_tensor_write(ctx, tg, g, sizeof g) == PXL_OK);
+    CHECK(pxl_tensor_write(ctx, tu, u, sizeof u) == PXL_OK);
+    char what[64];
+    CHECK(pxl_gelu(ctx, tx, ty, PXL_GELU_TANH) == PXL_OK && pxl_tensor_read(ctx, ty, y, sizeof y) == PXL_OK);
+    snprintf(what, sizeof what, "gelu tanh on %s", who);
+    check_golden(what, k_gelu_tanh, y, k_gx, 7, 4e-7, 1e-7);
+    CHECK(pxl_gelu(ctx, tx, ty, PXL_GELU_ERF) == PXL_OK && pxl_tensor_read(ctx, ty, y, sizeof y) == PXL_OK);
+    snprintf(what, sizeof what, "gelu erf on %s", who);
+    check_golden(what, k_gelu_erf, y, k_gx, 7, 4e-7, 1e-7);
+    CHECK(pxl_silu(ctx, tx, ty) == PXL_OK && pxl_tensor_read(ctx, ty, y, sizeof y) == PXL_OK);
+    snprintf(what, sizeof what, "silu on %s", who);
+    check_golden(what, k_silu, y, k_gx, 7, 4e-7, 1e-7);
+    CHECK(pxl_swiglu(ctx, tg, tu, t4) == PXL_OK && pxl_tensor_read(ctx, t4, y, 16) == PXL_OK);
+    snprintf(what, sizeof what, "swiglu on %s", who);
+    check_golden(what, k_swiglu, y, k_sw_g, 4, 4e-7, 1e-7);
+    /* rope: the pair with theta = 1 at position 10^6 against cos and sin of 10^6 (mpmath) */
+    {
+        const double c = 0.93675212753314478699, s = -0.34999350217129293616;
+        int64_t sh[3] = {1, 1, 4};
+        float xr[4] = {1.0f, 0.0f, 0.5f, 0.5f}, yr[4];
+        pxl_tensor *a = NULL, *b = NULL;
+        if (pxl_tensor_create(ctx, PXL_F32, 3, sh, &a) == PXL_OK && pxl_tensor_create(ctx, PXL_F32, 3, sh, &b) == PXL_OK &&
+            pxl_tensor_write(ctx, a, xr, sizeof xr) == PXL_OK &&
+            pxl_rope(ctx, a, b, 1000000, 10000.0f, PXL_ROPE_ADJACENT) == PXL_OK &&
+            pxl_tensor_read(ctx, b, yr, sizeof yr) == PXL_OK)
+            CHECK_MSG(fabs(yr[0] - c) < 1e-6 && fabs(yr[1] - s) < 1e-6, "%s: cos/sin(1e6) = %.9f %.9f", who,
+                      (double)yr[0], (double)yr[1]);
+        else
+            CHECK_MSG(0, "rope golden: %s", pxl_ctx_error(ctx));
+        pxl_tensor_free(a);
+        pxl_tensor_free(b);
+    }
+done:
+    pxl_tensor_free(tx), pxl_tensor_free(ty), pxl_tensor_free(tg), pxl_tensor_free(tu), pxl_tensor_free(t4);
+}
+
+/* Many split attention calls in one stream, offset by one single-pass call, so
+ * the stream's dispatch cap (4096) falls inside a call: its two passes must
+ * stay in one submit with their scratch buffer (GPU only). */
+static void attention_long_stream(pxl_ctx *cpu, pxl_ctx *gpu) {
+    int64_t sq[3] = {1, 2, 64}, skv[3] = {300, 1, 64};
+    float q[128], *k = malloc(300 * 64 * 4), *v = malloc(300 * 64 * 4), yc[128], yg[128];
+    uint64_t rng = 99;
+    for (int i = 0; i < 128; i++) q[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 - 1.0);
+    for (int i = 0; i < 300 * 64; i++) {
+        k[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 - 1.0);
+        v[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 - 1.0);
+    }
+    pxl_ctx *ctx[2] = {cpu, gpu};
+    float *out[2] = {yc, yg};
+    for (int b = 0; b < 2; b++) {
+        pxl_tensor *tq = NULL, *tk = NULL, *tv = NULL, *ty = NULL;
+        pxl_status s = pxl_tensor_create(ctx[b], PXL_F32, 3, sq, &tq);
+        if (!s) s = pxl_tensor_create(ctx[b], PXL_F32, 3, skv, &tk);
+        if (!s) s = pxl_tensor_create(ctx[b], PXL_F32, 3, skv, &tv);
+        if (!s) s = pxl_tensor_create(ctx[b], PXL_F32, 3, sq, &ty);
+        if (!s) s = pxl_tensor_write(ctx[b], tq, q, sizeof q);
+        if (!s) s = pxl_tensor_write(ctx[b], tk, k, 300 * 64 * 4);
+        if (!s) s = pxl_tensor_write(ctx[b], tv, v, 300 * 64 * 4);
+        if (!s) s = pxl_attention(ctx[b], tq, tk, tv, ty, 2, 0.2f);
+        for (int i = 0; i < (b ? 2100 : 1) && !s; i++) s = pxl_attention(ctx[b], tq, tk, tv, ty, 300, 0.2f);
+        if (!s) s = pxl_tensor_read(ctx[b], ty, out[b], sizeof yc);
+        CHECK_MSG(s == PXL_OK, "attention long stream: %s", pxl_ctx_error(ctx[b]));
+        pxl_tensor_free(tq), pxl_tensor_free(tk), pxl_tensor_free(tv), pxl_tensor_free(ty);
+    }
+    for (int i = 0; i < 128; i++) CHECK_MSG(fabsf(yc[i] - yg[i]) <= 2e-5f, "long stream [%d]: %g vs %g", i, yc[i], yg[i]);
+    free(k), free(v);
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "cpu";
+    case_env env;
+    memset(&env, 0, sizeof env);
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "-v") == 0) env.verbose = 1;
+    env.cpu = test_ctx(PXL_BACKEND_CPU, 0);
+    env.other = test_ctx(PXL_BACKEND_CPU, 1);
+    if (!env.cpu || !env.other) return 1;
+    int want_gpu = strcmp(mode, "gpu") == 0 || (argc > 2 && strcmp(argv[2], "gpu") == 0);
+    if (want_gpu) {
+        env.gpu = test_gpu_ctx();
+        if (!env.gpu) {
+            pxl_ctx_free(env.cpu), pxl_ctx_free(env.other);
+            return PXL_SKIP;
+        }
+    }
+    double t0 = pxl_time_now();
+    if (strcmp(mode, "grad") == 0) {
+        int n = ops_cases_run_grad(&env, env.gpu ? env.gpu : env.cpu);
+        fprintf(stderr, "%d gradient cases in %.1f s\n", n, pxl_time_now() - t0);
+    } else {
+        int n = ops_cases_run_values(&env, env.gpu != NULL);
+        int b = ops_cases_run_bad(&env, env.gpu != NULL);
+        golden(env.cpu, "cpu");
+        if (env.gpu) {
+            golden(env.gpu, "gpu");
+            attention_long_stream(env.cpu, env.gpu);
+        }
+        fprintf(stderr, "%d cases and %d bad-argument sets (of %d rows) on %s in %.1f s\n", n, b, ops_case_count(),
+                env.gpu ? "cpu and gpu" : "cpu", pxl_time_now() - t0);
+    }
+    pxl_ctx_free(env.gpu);
+    pxl_ctx_free(env.cpu);
+    pxl_ctx_free(env.other);
+    g_failures += ops_cases_failures();
+    return test_result("test_ops_cases");
+}
