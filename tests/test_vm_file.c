@@ -155,10 +155,8 @@ static void test_write(void) {
     CHECK(mkdir(at("sub"), 0700) == 0);
     CHECK(wr(at("sub"), "nine") == PXL_ERR_IO && has("is a directory"));
     rmdir(at("sub"));
-    if (geteuid() == 0) { /* as root, /dev/null would become a regular file */
-        CHECK(wr("/dev/null", "ten") == PXL_ERR_IO && has("character device"));
-        CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
-    }
+    /* (a device such as /dev/null takes the same check as the FIFO; it is not tried
+     * here, since a regression would replace the machine's /dev/null) */
     CHECK(wr("", "x") == PXL_ERR_INVALID_ARG);
     CHECK(wr(at("no/such/dir"), "x") == PXL_ERR_IO && has("no/such/dir"));
 

@@ -222,8 +222,7 @@ static int run_dot(pxl_ctx *ctx, const bench_opts *o) {
     }
     goto done;
 fail:
-    fprintf(stderr, "pxl bench: %s\n", pxl_ctx_error(ctx));
-    rc = 1;
+    rc = cli_fail(o->c.json, 1, "pxl bench dot", "%s", pxl_ctx_error(ctx));
 done:
     pxl_buffer_free(ga);
     pxl_buffer_free(gb);
@@ -240,12 +239,17 @@ int cmd_bench(int argc, char **argv) {
     pxl_ctx *ctx;
     if (cli_open_ctx(&o.c, &ctx)) return 1;
     if (strcmp(what, "ops") == 0) {
+        if (!pxl_gpu_get_info(ctx)) { /* 77: ctest's skip code, nothing to measure here */
+            int rc = cli_fail(o.c.json, 77, "pxl bench ops", "needs a GPU (%s)", cli_no_gpu_reason(ctx));
+            pxl_ctx_free(ctx);
+            return rc;
+        }
         int rc = bench_ops(ctx, o.only, o.reps, o.c.json, o.small);
         pxl_ctx_free(ctx);
         return rc;
     }
     if (!o.c.json && !pxl_gpu_get_info(ctx) && o.c.backend != PXL_BACKEND_CPU)
-        fprintf(stderr, "pxl bench: no GPU (%s); timing the CPU only\n", pxl_ctx_gpu_unavailable_reason(ctx));
+        fprintf(stderr, "pxl bench: no GPU (%s); timing the CPU only\n", cli_no_gpu_reason(ctx));
     int rc = run_dot(ctx, &o);
     pxl_ctx_free(ctx);
     return rc;
