@@ -54,18 +54,11 @@ static int parse(int argc, char **argv, bench_opts *o, const char **what) {
     const char *pos[1] = {NULL};
     int n = cli_parse_command("pxl bench", k_usage, k_about, argc - 1, argv + 1, opts, n_opts, pos, 1, &o->c.help);
     if (n < 0) return n == CLI_HELP_SHOWN ? 1 : 2;
-    if (n == 0) {
-        fprintf(stderr, "pxl bench: name a benchmark (dot or ops); see pxl bench --help\n");
-        return 2;
-    }
-    if (strcmp(pos[0], "dot") != 0 && strcmp(pos[0], "ops") != 0) {
-        fprintf(stderr, "pxl bench: unknown benchmark '%.64s' (known: dot, ops)\n", pos[0]);
-        return 2;
-    }
-    if (o->min_log2 > o->max_log2) {
-        fprintf(stderr, "pxl bench: --min %u is larger than --max %u\n", o->min_log2, o->max_log2);
-        return 2;
-    }
+    if (n == 0) return cli_fail(o->c.json, 2, "pxl bench", "name a benchmark (dot or ops); see pxl bench --help");
+    if (strcmp(pos[0], "dot") != 0 && strcmp(pos[0], "ops") != 0)
+        return cli_fail(o->c.json, 2, "pxl bench", "unknown benchmark '%.64s' (known: dot, ops)", pos[0]);
+    if (o->min_log2 > o->max_log2)
+        return cli_fail(o->c.json, 2, "pxl bench", "--min %u is larger than --max %u", o->min_log2, o->max_log2);
     *what = pos[0];
     return 0;
 }
