@@ -11,7 +11,10 @@
  * Exit codes: 0 success; 1 the program is invalid, a run failed, the
  * interpreters differ, or a file could not be read or written; 2 usage;
  * compare exits 77 (ctest's skip code) when no GPU can be opened.
- * No subcommand writes over its input, except run --in-place.
+ * No subcommand writes over its input, except run --in-place. Every output
+ * file is written atomically and by the rules of pxl_file_write (pxl/vm.h);
+ * every input must be a regular file (a FIFO fails at once); under --json a
+ * failure is a JSON object on stdout too (cli_fail).
  */
 #include "cli.h"
 #include "cli_llm.h"
@@ -81,7 +84,7 @@ static const vm_sub k_subs[] = {
      "Assembles pxVM text (docs/pxvm-asm.md) into an image. file: data is read relative to\n"
      "the directory of IN.txt (IN.txt may be - for stdin: then the current directory). Errors\n"
      "name the line. The program is then validated; a program that does not validate is\n"
-     "still written, with a warning.",
+     "still written, with a warning. The text may be at most 64 MiB.",
      "the image to write (also -o; required)", O_OUTPUT | O_NEED_OUTPUT, run_asm},
     {"disasm", "pxl vm disasm IN.pxi [-o OUT.txt] [--json]",
      "Disassembles an image into text that `pxl vm asm` turns back into the same image, byte\n"
