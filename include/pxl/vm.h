@@ -40,7 +40,7 @@ static inline uint8_t *pxl_image_px(const pxl_image *img, uint32_t x, uint32_t y
 pxl_status pxl_pxi_decode(pxl_ctx *ctx, const uint8_t *data, size_t len, pxl_image **out);
 /* Encodes to a PNG in memory; *out is freed with pxl_free(ctx, *out). */
 pxl_status pxl_pxi_encode(pxl_ctx *ctx, const pxl_image *img, uint8_t **out, size_t *len);
-/* pxl_file_read (at most 8 bytes per pixel of the largest image) + pxl_pxi_decode;
+/* pxl_file_read (at most 1 GiB: 8x the largest image's raw pixels) + pxl_pxi_decode;
  * messages start with the path. */
 pxl_status pxl_pxi_load(pxl_ctx *ctx, const char *path, pxl_image **out);
 /* pxl_pxi_encode + pxl_file_write: no half-written file, ever. */
