@@ -6,12 +6,12 @@
  * with the same pixels; a refusal must leave a message. abort() on any
  * mismatch. Everything is freed, so leaks show up under ASan.
  */
+#include "png_crc.h"
 #include "pxl/vm.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -38,34 +38,6 @@ static void check_one(pxl_ctx *ctx, const uint8_t *data, size_t size) {
     pxl_image_free(img);
 }
 
-/* A copy with each complete chunk's CRC made right; NULL when none was wrong. */
-static uint8_t *fix_crcs(const uint8_t *data, size_t size) {
-    uint8_t *copy = NULL;
-    size_t at = 8;
-    while (size >= 12 && at <= size - 12) {
-        uint32_t len = (uint32_t)data[at] << 24 | (uint32_t)data[at + 1] << 16 |
-                       (uint32_t)data[at + 2] << 8 | data[at + 3];
-        if (len > size - 12 - at) break;
-        uint32_t crc = (uint32_t)crc32(0, data + at + 4, (uInt)(4 + len)); /* zlib's CRC-32 */
-        const uint8_t *p = data + at + 8 + len;
-        uint32_t old = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-        if (crc != old) {
-            if (!copy) {
-                copy = malloc(size);
-                if (!copy) return NULL;
-                memcpy(copy, data, size);
-            }
-            uint8_t *q = copy + at + 8 + len;
-            q[0] = (uint8_t)(crc >> 24);
-            q[1] = (uint8_t)(crc >> 16);
-            q[2] = (uint8_t)(crc >> 8);
-            q[3] = (uint8_t)crc;
-        }
-        at += 12 + (size_t)len;
-    }
-    return copy;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     pxl_ctx_options o = pxl_ctx_options_default();
     o.backend = PXL_BACKEND_CPU;
@@ -77,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     check_one(ctx, data, size);
-    uint8_t *fixed = fix_crcs(data, size);
+    uint8_t *fixed = fuzz_fix_png_crcs(data, size);
     if (fixed) {
         check_one(ctx, fixed, size);
         free(fixed);

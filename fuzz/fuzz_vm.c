@@ -1,10 +1,14 @@
 /*
  * libFuzzer target for the pixel VM as a whole: the input is a .pxi (PNG)
- * file; it is decoded, validated, and if valid run by the CPU interpreter with
- * a small step budget. A valid program must run without crashing; run-time
- * errors the spec defines (budget, GATHER index) are fine. The GPU
+ * file; it is decoded as it is and with every chunk's CRC repaired (almost
+ * every mutation of a PNG breaks a CRC, and libpng would stop there, before
+ * the validator and the interpreter), validated, and if valid run by the CPU
+ * interpreter with a small step budget. A valid program must run without
+ * crashing; run-time errors the spec defines (budget, GATHER index) are fine.
+ * fuzz_vm_pixels.c reaches the same code without the PNG layer; the GPU
  * interpreter is compared separately by tests/test_vm_gpu.c.
  */
+#include "png_crc.h"
 #include "pxl/vm.h"
 
 #include <stdint.h>
@@ -12,16 +16,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    pxl_ctx_options o = pxl_ctx_options_default();
-    o.backend = PXL_BACKEND_CPU;
-    o.n_threads = 1;
-    o.quiet = 1;
-    pxl_ctx *ctx = NULL;
-    if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
-        pxl_ctx_free(ctx);
-        return 0;
-    }
+static void check_one(pxl_ctx *ctx, const uint8_t *data, size_t size) {
     pxl_image *img = NULL;
     if (pxl_pxi_decode(ctx, data, size, &img) == PXL_OK) {
         if (pxl_vm_validate(ctx, img) == PXL_OK) {
@@ -34,6 +29,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
     }
     pxl_image_free(img);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    pxl_ctx_options o = pxl_ctx_options_default();
+    o.backend = PXL_BACKEND_CPU;
+    o.n_threads = 1;
+    o.quiet = 1;
+    pxl_ctx *ctx = NULL;
+    if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
+        pxl_ctx_free(ctx);
+        return 0;
+    }
+    check_one(ctx, data, size);
+    uint8_t *fixed = fuzz_fix_png_crcs(data, size);
+    if (fixed) {
+        check_one(ctx, fixed, size);
+        free(fixed);
+    }
     pxl_ctx_free(ctx);
     return 0;
 }

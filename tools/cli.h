@@ -74,11 +74,61 @@ int cli_parse_command(const char *cmd, const char *usage, const char *about, int
 /* Prints usage for a subcommand. */
 void cli_usage(FILE *f, const char *usage, const char *about, const cli_opt *opts, size_t n_opts);
 
-/* Creates a context from the common options; on failure prints why. */
+/* Creates a context from the common options; on failure prints why (cli_fail,
+ * so a JSON error object under --json) and returns 1. */
 int cli_open_ctx(const cli_common *c, pxl_ctx **out);
 
-/* Writes s as a JSON string literal (with quotes). */
+/* ---- input and output (cli_io.c) ---- */
+
+/* Largest text input (assembler text, a file or stdin): 64 MiB. */
+#define CLI_TEXT_MAX ((size_t)64 << 20)
+
+/*
+ * Writes s (NUL-terminated; NULL is "") or s[0..n) as a JSON string literal
+ * with its quotes. The output is valid JSON whatever the bytes: quotes,
+ * backslashes and control characters are escaped, and each byte that is not
+ * part of a valid UTF-8 sequence becomes U+FFFD (escaped). Write errors are
+ * left in f's error flag (cli_finish_stdout reports them).
+ */
 void cli_json_string(FILE *f, const char *s);
+void cli_json_string_n(FILE *f, const char *s, size_t n);
+
+/*
+ * Reports a failure of command cmd ("pxl vm asm"): "cmd: message" on stderr,
+ * and, when json, {"ok":false,"command":cmd,"error":message} on stdout (the
+ * caller must not have started another JSON value there). Returns code.
+ */
+int cli_fail(int json, int code, const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* 1 if argv[0..argc) holds "--json" before any "--" (for errors found while parsing). */
+int cli_wants_json(int argc, char **argv);
+
+/* fwrite to stdout, remembering the reason of a failure for cli_finish_stdout.
+ * Returns 0, or 1 on a write error. */
+int cli_write_stdout(const void *data, size_t len);
+
+/*
+ * Flushes and closes stdout. If any write to stdout failed (now or earlier:
+ * its error flag is sticky), prints "pxl: writing to stdout: <reason>" on
+ * stderr and returns 1; else 0. main() calls it once, after the command.
+ */
+int cli_finish_stdout(void);
+
+/*
+ * Reads a text input: path "-" is stdin, anything else must be a regular file
+ * (pxl_file_read: never blocks on a FIFO or device). At most max bytes; more
+ * is an error ("too large"). *text is pxl_alloc'ed (free with pxl_free) and
+ * NUL-terminated. Returns 0, or 1 with a message naming the input in err.
+ */
+int cli_read_text(pxl_ctx *ctx, const char *path, size_t max, char **text, size_t *len, char *err,
+                  size_t err_cap);
+
+/* Why ctx has no GPU, never empty ("the CPU backend was asked for ..."). */
+const char *cli_no_gpu_reason(pxl_ctx *ctx);
 
 /* Subcommands. argv[0] is the subcommand name. Return the process exit code. */
 typedef struct cli_command {

@@ -129,7 +129,7 @@ int cli_open_ctx(const cli_common *c, pxl_ctx **out) {
     pxl_ctx *ctx = NULL;
     pxl_status s = pxl_ctx_create(&o, &ctx);
     if (s != PXL_OK) {
-        fprintf(stderr, "pxl: %s\n", ctx ? pxl_ctx_error(ctx) : pxl_status_str(s));
+        cli_fail(c->json, 1, "pxl", "%s", ctx ? pxl_ctx_error(ctx) : pxl_status_str(s));
         pxl_ctx_free(ctx);
         return 1;
     }
@@ -137,24 +137,11 @@ int cli_open_ctx(const cli_common *c, pxl_ctx **out) {
     return 0;
 }
 
-void cli_json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-        else fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
 int cli_parse_command(const char *cmd, const char *usage, const char *about, int argc, char **argv,
                       const cli_opt *opts, size_t n_opts, const char **pos, int max_pos, const int *help) {
     char err[256];
     int n = cli_parse(argc, argv, opts, n_opts, pos, max_pos, err, sizeof err);
-    if (n < 0) {
-        fprintf(stderr, "%s: %s\n", cmd, err);
-        return CLI_USAGE_ERROR;
-    }
+    if (n < 0) return cli_fail(cli_wants_json(argc, argv), CLI_USAGE_ERROR, cmd, "%s", err);
     if (*help) {
         cli_usage(stdout, usage, about, opts, n_opts);
         return CLI_HELP_SHOWN;

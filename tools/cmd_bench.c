@@ -54,18 +54,11 @@ static int parse(int argc, char **argv, bench_opts *o, const char **what) {
     const char *pos[1] = {NULL};
     int n = cli_parse_command("pxl bench", k_usage, k_about, argc - 1, argv + 1, opts, n_opts, pos, 1, &o->c.help);
     if (n < 0) return n == CLI_HELP_SHOWN ? 1 : 2;
-    if (n == 0) {
-        fprintf(stderr, "pxl bench: name a benchmark (dot or ops); see pxl bench --help\n");
-        return 2;
-    }
-    if (strcmp(pos[0], "dot") != 0 && strcmp(pos[0], "ops") != 0) {
-        fprintf(stderr, "pxl bench: unknown benchmark '%.64s' (known: dot, ops)\n", pos[0]);
-        return 2;
-    }
-    if (o->min_log2 > o->max_log2) {
-        fprintf(stderr, "pxl bench: --min %u is larger than --max %u\n", o->min_log2, o->max_log2);
-        return 2;
-    }
+    if (n == 0) return cli_fail(o->c.json, 2, "pxl bench", "name a benchmark (dot or ops); see pxl bench --help");
+    if (strcmp(pos[0], "dot") != 0 && strcmp(pos[0], "ops") != 0)
+        return cli_fail(o->c.json, 2, "pxl bench", "unknown benchmark '%.64s' (known: dot, ops)", pos[0]);
+    if (o->min_log2 > o->max_log2)
+        return cli_fail(o->c.json, 2, "pxl bench", "--min %u is larger than --max %u", o->min_log2, o->max_log2);
     *what = pos[0];
     return 0;
 }
@@ -222,8 +215,7 @@ static int run_dot(pxl_ctx *ctx, const bench_opts *o) {
     }
     goto done;
 fail:
-    fprintf(stderr, "pxl bench: %s\n", pxl_ctx_error(ctx));
-    rc = 1;
+    rc = cli_fail(o->c.json, 1, "pxl bench dot", "%s", pxl_ctx_error(ctx));
 done:
     pxl_buffer_free(ga);
     pxl_buffer_free(gb);
@@ -240,12 +232,17 @@ int cmd_bench(int argc, char **argv) {
     pxl_ctx *ctx;
     if (cli_open_ctx(&o.c, &ctx)) return 1;
     if (strcmp(what, "ops") == 0) {
+        if (!pxl_gpu_get_info(ctx)) { /* 77: ctest's skip code, nothing to measure here */
+            int rc = cli_fail(o.c.json, 77, "pxl bench ops", "needs a GPU (%s)", cli_no_gpu_reason(ctx));
+            pxl_ctx_free(ctx);
+            return rc;
+        }
         int rc = bench_ops(ctx, o.only, o.reps, o.c.json, o.small);
         pxl_ctx_free(ctx);
         return rc;
     }
     if (!o.c.json && !pxl_gpu_get_info(ctx) && o.c.backend != PXL_BACKEND_CPU)
-        fprintf(stderr, "pxl bench: no GPU (%s); timing the CPU only\n", pxl_ctx_gpu_unavailable_reason(ctx));
+        fprintf(stderr, "pxl bench: no GPU (%s); timing the CPU only\n", cli_no_gpu_reason(ctx));
     int rc = run_dot(ctx, &o);
     pxl_ctx_free(ctx);
     return rc;

@@ -34,9 +34,8 @@ static void print_text(pxl_ctx *ctx) {
     printf("pxl %s\n", PXL_VERSION_STRING);
     const pxl_gpu_info *g = pxl_gpu_get_info(ctx);
     if (!g) {
-        const char *why = pxl_ctx_gpu_unavailable_reason(ctx);
         printf("backend:        cpu (%d threads)\n", pxl_ctx_threads(ctx));
-        printf("gpu:            %s\n", why[0] ? why : "not requested (--backend cpu)");
+        printf("gpu:            %s\n", cli_no_gpu_reason(ctx));
         return;
     }
     printf("backend:        gpu\n");
@@ -81,7 +80,7 @@ static void print_json(pxl_ctx *ctx) {
     printf(",\"backend\":\"%s\",\"cpu_threads\":%d", g ? "gpu" : "cpu", pxl_ctx_threads(ctx));
     if (!g) {
         printf(",\"gpu\":null,\"gpu_unavailable_reason\":");
-        cli_json_string(stdout, pxl_ctx_gpu_unavailable_reason(ctx));
+        cli_json_string(stdout, cli_no_gpu_reason(ctx));
         printf("}\n");
         return;
     }

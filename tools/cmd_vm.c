@@ -11,7 +11,10 @@
  * Exit codes: 0 success; 1 the program is invalid, a run failed, the
  * interpreters differ, or a file could not be read or written; 2 usage;
  * compare exits 77 (ctest's skip code) when no GPU can be opened.
- * No subcommand writes over its input, except run --in-place.
+ * No subcommand writes over its input, except run --in-place. Every output
+ * file is written atomically and by the rules of pxl_file_write (pxl/vm.h);
+ * every input must be a regular file (a FIFO fails at once); under --json a
+ * failure is a JSON object on stdout too (cli_fail).
  */
 #include "cli.h"
 #include "cli_llm.h"
@@ -37,6 +40,7 @@ enum {
 
 typedef struct vm_opts {
     cli_common c;
+    char cmd[32]; /* "pxl vm <sub>", for messages */
     const char *output, *max_steps_s, *input;
     int in_place, trace, grid, profile;
     uint32_t zoom, repeat;
@@ -80,7 +84,7 @@ static const vm_sub k_subs[] = {
      "Assembles pxVM text (docs/pxvm-asm.md) into an image. file: data is read relative to\n"
      "the directory of IN.txt (IN.txt may be - for stdin: then the current directory). Errors\n"
      "name the line. The program is then validated; a program that does not validate is\n"
-     "still written, with a warning.",
+     "still written, with a warning. The text may be at most 64 MiB.",
      "the image to write (also -o; required)", O_OUTPUT | O_NEED_OUTPUT, run_asm},
     {"disasm", "pxl vm disasm IN.pxi [-o OUT.txt] [--json]",
      "Disassembles an image into text that `pxl vm asm` turns back into the same image, byte\n"
@@ -155,10 +159,10 @@ static int parse_u64(const char *s, uint64_t *out) {
 /* 0 ok, 1 help shown, 2 usage error. */
 static int parse(int argc, char **argv, vm_opts *o, const vm_sub **out) {
     memset(o, 0, sizeof *o);
-    if (argc < 2 || !argv[1]) {
-        fprintf(stderr, "pxl vm: name a subcommand (run, compare, asm, disasm, validate, show, train); see pxl vm --help\n");
-        return 2;
-    }
+    int json = cli_wants_json(argc, argv);
+    if (argc < 2 || !argv[1])
+        return cli_fail(json, 2, "pxl vm",
+                        "name a subcommand (run, compare, asm, disasm, validate, show, train); see pxl vm --help");
     const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         vm_usage(stdout);
@@ -167,44 +171,26 @@ static int parse(int argc, char **argv, vm_opts *o, const vm_sub **out) {
     const vm_sub *sub = NULL;
     for (size_t i = 0; i < N_SUBS; i++)
         if (strcmp(name, k_subs[i].name) == 0) sub = &k_subs[i];
-    if (!sub) {
-        fprintf(stderr, "pxl vm: unknown subcommand '%.64s' (known: run, compare, asm, disasm, validate, show, train)\n",
-                name);
-        return 2;
-    }
+    if (!sub)
+        return cli_fail(json, 2, "pxl vm", "unknown subcommand '%.64s' (known: run, compare, asm, disasm, validate, show, train)",
+                        name);
     cli_opt opts[20];
     size_t n_opts = build_opts(sub, o, opts);
     const char *pos[1] = {NULL};
-    char cmd[32];
-    snprintf(cmd, sizeof cmd, "pxl vm %s", sub->name);
+    snprintf(o->cmd, sizeof o->cmd, "pxl vm %s", sub->name);
+    const char *cmd = o->cmd;
     int n = cli_parse_command(cmd, sub->usage, sub->about, argc - 2, argv + 2, opts, n_opts, pos, 1, &o->c.help);
     if (n < 0) return n == CLI_HELP_SHOWN ? 1 : 2;
-    if (n != 1) {
-        fprintf(stderr, "pxl vm %s: name one input file; see pxl vm %s --help\n", sub->name, sub->name);
-        return 2;
-    }
+    json = o->c.json;
+    if (n != 1) return cli_fail(json, 2, cmd, "name one input file; see %s --help", cmd);
     o->input = pos[0];
-    if ((sub->flags & O_NEED_OUTPUT) && !o->output) {
-        fprintf(stderr, "pxl vm %s: name the output with -o FILE\n", sub->name);
-        return 2;
-    }
-    if (o->output && !o->output[0]) {
-        fprintf(stderr, "pxl vm %s: -o needs a file name\n", sub->name);
-        return 2;
-    }
-    if (o->in_place && o->output) {
-        fprintf(stderr, "pxl vm %s: --in-place and -o exclude each other\n", sub->name);
-        return 2;
-    }
-    if (o->max_steps_s && !parse_u64(o->max_steps_s, &o->max_steps)) {
-        fprintf(stderr, "pxl vm %s: --max-steps: '%.64s' must be an integer in [1, 2^64 - 1]\n", sub->name,
-                o->max_steps_s);
-        return 2;
-    }
-    if (strcmp(sub->name, "asm") != 0 && strcmp(o->input, "-") == 0) {
-        fprintf(stderr, "pxl vm %s: reading an image from stdin is not supported; name a file\n", sub->name);
-        return 2;
-    }
+    if ((sub->flags & O_NEED_OUTPUT) && !o->output) return cli_fail(json, 2, cmd, "name the output with -o FILE");
+    if (o->output && !o->output[0]) return cli_fail(json, 2, cmd, "-o needs a file name");
+    if (o->in_place && o->output) return cli_fail(json, 2, cmd, "--in-place and -o exclude each other");
+    if (o->max_steps_s && !parse_u64(o->max_steps_s, &o->max_steps))
+        return cli_fail(json, 2, cmd, "--max-steps: '%.64s' must be an integer in [1, 2^64 - 1]", o->max_steps_s);
+    if (strcmp(sub->name, "asm") != 0 && strcmp(o->input, "-") == 0)
+        return cli_fail(json, 2, cmd, "reading an image from stdin is not supported; name a file");
     *out = sub;
     return 0;
 }
@@ -235,11 +221,9 @@ static int same_file(const char *a, const char *b) {
 }
 
 static int refuse_overwrite(const vm_sub *sub, const vm_opts *o) {
-    if (o->output && strcmp(o->input, "-") != 0 && same_file(o->input, o->output)) {
-        fprintf(stderr, "pxl vm %s: %s is the input; refusing to write over it%s\n", sub->name, o->output,
-                strcmp(sub->name, "run") == 0 ? " (use --in-place)" : "");
-        return 1;
-    }
+    if (o->output && strcmp(o->input, "-") != 0 && same_file(o->input, o->output))
+        return cli_fail(o->c.json, 1, o->cmd, "%s is the input; refusing to write over it%s", o->output,
+                        strcmp(sub->name, "run") == 0 ? " (use --in-place)" : "");
     return 0;
 }
 
@@ -251,11 +235,8 @@ static int open_cpu(const vm_opts *o, pxl_ctx **ctx) {
     return cli_open_ctx(&c, ctx);
 }
 
-static int load(const vm_sub *sub, pxl_ctx *ctx, const char *path, pxl_image **img) {
-    if (pxl_pxi_load(ctx, path, img) != PXL_OK) {
-        fprintf(stderr, "pxl vm %s: %s\n", sub->name, pxl_ctx_error(ctx));
-        return 1;
-    }
+static int load(const vm_opts *o, pxl_ctx *ctx, const char *path, pxl_image **img) {
+    if (pxl_pxi_load(ctx, path, img) != PXL_OK) return cli_fail(o->c.json, 1, o->cmd, "%s", pxl_ctx_error(ctx));
     return 0;
 }
 
@@ -304,19 +285,19 @@ static int run_run(const vm_sub *sub, vm_opts *o) {
     const char *out = o->in_place ? o->input : o->output;
     if (!o->in_place && refuse_overwrite(sub, o)) return 1;
     uint32_t repeat = o->repeat ? o->repeat : 1;
-    if (repeat > 1 && o->trace) {
-        fprintf(stderr, "pxl vm run: --trace and --repeat exclude each other\n");
-        return 2;
-    }
+    if (repeat > 1 && o->trace) return cli_fail(o->c.json, 2, o->cmd, "--trace and --repeat exclude each other");
     pxl_ctx *ctx;
     if (cli_open_ctx(&o->c, &ctx)) return 1;
     pxl_image *img = NULL, *orig = NULL;
-    if (load(sub, ctx, o->input, &img)) {
+    if (load(o, ctx, o->input, &img)) {
         pxl_ctx_free(ctx);
         return 1;
     }
-    if (repeat > 1 && pxl_image_clone(ctx, img, &orig) != PXL_OK) {
-        fprintf(stderr, "pxl vm run: %s\n", pxl_ctx_error(ctx));
+    /* repeats run in one session: later runs upload only what the GPU does not hold yet */
+    pxl_vm_session *session = NULL;
+    if (repeat > 1 && (pxl_image_clone(ctx, img, &orig) != PXL_OK || pxl_vm_session_create(ctx, &session) != PXL_OK)) {
+        cli_fail(o->c.json, 1, o->cmd, "%s", pxl_ctx_error(ctx));
+        pxl_image_free(orig);
         pxl_image_free(img);
         pxl_ctx_free(ctx);
         return 1;
@@ -339,15 +320,6 @@ static int run_run(const vm_sub *sub, vm_opts *o) {
     double secs = 0, best = 0, sum = 0;
     pxl_status s = PXL_OK;
     char msg[2048] = "";
-    /* repeats run in one session: later runs upload only what the GPU does not hold yet */
-    pxl_vm_session *session = NULL;
-    if (repeat > 1 && pxl_vm_session_create(ctx, &session) != PXL_OK) {
-        fprintf(stderr, "pxl vm run: %s\n", pxl_ctx_error(ctx));
-        pxl_image_free(orig);
-        pxl_image_free(img);
-        pxl_ctx_free(ctx);
-        return 1;
-    }
     for (uint32_t i = 0; i < repeat; i++) {
         if (i > 0) memcpy(img->px, orig->px, (size_t)img->w * img->h * 4);
         vo.profile = &prof[i > 0];
@@ -424,6 +396,7 @@ static int run_run(const vm_sub *sub, vm_opts *o) {
 /* ---- compare ------------------------------------------------------------------- */
 
 static int run_compare(const vm_sub *sub, vm_opts *o) {
+    (void)sub;
     cli_common cc = o->c;
     cc.backend = PXL_BACKEND_CPU;
     pxl_ctx *cpu = NULL, *gpu = NULL;
@@ -434,16 +407,16 @@ static int run_compare(const vm_sub *sub, vm_opts *o) {
     go.webgpu_library = o->c.webgpu_lib;
     go.quiet = o->c.quiet;
     if (pxl_ctx_create(&go, &gpu) != PXL_OK) {
-        fprintf(stderr, "pxl vm compare: needs a GPU: %s\n", gpu ? pxl_ctx_error(gpu) : "out of memory");
+        cli_fail(o->c.json, 77, o->cmd, "needs a GPU: %s", gpu ? pxl_ctx_error(gpu) : "out of memory");
         pxl_ctx_free(gpu);
         pxl_ctx_free(cpu);
         return 77;
     }
     pxl_image *ic = NULL, *ig = NULL;
     int rc = 1;
-    if (load(sub, cpu, o->input, &ic)) goto done;
+    if (load(o, cpu, o->input, &ic)) goto done;
     if (pxl_image_clone(gpu, ic, &ig) != PXL_OK) {
-        fprintf(stderr, "pxl vm compare: %s\n", pxl_ctx_error(gpu));
+        cli_fail(o->c.json, 1, o->cmd, "%s", pxl_ctx_error(gpu));
         goto done;
     }
     pxl_vm_options vo = {o->max_steps, NULL, NULL, NULL};
@@ -505,51 +478,12 @@ done:
 
 /* ---- asm ----------------------------------------------------------------------- */
 
-static char *read_all(FILE *f, size_t *len) {
-    size_t n = 0, cap = 0;
-    char *buf = NULL;
-    for (;;) {
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 65536;
-            if (nc < cap) break;
-            char *nb = realloc(buf, nc);
-            if (!nb) break;
-            buf = nb;
-            cap = nc;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f)) break;
-            *len = n;
-            return buf ? buf : malloc(1);
-        }
-    }
-    free(buf);
-    return NULL;
-}
-
 static int run_asm(const vm_sub *sub, vm_opts *o) {
     if (refuse_overwrite(sub, o)) return 1;
     int from_stdin = strcmp(o->input, "-") == 0;
-    FILE *f = from_stdin ? stdin : fopen(o->input, "rb");
-    if (!f) {
-        fprintf(stderr, "pxl vm asm: cannot open %s: %s\n", o->input, strerror(errno));
-        return 1;
-    }
-    size_t len = 0;
-    char *text = read_all(f, &len);
-    if (!from_stdin) fclose(f);
-    if (!text) {
-        fprintf(stderr, "pxl vm asm: cannot read %s\n", o->input);
-        return 1;
-    }
     /* file: data is relative to the text's directory */
     char *dir = strdup(from_stdin ? "." : o->input);
-    if (!dir) {
-        free(text);
-        return 1;
-    }
+    if (!dir) return cli_fail(o->c.json, 1, o->cmd, "out of memory");
     char *slash = strrchr(dir, '/');
     if (!from_stdin && !slash) strcpy(dir, ".");
     else if (slash == dir) dir[1] = '\0';
@@ -558,19 +492,26 @@ static int run_asm(const vm_sub *sub, vm_opts *o) {
     pxl_ctx *ctx;
     int rc = 1;
     pxl_image *img = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    char err[2048];
     if (open_cpu(o, &ctx)) {
-        free(text), free(dir);
+        free(dir);
         return 1;
     }
+    if (cli_read_text(ctx, o->input, CLI_TEXT_MAX, &text, &len, err, sizeof err)) {
+        cli_fail(o->c.json, 1, o->cmd, "%s", err);
+        goto done;
+    }
     if (pxl_vm_asm(ctx, text, len, dir, &img) != PXL_OK) {
-        fprintf(stderr, "pxl vm asm: %s: %s\n", from_stdin ? "<stdin>" : o->input, pxl_ctx_error(ctx));
+        cli_fail(o->c.json, 1, o->cmd, "%s: %s", from_stdin ? "<stdin>" : o->input, pxl_ctx_error(ctx));
         goto done;
     }
     pxl_status vs = pxl_vm_validate(ctx, img);
     char vmsg[2048];
     snprintf(vmsg, sizeof vmsg, "%s", vs == PXL_OK ? "" : pxl_ctx_error(ctx));
     if (pxl_pxi_save(ctx, img, o->output) != PXL_OK) {
-        fprintf(stderr, "pxl vm asm: %s\n", pxl_ctx_error(ctx));
+        cli_fail(o->c.json, 1, o->cmd, "%s", pxl_ctx_error(ctx));
         goto done;
     }
     if (o->c.json) {
@@ -588,8 +529,9 @@ static int run_asm(const vm_sub *sub, vm_opts *o) {
     rc = 0;
 done:
     pxl_image_free(img);
+    pxl_free(ctx, text);
     pxl_ctx_free(ctx);
-    free(text), free(dir);
+    free(dir);
     return rc;
 }
 
@@ -603,17 +545,15 @@ static int run_disasm(const vm_sub *sub, vm_opts *o) {
     char *text = NULL;
     size_t len = 0;
     int rc = 1;
-    if (load(sub, ctx, o->input, &img)) goto done;
+    if (load(o, ctx, o->input, &img)) goto done;
     if (pxl_vm_disasm(ctx, img, &text, &len) != PXL_OK) {
-        fprintf(stderr, "pxl vm disasm: %s\n", pxl_ctx_error(ctx));
+        cli_fail(o->c.json, 1, o->cmd, "%s", pxl_ctx_error(ctx));
         goto done;
     }
     if (o->output) {
-        FILE *f = fopen(o->output, "wb");
-        int ok = f && fwrite(text, 1, len, f) == len;
-        if (f && fclose(f) != 0) ok = 0;
-        if (!ok) {
-            fprintf(stderr, "pxl vm disasm: cannot write %s: %s\n", o->output, strerror(errno));
+        /* atomic: on any failure the old file is kept */
+        if (pxl_file_write(ctx, o->output, text, len) != PXL_OK) {
+            cli_fail(o->c.json, 1, o->cmd, "%s", pxl_ctx_error(ctx));
             goto done;
         }
         if (o->c.json) {
@@ -625,10 +565,11 @@ static int run_disasm(const vm_sub *sub, vm_opts *o) {
     } else if (o->c.json) {
         printf("{");
         json_kv("input", o->input, 0);
-        json_kv("text", text, 1);
+        printf(",\"text\":");
+        cli_json_string_n(stdout, text, len);
         printf("}\n");
     } else {
-        fwrite(text, 1, len, stdout);
+        cli_write_stdout(text, len); /* a failure is reported by main, after the final flush */
     }
     rc = 0;
 done:
@@ -676,7 +617,7 @@ static int run_show(const vm_sub *sub, vm_opts *o) {
     if (open_cpu(o, &ctx)) return 1;
     pxl_image *img = NULL, *big = NULL;
     int rc = 1;
-    if (load(sub, ctx, o->input, &img)) goto done;
+    if (load(o, ctx, o->input, &img)) goto done;
     uint32_t side = img->w > img->h ? img->w : img->h;
     uint32_t z = o->zoom;
     if (!z) {
@@ -686,14 +627,13 @@ static int run_show(const vm_sub *sub, vm_opts *o) {
     }
     uint64_t ow = (uint64_t)img->w * z, oh = (uint64_t)img->h * z;
     if (ow > PXL_VM_MAX_SIDE || oh > PXL_VM_MAX_SIDE || ow * oh > PXL_VM_MAX_PIXELS) {
-        fprintf(stderr,
-                "pxl vm show: --zoom %u makes a %llux%llu picture, over the cap (%u a side, %u pixels); use a smaller "
-                "zoom\n",
-                z, (unsigned long long)ow, (unsigned long long)oh, PXL_VM_MAX_SIDE, PXL_VM_MAX_PIXELS);
+        cli_fail(o->c.json, 1, o->cmd,
+                 "--zoom %u makes a %llux%llu picture, over the cap (%u a side, %u pixels); use a smaller zoom",
+                 z, (unsigned long long)ow, (unsigned long long)oh, PXL_VM_MAX_SIDE, PXL_VM_MAX_PIXELS);
         goto done;
     }
     if (pxl_image_create(ctx, (uint32_t)ow, (uint32_t)oh, &big) != PXL_OK) {
-        fprintf(stderr, "pxl vm show: %s\n", pxl_ctx_error(ctx));
+        cli_fail(o->c.json, 1, o->cmd, "%s", pxl_ctx_error(ctx));
         goto done;
     }
     int grid = o->grid && z >= 4;
@@ -709,7 +649,7 @@ static int run_show(const vm_sub *sub, vm_opts *o) {
             d[3] = 255;
         }
     if (pxl_pxi_save(ctx, big, o->output) != PXL_OK) {
-        fprintf(stderr, "pxl vm show: %s\n", pxl_ctx_error(ctx));
+        cli_fail(o->c.json, 1, o->cmd, "%s", pxl_ctx_error(ctx));
         goto done;
     }
     if (o->c.json) {

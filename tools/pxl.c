@@ -1,4 +1,7 @@
-/* pxl: the command-line tool. `pxl <command> --help` documents each command. */
+/*
+ * pxl: the command-line tool. `pxl <command> --help` documents each command.
+ * Whatever the command did, a failed write to stdout fails the process.
+ */
 #include "cli.h"
 
 #include <stdio.h>
@@ -15,7 +18,7 @@ static void usage(FILE *f) {
                "run `pxl <command> --help` for a command's options.\n");
 }
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -33,4 +36,10 @@ int main(int argc, char **argv) {
         if (strcmp(cmd, cli_commands[i].name) == 0) return cli_commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "pxl: unknown command '%.64s' (see pxl --help)\n", cmd);
     return 2;
+}
+
+int main(int argc, char **argv) {
+    int rc = run(argc, argv);
+    if (cli_finish_stdout() != 0 && rc == 0) rc = 1;
+    return rc;
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define NAME_MAX_LEN 64
 
@@ -582,15 +583,17 @@ static pxl_status data_file(as *a, const tok *t, obj *o, unsigned esize) {
     memcpy(path + k, p.s, p.n);
     path[k + p.n] = '\0';
     pxl_status s = PXL_OK; /* (the tokenizer refuses NUL bytes, so the path has none) */
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        s = fail_tok(a, t, "cannot open '%.200s': %s", path, strerror(errno));
-        goto out;
-    }
+    /* without blocking on a FIFO or device: a regular file is required */
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        s = fail_tok(a, t, "'%.200s' is not a regular file", path);
-        fclose(f);
+    char why[512];
+    int fd = pxl_vm_open_regular(path, &st, why, sizeof why);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        if (fd >= 0) {
+            snprintf(why, sizeof why, "cannot open %.200s: %s", path, strerror(errno));
+            close(fd);
+        }
+        s = fail_tok(a, t, "%s", why);
         goto out;
     }
     uint64_t size = (uint64_t)st.st_size;

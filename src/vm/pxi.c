@@ -22,15 +22,9 @@
 #include <zlib.h>
 
 #include <assert.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <time.h>
-#include <unistd.h>
 
 /* Largest .pxi file pxl_pxi_load reads: 8x the largest image's raw pixels
  * leaves room for stored (uncompressed) deflate blocks and small chunks. */
@@ -372,46 +366,11 @@ pxl_status pxl_pxi_encode(pxl_ctx *ctx, const pxl_image *img, uint8_t **out, siz
 
 pxl_status pxl_pxi_load(pxl_ctx *ctx, const char *path, pxl_image **out) {
     assert(ctx && path && out);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return pxl_fail(ctx, PXL_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return pxl_fail(ctx, PXL_ERR_IO, "cannot stat %s: %s", path, strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return pxl_fail(ctx, PXL_ERR_IO, "%s is not a regular file", path);
-    }
-    if (st.st_size < 0 || (uint64_t)st.st_size > PXI_MAX_FILE) {
-        close(fd);
-        return pxl_fail(ctx, PXL_ERR_FORMAT,
-                        "%s is %lld bytes, over the %llu-byte limit for a .pxi file", path,
-                        (long long)st.st_size, (unsigned long long)PXI_MAX_FILE);
-    }
-    size_t size = (size_t)st.st_size, n = 0;
-    uint8_t *buf = pxl_alloc(ctx, size);
-    if (!buf) {
-        close(fd);
-        return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory reading %s (%zu bytes)", path,
-                        size);
-    }
-    /* A file that shrinks meanwhile is decoded as it is (and then truncated). */
-    while (n < size) {
-        ssize_t r = read(fd, buf + n, size - n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) {
-            int e = errno;
-            close(fd);
-            pxl_free(ctx, buf);
-            return pxl_fail(ctx, PXL_ERR_IO, "cannot read %s: %s", path, strerror(e));
-        }
-        if (r == 0) break;
-        n += (size_t)r;
-    }
-    close(fd);
-    pxl_status s = pxl_pxi_decode(ctx, buf, n, out);
+    uint8_t *buf = NULL;
+    size_t n = 0;
+    pxl_status s = pxl_file_read(ctx, path, (size_t)PXI_MAX_FILE, &buf, &n);
+    if (s != PXL_OK) return s; /* the message names the path */
+    s = pxl_pxi_decode(ctx, buf, n, out);
     pxl_free(ctx, buf);
     if (s != PXL_OK) {
         char msg[PXL_ERR_MAX];
@@ -421,72 +380,13 @@ pxl_status pxl_pxi_load(pxl_ctx *ctx, const char *path, pxl_image **out) {
     return s;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n) {
-    while (n > 0) {
-        ssize_t r = write(fd, p, n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return 0;
-        if (r == 0) {
-            errno = EIO;
-            return 0;
-        }
-        p += r;
-        n -= (size_t)r;
-    }
-    return 1;
-}
-
 pxl_status pxl_pxi_save(pxl_ctx *ctx, const pxl_image *img, const char *path) {
     assert(ctx && img && path);
     uint8_t *png;
     size_t len;
     pxl_status s = pxl_pxi_encode(ctx, img, &png, &len);
     if (s != PXL_OK) return s;
-
-    /* The temporary lives beside the target (same directory, so rename is atomic). */
-    size_t cap;
-    char *tmp = NULL;
-    if (pxl_add_size(strlen(path), 64, &cap)) tmp = pxl_alloc(ctx, cap);
-    if (!tmp) {
-        pxl_free(ctx, png);
-        return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory saving %s", path);
-    }
-    int fd = -1, err = 0;
-    for (unsigned attempt = 0; attempt < 100 && fd < 0; attempt++) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        unsigned tag = (unsigned)ts.tv_nsec ^ (unsigned)ts.tv_sec ^ attempt * 2654435761u;
-        snprintf(tmp, cap, "%s.%ld-%08x.tmp", path, (long)getpid(), tag);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0) err = errno;
-        if (fd < 0 && err != EEXIST) break;
-    }
-    if (fd < 0) {
-        s = pxl_fail(ctx, PXL_ERR_IO, "cannot create a temporary file beside %s: %s", path,
-                     strerror(err));
-        goto done;
-    }
-    int ok = write_all(fd, png, len) && fsync(fd) == 0;
-    err = errno;
-    if (close(fd) != 0 && ok) {
-        ok = 0;
-        err = errno;
-    }
-    if (!ok) {
-        unlink(tmp);
-        s = pxl_fail(ctx, PXL_ERR_IO, "cannot write %s (%zu bytes): %s", path, len,
-                     strerror(err));
-        goto done;
-    }
-    if (rename(tmp, path) != 0) {
-        err = errno;
-        unlink(tmp);
-        s = pxl_fail(ctx, PXL_ERR_IO, "cannot replace %s: %s", path, strerror(err));
-        goto done;
-    }
-    s = PXL_OK;
-done:
-    pxl_free(ctx, tmp);
+    s = pxl_file_write(ctx, path, png, len);
     pxl_free(ctx, png);
     return s;
 }
