@@ -3,6 +3,7 @@
 #include "check.h"
 #include "test_ctx.h"
 #include "pxl/gpu.h"
+#include "pxl/ops.h"
 #include "gpu/gpu_internal.h"
 
 #include <dirent.h>
@@ -374,6 +375,149 @@ static void test_recorder(pxl_ctx *ctx) {
     pxl_buffer_free(y);
 }
 
+/* ---- one queue order: ops and the caller's recorder ---- */
+
+static const char *k_double =
+    "@group(0) @binding(0) var<storage, read> x: array<f32>;\n"
+    "@group(0) @binding(1) var<storage, read_write> y: array<f32>;\n"
+    "@compute @workgroup_size(64)\n"
+    "fn dbl(@builtin(global_invocation_id) id: vec3<u32>) {\n"
+    "    if (id.x < arrayLength(&y)) { y[id.x] = 2.0 * x[id.x]; }\n"
+    "}\n";
+
+/* What an op does: its dispatch goes wherever pxl_gpu_stream() says. */
+static pxl_status op_double(pxl_ctx *ctx, pxl_buffer *x, pxl_buffer *y) {
+    pxl_kernel *k = NULL;
+    pxl_status s = pxl_kernel_get(ctx, "double.wgsl", k_double, "dbl", NULL, 0, &k);
+    if (s != PXL_OK) return s;
+    pxl_recorder *rec = NULL;
+    s = pxl_gpu_stream(ctx, &rec);
+    if (s != PXL_OK) return s;
+    pxl_binding b[2] = {{0, x, 0, 0}, {1, y, 0, 0}};
+    pxl_dispatch d = {k, b, 2, NULL, 0, 0, {1, 1, 1}};
+    return pxl_recorder_dispatch(rec, &d);
+}
+
+static void test_queue_order(pxl_ctx *ctx) {
+    const float in[4] = {1, 2, 3, 4}, zero[4] = {0};
+    float out[4] = {0};
+    pxl_buffer *x = NULL, *y = NULL, *z = NULL;
+    CHECK(pxl_buffer_create(ctx, 16, &x) == PXL_OK && pxl_buffer_create(ctx, 16, &y) == PXL_OK &&
+          pxl_buffer_create(ctx, 16, &z) == PXL_OK);
+    if (!x || !y || !z) goto done;
+    CHECK(pxl_buffer_upload(ctx, x, 0, in, 16) == PXL_OK);
+    CHECK(pxl_buffer_upload(ctx, y, 0, zero, 16) == PXL_OK);
+    CHECK(pxl_buffer_upload(ctx, z, 0, zero, 16) == PXL_OK);
+
+    /* begin; an op (y = 2x) through the stream; copy y -> z; submit: z = 2 4 6 8 */
+    pxl_recorder *r = NULL, *r2 = NULL;
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    pxl_recorder *st = NULL;
+    CHECK(pxl_gpu_stream(ctx, &st) == PXL_OK && st == r); /* ops record into the open recorder */
+    CHECK(op_double(ctx, x, y) == PXL_OK);
+    CHECK(pxl_recorder_copy(r, y, 0, z, 0, 16) == PXL_OK);
+    /* nothing may overtake it meanwhile, and nothing opens a second recording */
+    CHECK(pxl_recorder_begin(ctx, 0, &r2) == PXL_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(pxl_ctx_error(ctx), "a recorder is already open") != NULL, "%s", pxl_ctx_error(ctx));
+    CHECK(pxl_buffer_upload(ctx, x, 0, zero, 16) == PXL_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(pxl_ctx_error(ctx), "pxl_buffer_upload: a recorder is open: submit or discard it first"),
+              "%s", pxl_ctx_error(ctx));
+    CHECK(pxl_buffer_download(ctx, z, 0, out, 16) == PXL_ERR_INVALID_ARG);
+    pxl_download dl = {z, 0, 16, out};
+    CHECK(pxl_buffer_download_many(ctx, &dl, 1) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_gpu_flush(ctx, 1, NULL) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_gpu_finish(ctx) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_gpu_stream_begin_timed(ctx) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_recorder_submit(r, 1, NULL) == PXL_OK);
+    CHECK(pxl_buffer_download(ctx, z, 0, out, 16) == PXL_OK);
+    CHECK_MSG(out[0] == 2 && out[1] == 4 && out[2] == 6 && out[3] == 8, "z = %g %g %g %g", out[0], out[1],
+              out[2], out[3]);
+
+    /* the refused upload changed nothing; after the submit, transfers work again */
+    CHECK(pxl_buffer_download(ctx, x, 0, out, 16) == PXL_OK && out[0] == 1 && out[3] == 4);
+
+    /* the same with an op of the library: pxl_scale */
+    {
+        int64_t shape[1] = {4};
+        pxl_tensor *tx = NULL, *ty = NULL;
+        pxl_buffer *zz = NULL;
+        CHECK(pxl_tensor_create(ctx, PXL_F32, 1, shape, &tx) == PXL_OK);
+        CHECK(pxl_tensor_create(ctx, PXL_F32, 1, shape, &ty) == PXL_OK);
+        CHECK(pxl_buffer_create(ctx, 16, &zz) == PXL_OK);
+        if (tx && ty && zz) {
+            CHECK(pxl_tensor_write(ctx, tx, in, 16) == PXL_OK);
+            CHECK(pxl_tensor_write(ctx, ty, zero, 16) == PXL_OK);
+            CHECK(pxl_buffer_upload(ctx, zz, 0, zero, 16) == PXL_OK);
+            CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+            CHECK(pxl_scale(ctx, tx, 2.0f, ty) == PXL_OK);
+            CHECK(pxl_recorder_copy(r, pxl_tensor_buffer(ty), 0, zz, 0, 16) == PXL_OK);
+            CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+            memset(out, 0, sizeof out);
+            CHECK(pxl_buffer_download(ctx, zz, 0, out, 16) == PXL_OK);
+            CHECK_MSG(out[0] == 2 && out[1] == 4 && out[2] == 6 && out[3] == 8, "pxl_scale: z = %g %g %g %g",
+                      out[0], out[1], out[2], out[3]);
+        }
+        pxl_tensor_free(tx);
+        pxl_tensor_free(ty);
+        pxl_buffer_free(zz);
+    }
+
+    /* discarding the recorder drops the ops recorded into it */
+    CHECK(pxl_buffer_upload(ctx, y, 0, zero, 16) == PXL_OK);
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(op_double(ctx, x, y) == PXL_OK);
+    pxl_recorder_discard(r);
+    CHECK(pxl_buffer_download(ctx, y, 0, out, 16) == PXL_OK);
+    CHECK_MSG(out[0] == 0 && out[3] == 0, "discarded work ran: y = %g %g %g %g", out[0], out[1], out[2], out[3]);
+    /* and afterwards ops go to the stream again */
+    CHECK(op_double(ctx, x, y) == PXL_OK);
+    CHECK(pxl_buffer_download(ctx, y, 0, out, 16) == PXL_OK && out[3] == 8);
+
+    /* the stream submits itself every 4096 dispatches; the caller's recorder never */
+    {
+        pxl_gpu_stats s0 = pxl_gpu_get_stats(ctx);
+        CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+        pxl_status s = PXL_OK;
+        for (int i = 0; i < PXL_STREAM_MAX_DISPATCHES + 100 && s == PXL_OK; i++)
+            s = (i & 1) ? op_double(ctx, y, x) : op_double(ctx, x, y);
+        CHECK(s == PXL_OK);
+        CHECK(pxl_gpu_get_stats(ctx).submits == s0.submits); /* nothing submitted yet */
+        CHECK(pxl_gpu_stream(ctx, &st) == PXL_OK && st == r);
+        CHECK(pxl_recorder_submit(r, 1, NULL) == PXL_OK);
+        CHECK(pxl_gpu_get_stats(ctx).submits == s0.submits + 1);
+    }
+
+    /* a clear inside a recording, ordered with the dispatches around it */
+    {
+        const float ones[4] = {1, 1, 1, 1};
+        CHECK(pxl_buffer_upload(ctx, x, 0, ones, 16) == PXL_OK);
+        CHECK(pxl_buffer_upload(ctx, z, 0, in, 16) == PXL_OK);
+        CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+        CHECK(op_double(ctx, x, y) == PXL_OK);                /* y = 2 */
+        CHECK(pxl_recorder_clear(r, y, 4, 8) == PXL_OK);      /* y = 2 0 0 2 */
+        CHECK(pxl_recorder_clear(r, z, 0, 0) == PXL_OK);      /* nothing */
+        CHECK(pxl_recorder_copy(r, y, 0, z, 0, 8) == PXL_OK); /* z = 2 0 3 4 */
+        CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+        CHECK(pxl_buffer_download(ctx, y, 0, out, 16) == PXL_OK);
+        CHECK_MSG(out[0] == 2 && out[1] == 0 && out[2] == 0 && out[3] == 2, "y = %g %g %g %g", out[0], out[1],
+                  out[2], out[3]);
+        CHECK(pxl_buffer_download(ctx, z, 0, out, 16) == PXL_OK);
+        CHECK_MSG(out[0] == 2 && out[1] == 0 && out[2] == 3 && out[3] == 4, "z = %g %g %g %g", out[0], out[1],
+                  out[2], out[3]);
+        /* bad ranges are errors of the recording */
+        CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+        CHECK(pxl_recorder_clear(r, y, 2, 4) == PXL_ERR_INVALID_ARG);
+        pxl_recorder_discard(r);
+        CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+        CHECK(pxl_recorder_clear(r, y, 8, 12) == PXL_ERR_INVALID_ARG);
+        CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_ERR_INVALID_ARG);
+    }
+done:
+    pxl_buffer_free(x);
+    pxl_buffer_free(y);
+    pxl_buffer_free(z);
+}
+
 int main(void) {
     pxl_ctx *ctx = test_gpu_ctx();
     if (!ctx) return PXL_SKIP;
@@ -383,6 +527,7 @@ int main(void) {
     test_compile_error(ctx);
     test_pipeline_cache(ctx);
     test_recorder(ctx);
+    test_queue_order(ctx);
     pxl_ctx_free(ctx);
     test_blob_format();
     test_disk_cache();

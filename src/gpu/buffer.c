@@ -227,6 +227,7 @@ pxl_status pxl_buffer_upload(pxl_ctx *ctx, pxl_buffer *b, size_t offset, const v
                              size_t size) {
     PXL_GPU_OR_FAIL(ctx, g);
     pxl_status s = check_range(ctx, b, offset, size, "pxl_buffer_upload");
+    if (s == PXL_OK) s = pxl_gpu_check_no_recorder(g, "pxl_buffer_upload");
     if (s != PXL_OK) return s;
     if (g->lost) return pxl_gpu_take_deferred(g);
     /* queue writes run before unsubmitted work: submit the stream first */
@@ -307,6 +308,7 @@ static pxl_status ensure_staging(pxl_gpu *g, uint64_t size) {
 pxl_status pxl_buffer_download(pxl_ctx *ctx, pxl_buffer *b, size_t offset, void *dst, size_t size) {
     PXL_GPU_OR_FAIL(ctx, g);
     pxl_status s = check_range(ctx, b, offset, size, "pxl_buffer_download");
+    if (s == PXL_OK) s = pxl_gpu_check_no_recorder(g, "pxl_buffer_download");
     if (s != PXL_OK) return s;
     if (g->lost) return pxl_gpu_take_deferred(g);
     s = pxl_gpu_stream_submit(g);
@@ -334,6 +336,8 @@ pxl_status pxl_buffer_download(pxl_ctx *ctx, pxl_buffer *b, size_t offset, void 
 
 pxl_status pxl_buffer_download_many(pxl_ctx *ctx, const pxl_download *r, size_t n) {
     PXL_GPU_OR_FAIL(ctx, g);
+    pxl_status s0 = pxl_gpu_check_no_recorder(g, "pxl_buffer_download_many");
+    if (s0 != PXL_OK) return s0;
     uint64_t total = 0;
     for (size_t i = 0; i < n; i++) {
         pxl_status s = check_range(ctx, r[i].buf, r[i].offset, r[i].size, "pxl_buffer_download_many");

@@ -483,6 +483,7 @@ void pxl_gpu_close(pxl_ctx *ctx) {
     pxl_gpu *g = ctx->gpu;
     if (!g) return;
     g->closing = 1;
+    if (g->user) pxl_recorder_discard(g->user); /* left open by the caller: dropped */
     if (g->stream) pxl_recorder_discard(g->stream);
     g->stream = NULL;
     if (g->device) {

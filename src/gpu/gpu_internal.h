@@ -125,13 +125,19 @@ struct pxl_gpu {
     size_t disk_memo_off, disk_memo_size, disk_memo_key_size;
     uint64_t disk_memo_hash;
 
-    /* the ops stream (see pxl_gpu_stream) */
+    /* The one open recording: the implicit stream (ops record into it while
+     * no recorder of the user's is open) or the user's recorder (then ops
+     * record into that one, in call order). At most one is non-NULL. */
     pxl_recorder *stream;
+    pxl_recorder *user;
 };
 
 #define PXL_STREAM_MAX_DISPATCHES 4096
 /* Submits the open stream without waiting (before queue writes and copies). */
 pxl_status pxl_gpu_stream_submit(pxl_gpu *g);
+/* Fails with PXL_ERR_INVALID_ARG, naming `what`, while a user recorder is open:
+ * a host transfer or a submit then would run before the work recorded so far. */
+pxl_status pxl_gpu_check_no_recorder(pxl_gpu *g, const char *what);
 
 /* FNV-1a, 64-bit: start from PXL_FNV_BASIS, feed bytes (pipeline and disk cache keys). */
 #define PXL_FNV_BASIS 0xcbf29ce484222325ull

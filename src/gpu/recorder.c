@@ -100,12 +100,22 @@ static pxl_status recorder_begin(pxl_gpu *g, int timed, pxl_recorder **out) {
     return PXL_OK;
 }
 
+pxl_status pxl_gpu_check_no_recorder(pxl_gpu *g, const char *what) {
+    if (!g->user) return PXL_OK;
+    return pxl_fail(g->ctx, PXL_ERR_INVALID_ARG, "%s: a recorder is open: submit or discard it first", what);
+}
+
 pxl_status pxl_recorder_begin(pxl_ctx *ctx, int timed, pxl_recorder **out) {
     PXL_GPU_OR_FAIL(ctx, g);
+    if (g->user)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
+                        "pxl_recorder_begin: a recorder is already open: submit or discard it first");
     if (g->lost) return pxl_gpu_take_deferred(g);
     pxl_status s = pxl_gpu_stream_submit(g); /* keep call order */
     if (s != PXL_OK) return s;
-    return recorder_begin(g, timed, out);
+    s = recorder_begin(g, timed, out);
+    if (s == PXL_OK) g->user = *out;
+    return s;
 }
 
 static pxl_status rec_fail(pxl_recorder *r, pxl_status s) {
@@ -201,6 +211,22 @@ pxl_status pxl_recorder_copy(pxl_recorder *r, pxl_buffer *src, size_t src_offset
     return PXL_OK;
 }
 
+pxl_status pxl_recorder_clear(pxl_recorder *r, pxl_buffer *buf, size_t offset, size_t size) {
+    if (r->error != PXL_OK) return r->error;
+    if ((offset | size) & 3u)
+        return rec_fail(r, pxl_fail(r->g->ctx, PXL_ERR_INVALID_ARG,
+                                    "pxl_recorder_clear: offset %zu and size %zu must be multiples of 4", offset,
+                                    size));
+    if (offset > buf->capacity || size > buf->capacity - offset)
+        return rec_fail(r, pxl_fail(r->g->ctx, PXL_ERR_INVALID_ARG,
+                                    "pxl_recorder_clear: range [%zu, %zu+%zu) is outside the %zu-byte buffer",
+                                    offset, offset, size, buf->size));
+    if (size == 0) return PXL_OK;
+    end_pass(r);
+    r->g->fn.CommandEncoderClearBuffer(r->enc, buf->handle, offset, size);
+    return PXL_OK;
+}
+
 pxl_ctx *pxl_recorder_ctx(const pxl_recorder *r) { return r->g->ctx; }
 
 pxl_status pxl_recorder_scratch(pxl_recorder *r, size_t size, pxl_buffer **out) {
@@ -221,6 +247,7 @@ pxl_status pxl_recorder_scratch(pxl_recorder *r, size_t size, pxl_buffer **out) 
 
 static void recorder_free(pxl_recorder *r) {
     pxl_gpu *g = r->g;
+    if (g->user == r) g->user = NULL;
     end_pass(r);
     for (size_t i = 0; i < r->n_scratch; i++) pxl_buffer_free(r->scratch[i]);
     pxl_free(g->ctx, r->scratch);
@@ -298,8 +325,10 @@ pxl_status pxl_recorder_submit(pxl_recorder *r, int wait, uint64_t *gpu_ns) {
 
 pxl_status pxl_gpu_finish(pxl_ctx *ctx) {
     PXL_GPU_OR_FAIL(ctx, g);
+    pxl_status s = pxl_gpu_check_no_recorder(g, "pxl_gpu_finish");
+    if (s != PXL_OK) return s;
     if (g->lost) return pxl_gpu_take_deferred(g);
-    pxl_status s = pxl_gpu_stream_submit(g);
+    s = pxl_gpu_stream_submit(g);
     if (s != PXL_OK) return s;
     return wait_queue(g);
 }
@@ -316,6 +345,10 @@ pxl_status pxl_gpu_stream_submit(pxl_gpu *g) {
 pxl_status pxl_gpu_stream(pxl_ctx *ctx, pxl_recorder **out) {
     PXL_GPU_OR_FAIL(ctx, g);
     if (g->lost) return pxl_gpu_take_deferred(g);
+    if (g->user) { /* ops go where the caller is recording, in call order */
+        *out = g->user;
+        return PXL_OK;
+    }
     if (g->stream && g->stream->n_dispatches >= PXL_STREAM_MAX_DISPATCHES && !g->stream->timed) {
         pxl_status s = pxl_gpu_stream_submit(g);
         if (s != PXL_OK) return s;
@@ -330,7 +363,9 @@ pxl_status pxl_gpu_stream(pxl_ctx *ctx, pxl_recorder **out) {
 
 pxl_status pxl_gpu_stream_begin_timed(pxl_ctx *ctx) {
     PXL_GPU_OR_FAIL(ctx, g);
-    pxl_status s = pxl_gpu_stream_submit(g);
+    pxl_status s = pxl_gpu_check_no_recorder(g, "pxl_gpu_stream_begin_timed");
+    if (s != PXL_OK) return s;
+    s = pxl_gpu_stream_submit(g);
     if (s != PXL_OK) return s;
     return recorder_begin(g, 1, &g->stream);
 }
@@ -338,6 +373,8 @@ pxl_status pxl_gpu_stream_begin_timed(pxl_ctx *ctx) {
 pxl_status pxl_gpu_flush(pxl_ctx *ctx, int wait, uint64_t *gpu_ns) {
     PXL_GPU_OR_FAIL(ctx, g);
     if (gpu_ns) *gpu_ns = 0;
+    pxl_status s = pxl_gpu_check_no_recorder(g, "pxl_gpu_flush");
+    if (s != PXL_OK) return s;
     if (!g->stream) return wait ? wait_queue(g) : pxl_gpu_take_deferred(g);
     pxl_recorder *r = g->stream;
     g->stream = NULL;
