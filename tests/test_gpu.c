@@ -518,6 +518,194 @@ done:
     pxl_buffer_free(z);
 }
 
+/* ---- bind groups and uniform slots kept between dispatches ---- */
+
+typedef struct { uint32_t n; float v; } add_params;
+
+static pxl_status record_add(pxl_recorder *r, pxl_kernel *k, pxl_buffer *x, uint32_t n, float v) {
+    add_params p = {n, v};
+    pxl_binding b = {0, x, 0, 0};
+    pxl_dispatch d = {k, &b, 1, &p, sizeof p, 1, {1, 1, 1}};
+    return pxl_recorder_dispatch(r, &d);
+}
+
+static float first_of(pxl_ctx *ctx, pxl_buffer *x) {
+    float v = -1;
+    CHECK(pxl_buffer_download(ctx, x, 0, &v, 4) == PXL_OK);
+    return v;
+}
+
+static void test_dispatch_caches(pxl_ctx *ctx) {
+    pxl_kernel *k = NULL;
+    pxl_constant wg = {"WG", 64};
+    CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &wg, 1, &k) == PXL_OK);
+    if (!k) return;
+    float zero[64] = {0}, ten[64];
+    for (int i = 0; i < 64; i++) ten[i] = 10;
+    pxl_buffer *x = NULL, *y = NULL;
+    CHECK(pxl_buffer_create(ctx, sizeof zero, &x) == PXL_OK && pxl_buffer_create(ctx, sizeof zero, &y) == PXL_OK);
+    if (!x || !y) return;
+
+    /* the same dispatch twice: the second finds its bind group and parameters */
+    CHECK(pxl_buffer_upload(ctx, x, 0, zero, sizeof zero) == PXL_OK);
+    pxl_recorder *r = NULL;
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(record_add(r, k, x, 64, 1.5f) == PXL_OK);
+    pxl_gpu_stats s0 = pxl_gpu_get_stats(ctx);
+    CHECK(record_add(r, k, x, 64, 1.5f) == PXL_OK);
+    pxl_gpu_stats s1 = pxl_gpu_get_stats(ctx);
+    CHECK(s1.bind_group_hits == s0.bind_group_hits + 1 && s1.bind_group_misses == s0.bind_group_misses);
+    CHECK(s1.uniform_slot_hits == s0.uniform_slot_hits + 1 && s1.uniform_slot_misses == s0.uniform_slot_misses);
+    /* other parameters: a new slot and bind group */
+    CHECK(record_add(r, k, x, 64, 2.0f) == PXL_OK);
+    pxl_gpu_stats s2 = pxl_gpu_get_stats(ctx);
+    CHECK(s2.uniform_slot_misses == s1.uniform_slot_misses + 1 && s2.bind_group_misses == s1.bind_group_misses + 1);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    CHECK(first_of(ctx, x) == 5.0f);
+
+    /* same buffers, different data, cached everything: the new data counts */
+    CHECK(pxl_buffer_upload(ctx, x, 0, ten, sizeof ten) == PXL_OK);
+    s0 = pxl_gpu_get_stats(ctx);
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(record_add(r, k, x, 64, 1.5f) == PXL_OK);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    CHECK(pxl_gpu_get_stats(ctx).bind_group_hits == s0.bind_group_hits + 1);
+    CHECK(first_of(ctx, x) == 11.5f);
+
+    /* a buffer back in the pool and handed out again is the same GPU buffer:
+     * its bind group still binds it */
+    pxl_buffer *x_was = x;
+    pxl_buffer_free(x);
+    CHECK(pxl_buffer_create(ctx, sizeof zero, &x) == PXL_OK);
+    CHECK(x == x_was); /* the pool's best fit */
+    CHECK(pxl_buffer_upload(ctx, x, 0, zero, sizeof zero) == PXL_OK);
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(record_add(r, k, x, 64, 1.5f) == PXL_OK);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    CHECK(first_of(ctx, x) == 1.5f);
+
+    /* a destroyed buffer takes its bind groups along; a new buffer, perhaps at
+     * the same address, gets its own */
+    pxl_gpu *g = ctx->gpu;
+    uint64_t limit = g->pool_limit;
+    g->pool_limit = 0; /* freeing destroys */
+    uint32_t live = g->n_bgs_live;
+    pxl_buffer_free(x);
+    CHECK(g->n_bgs_live < live);
+    g->pool_limit = limit;
+    CHECK(pxl_buffer_create(ctx, sizeof zero, &x) == PXL_OK);
+    CHECK(pxl_buffer_upload(ctx, x, 0, ten, sizeof ten) == PXL_OK);
+    s0 = pxl_gpu_get_stats(ctx);
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(record_add(r, k, x, 64, 1.5f) == PXL_OK);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    CHECK(pxl_gpu_get_stats(ctx).bind_group_misses == s0.bind_group_misses + 1);
+    CHECK(first_of(ctx, x) == 11.5f);
+
+    /* more distinct parameter blocks than there are slots: within one
+     * recording the extra ones use the recorder's blocks; the next recordings
+     * reuse slots that earlier, still running, submits read */
+    const uint32_t many = PXL_USLOT_MAX + 300;
+    CHECK(pxl_buffer_upload(ctx, x, 0, zero, sizeof zero) == PXL_OK);
+    pxl_status st = PXL_OK;
+    for (int round = 0; round < 3; round++) {
+        CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+        /* n differs per dispatch (all >= 64: the same work); v is larger
+         * for the dispatches past the slots, so a slot overwritten while its
+         * recording is open would show */
+        for (uint32_t i = 0; i < many && st == PXL_OK; i++)
+            st = record_add(r, k, x, 64 + i + (uint32_t)round * 100000u,
+                            (float)((i < PXL_USLOT_MAX ? 1 : 2) * (round + 1)));
+        CHECK(st == PXL_OK);
+        CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK); /* no wait */
+    }
+    double want = 6.0 * (PXL_USLOT_MAX + 2.0 * (many - PXL_USLOT_MAX));
+    CHECK_MSG(first_of(ctx, x) == (float)want, "x = %g, expected %g", first_of(ctx, x), want);
+    CHECK(g->n_uslots == PXL_USLOT_MAX);
+
+    /* more bind groups than the cache keeps (the binding's size and the
+     * parameters differ): the least recently used go, the results hold */
+    CHECK(pxl_buffer_upload(ctx, y, 0, zero, sizeof zero) == PXL_OK);
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    double expect = 0;
+    for (uint32_t i = 0; i < PXL_BG_MAX + 500 && st == PXL_OK; i++) {
+        pxl_binding b = {0, y, 0, 4 * (1 + (uint64_t)(i % 64))};
+        add_params p = {1, (float)(1 + (i / 64) % 100)};
+        pxl_dispatch d = {k, &b, 1, &p, sizeof p, 1, {1, 1, 1}};
+        st = pxl_recorder_dispatch(r, &d);
+        expect += p.v;
+    }
+    CHECK(st == PXL_OK);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    CHECK(g->n_bgs_live <= PXL_BG_MAX);
+    CHECK_MSG(first_of(ctx, y) == (float)expect, "y = %g, expected %g", first_of(ctx, y), expect);
+    pxl_buffer_free(x);
+    pxl_buffer_free(y);
+}
+
+/* A context whose pipeline cache keeps 4 kernels. */
+static void test_kernel_eviction(void) {
+    pxl_ctx_options o = pxl_ctx_options_default();
+    o.backend = PXL_BACKEND_GPU;
+    o.quiet = 1;
+    o.kernel_cache_max = 4;
+    o.cache_dir = "";
+    pxl_ctx *ctx = NULL;
+    if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
+        pxl_ctx_free(ctx);
+        CHECK(0);
+        return;
+    }
+    float zero[64] = {0};
+    pxl_buffer *x = NULL;
+    CHECK(pxl_buffer_create(ctx, sizeof zero, &x) == PXL_OK);
+    CHECK(pxl_buffer_upload(ctx, x, 0, zero, sizeof zero) == PXL_OK);
+    pxl_kernel *k1 = NULL, *k = NULL;
+    pxl_constant c1 = {"WG", 1};
+    CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &c1, 1, &k1) == PXL_OK);
+    pxl_recorder *r = NULL;
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(k1 && record_add(r, k1, x, 1, 1.0f) == PXL_OK);
+    /* twelve more kernels (workgroup sizes 2..13), each used once */
+    for (int i = 2; i <= 13; i++) {
+        pxl_constant c = {"WG", i};
+        CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &c, 1, &k) == PXL_OK);
+        CHECK(k && record_add(r, k, x, 64, 1.0f) == PXL_OK);
+    }
+    pxl_gpu_stats st = pxl_gpu_get_stats(ctx);
+    CHECK_MSG(st.pipeline_cache_evictions == 0, "%llu evicted while all are in use", (unsigned long long)st.pipeline_cache_evictions);
+    /* k1 is still valid here: the open recording dispatched it */
+    CHECK(record_add(r, k1, x, 1, 1.0f) == PXL_OK);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    float v[2] = {0};
+    CHECK(pxl_buffer_download(ctx, x, 0, v, 8) == PXL_OK);
+    CHECK_MSG(v[0] == 14 && v[1] == 12, "x = %g %g", v[0], v[1]);
+    /* outside a recording the bound holds: a new kernel evicts down to 4 */
+    pxl_constant c = {"WG", 32};
+    CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &c, 1, &k) == PXL_OK);
+    st = pxl_gpu_get_stats(ctx);
+    CHECK_MSG(st.pipeline_cache_evictions == 10, "%llu evicted", (unsigned long long)st.pipeline_cache_evictions);
+    CHECK(ctx->gpu->n_kernels == 4);
+    /* the three most recent besides it are still there: hits; WG 2 is gone: a miss */
+    pxl_gpu_stats before = pxl_gpu_get_stats(ctx);
+    for (int i = 11; i <= 13; i++) {
+        pxl_constant ci = {"WG", i};
+        CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &ci, 1, &k) == PXL_OK);
+    }
+    CHECK(pxl_gpu_get_stats(ctx).pipeline_cache_hits == before.pipeline_cache_hits + 3);
+    pxl_constant c2 = {"WG", 2};
+    CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &c2, 1, &k) == PXL_OK);
+    CHECK(pxl_gpu_get_stats(ctx).pipeline_cache_misses == before.pipeline_cache_misses + 1);
+    /* and a recompiled kernel works */
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(record_add(r, k, x, 64, 1.0f) == PXL_OK);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    CHECK(pxl_buffer_download(ctx, x, 0, v, 8) == PXL_OK);
+    CHECK_MSG(v[0] == 15 && v[1] == 13, "x = %g %g", v[0], v[1]);
+    pxl_buffer_free(x);
+    pxl_ctx_free(ctx);
+}
+
 int main(void) {
     pxl_ctx *ctx = test_gpu_ctx();
     if (!ctx) return PXL_SKIP;
@@ -528,7 +716,9 @@ int main(void) {
     test_pipeline_cache(ctx);
     test_recorder(ctx);
     test_queue_order(ctx);
+    test_dispatch_caches(ctx);
     pxl_ctx_free(ctx);
+    test_kernel_eviction();
     test_blob_format();
     test_disk_cache();
     return test_result("test_gpu");

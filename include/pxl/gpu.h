@@ -120,10 +120,17 @@ typedef struct pxl_constant {
 /*
  * Compiles `wgsl` and builds the compute pipeline for `entry` with the given
  * override constants, or returns the cached one: pipelines are cached by
- * (WGSL text, entry point, constants) for the context's lifetime and owned by
- * it (never freed by the caller). `label` names the source in messages
- * ("dot.wgsl"). On a compile error returns PXL_ERR_SHADER with every compiler
- * message as "label:line:col: error: text".
+ * (WGSL text, entry point, constants) and owned by the context (never freed
+ * by the caller). `label` names the source in messages ("dot.wgsl"). On a
+ * compile error returns PXL_ERR_SHADER with every compiler message as
+ * "label:line:col: error: text".
+ *
+ * The cache keeps at most pxl_ctx_options.kernel_cache_max kernels (default
+ * 1024), evicting the least recently got one that the open recording has
+ * not dispatched. So a handle stays valid until that many other distinct
+ * kernels have been got after it, and always while a recording that
+ * dispatched it is open. A caller that keeps handles across unrelated work
+ * gets them again (a cache hit costs a comparison of the text).
  */
 pxl_status pxl_kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, const char *entry,
                           const pxl_constant *constants, size_t n_constants, pxl_kernel **out);
@@ -138,6 +145,9 @@ typedef struct pxl_gpu_stats {
     uint64_t shader_module_ns, pipeline_ns;
     uint64_t buffer_pool_hits, buffer_pool_misses;
     uint64_t submits, dispatches;
+    uint64_t pipeline_cache_evictions;        /* kernels freed by the cache bound */
+    uint64_t bind_group_hits, bind_group_misses; /* dispatches that found / created their bind group */
+    uint64_t uniform_slot_hits, uniform_slot_misses; /* parameter blocks found / written anew */
 } pxl_gpu_stats;
 pxl_gpu_stats pxl_gpu_get_stats(const pxl_ctx *ctx);
 

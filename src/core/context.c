@@ -68,6 +68,7 @@ pxl_status pxl_ctx_create(const pxl_ctx_options *opts, pxl_ctx **out) {
     memset(ctx, 0, sizeof *ctx);
     ctx->alloc = a;
     ctx->quiet = o.quiet;
+    ctx->kernel_cache_max = o.kernel_cache_max;
     ctx->gpu_timeout_ms = o.gpu_timeout_ms ? o.gpu_timeout_ms : 120000;
     *out = ctx;
 

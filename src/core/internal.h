@@ -22,6 +22,7 @@ struct pxl_ctx {
     uint32_t gpu_timeout_ms;
     char *webgpu_library; /* owned copy of the option, or NULL */
     char *cache_dir;      /* resolved pipeline cache directory (owned), or NULL: none */
+    uint32_t kernel_cache_max; /* the option; 0: the default */
     int n_threads;
     pxl_threadpool *pool; /* created on first parallel_for with n_threads > 1 */
     pxl_gpu *gpu;         /* NULL unless active == PXL_BACKEND_GPU */

@@ -14,6 +14,7 @@ static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 static void stage_destroy(pxl_gpu *g, pxl_upload_stage *u);
 
 static void destroy(pxl_gpu *g, pxl_buffer *b) {
+    pxl_gpu_bind_groups_forget(g, b->id);
     g->fn.BufferDestroy(b->handle);
     g->fn.BufferRelease(b->handle);
     pxl_free(g->ctx, b);
@@ -61,6 +62,7 @@ pxl_status pxl_buffer_create(pxl_ctx *ctx, size_t size, pxl_buffer **out) {
                                           (unsigned long long)cap);
     }
     b->gpu = g;
+    b->id = ++g->buffer_serial;
     b->size = size;
     b->capacity = cap;
     *out = b;

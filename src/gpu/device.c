@@ -430,6 +430,7 @@ pxl_status pxl_gpu_open(pxl_ctx *ctx) {
     if (!g) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
     g->ctx = ctx;
     g->cache_dir = ctx->cache_dir;
+    g->kernel_cache_max = ctx->kernel_cache_max ? ctx->kernel_cache_max : PXL_KERNEL_CACHE_DEFAULT;
     ctx->gpu = g;
     pxl_status s = pxl_gpu_load_library(g);
     if (s != PXL_OK) goto fail;
@@ -487,6 +488,7 @@ void pxl_gpu_close(pxl_ctx *ctx) {
     if (g->stream) pxl_recorder_discard(g->stream);
     g->stream = NULL;
     if (g->device) {
+        pxl_gpu_bind_cache_release(g);
         pxl_gpu_kernels_release(g);
         pxl_gpu_buffers_release(g);
         pxl_gpu_uniforms_release(g);
@@ -504,7 +506,6 @@ void pxl_gpu_close(pxl_ctx *ctx) {
     }
     pxl_gpu_unload_library(g);
     pxl_gpu_disk_cache_release(g);
-    pxl_free(ctx, g->kernels);
     pxl_free(ctx, g);
     ctx->gpu = NULL;
 }
