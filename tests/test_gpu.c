@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void test_buffers(pxl_ctx *ctx) {
@@ -270,6 +271,12 @@ static void corrupt(const char *path, int i) {
     }
 }
 
+static void fifo_entry(const char *path, int i) {
+    (void)i;
+    unlink(path);
+    CHECK(mkfifo(path, 0600) == 0);
+}
+
 static void remove_entry(const char *path, int i) {
     (void)i;
     unlink(path);
@@ -294,6 +301,14 @@ static void test_disk_cache(void) {
     /* and they were replaced: the next context hits again */
     pxl_gpu_stats e = cached_compile(dir);
     CHECK(e.disk_cache_hits >= 1);
+    /* entries that are FIFOs are misses, not a process blocked for ever
+     * (alarm: a hang fails the test) */
+    int fifos = for_entries(dir, fifo_entry);
+    alarm(120);
+    pxl_gpu_stats ff = cached_compile(dir);
+    alarm(0);
+    CHECK_MSG(fifos >= 1 && ff.disk_cache_misses >= 1, "%d fifos, %llu misses", fifos,
+              (unsigned long long)ff.disk_cache_misses);
     /* "" turns the cache off */
     pxl_gpu_stats off = cached_compile("");
     CHECK(off.disk_cache_stores == 0 && off.disk_cache_hits == 0);

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *f) {
@@ -16,6 +17,10 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+    /* Mesa's EGL needs a platform without a display (servers, CI); the
+     * library never touches the environment, so the tool sets it, before
+     * any context exists, unless the user chose one. */
+    setenv("EGL_PLATFORM", "surfaceless", 0);
     if (argc < 2) {
         usage(stderr);
         return 2;

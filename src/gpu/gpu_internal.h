@@ -112,9 +112,14 @@ struct pxl_gpu {
     pxl_gpu_matrix_config matrix_configs[PXL_GPU_MAX_MATRIX_CONFIGS];
     size_t n_matrix_configs;
 
-    /* errors reported outside any call, and device loss */
-    int lost;
-    int closing;
+    /* errors reported outside any call, and device loss: written by Dawn's
+     * callbacks, which may run on Dawn's threads (device loss is
+     * AllowSpontaneous): the flags are atomic, the error and its message
+     * are read and written under err_mu */
+    atomic_int lost;
+    atomic_int closing;
+    pthread_mutex_t err_mu;
+    int err_mu_ready;
     pxl_status deferred;
     char deferred_msg[PXL_ERR_MAX];
 
