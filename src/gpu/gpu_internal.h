@@ -209,6 +209,11 @@ static inline WGPUStringView pxl_sv(const char *s) {
     return v;
 }
 
+/* GPU lifetime (device.c): opens ctx->gpu, or fails with it NULL; close
+ * frees it (NULL: no-op). */
+pxl_status pxl_gpu_open(pxl_ctx *ctx);
+void pxl_gpu_close(pxl_ctx *ctx);
+
 /* Loader (loader.c). Fills g->fn, g->lib and g->lib_path. */
 pxl_status pxl_gpu_load_library(pxl_gpu *g);
 void pxl_gpu_unload_library(pxl_gpu *g);
