@@ -3,11 +3,13 @@
 #include "check.h"
 #include "test_ctx.h"
 #include "pxl/gpu.h"
+#include "pxl/ops.h"
 #include "gpu/gpu_internal.h"
 
 #include <dirent.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void test_buffers(pxl_ctx *ctx) {
@@ -269,6 +271,12 @@ static void corrupt(const char *path, int i) {
     }
 }
 
+static void fifo_entry(const char *path, int i) {
+    (void)i;
+    unlink(path);
+    CHECK(mkfifo(path, 0600) == 0);
+}
+
 static void remove_entry(const char *path, int i) {
     (void)i;
     unlink(path);
@@ -293,6 +301,14 @@ static void test_disk_cache(void) {
     /* and they were replaced: the next context hits again */
     pxl_gpu_stats e = cached_compile(dir);
     CHECK(e.disk_cache_hits >= 1);
+    /* entries that are FIFOs are misses, not a process blocked for ever
+     * (alarm: a hang fails the test) */
+    int fifos = for_entries(dir, fifo_entry);
+    alarm(120);
+    pxl_gpu_stats ff = cached_compile(dir);
+    alarm(0);
+    CHECK_MSG(fifos >= 1 && ff.disk_cache_misses >= 1, "%d fifos, %llu misses", fifos,
+              (unsigned long long)ff.disk_cache_misses);
     /* "" turns the cache off */
     pxl_gpu_stats off = cached_compile("");
     CHECK(off.disk_cache_stores == 0 && off.disk_cache_hits == 0);
@@ -374,6 +390,337 @@ static void test_recorder(pxl_ctx *ctx) {
     pxl_buffer_free(y);
 }
 
+/* ---- one queue order: ops and the caller's recorder ---- */
+
+static const char *k_double =
+    "@group(0) @binding(0) var<storage, read> x: array<f32>;\n"
+    "@group(0) @binding(1) var<storage, read_write> y: array<f32>;\n"
+    "@compute @workgroup_size(64)\n"
+    "fn dbl(@builtin(global_invocation_id) id: vec3<u32>) {\n"
+    "    if (id.x < arrayLength(&y)) { y[id.x] = 2.0 * x[id.x]; }\n"
+    "}\n";
+
+/* What an op does: its dispatch goes wherever pxl_gpu_stream() says. */
+static pxl_status op_double(pxl_ctx *ctx, pxl_buffer *x, pxl_buffer *y) {
+    pxl_kernel *k = NULL;
+    pxl_status s = pxl_kernel_get(ctx, "double.wgsl", k_double, "dbl", NULL, 0, &k);
+    if (s != PXL_OK) return s;
+    pxl_recorder *rec = NULL;
+    s = pxl_gpu_stream(ctx, &rec);
+    if (s != PXL_OK) return s;
+    pxl_binding b[2] = {{0, x, 0, 0}, {1, y, 0, 0}};
+    pxl_dispatch d = {k, b, 2, NULL, 0, 0, {1, 1, 1}};
+    return pxl_recorder_dispatch(rec, &d);
+}
+
+static void test_queue_order(pxl_ctx *ctx) {
+    const float in[4] = {1, 2, 3, 4}, zero[4] = {0};
+    float out[4] = {0};
+    pxl_buffer *x = NULL, *y = NULL, *z = NULL;
+    CHECK(pxl_buffer_create(ctx, 16, &x) == PXL_OK && pxl_buffer_create(ctx, 16, &y) == PXL_OK &&
+          pxl_buffer_create(ctx, 16, &z) == PXL_OK);
+    if (!x || !y || !z) goto done;
+    CHECK(pxl_buffer_upload(ctx, x, 0, in, 16) == PXL_OK);
+    CHECK(pxl_buffer_upload(ctx, y, 0, zero, 16) == PXL_OK);
+    CHECK(pxl_buffer_upload(ctx, z, 0, zero, 16) == PXL_OK);
+
+    /* begin; an op (y = 2x) through the stream; copy y -> z; submit: z = 2 4 6 8 */
+    pxl_recorder *r = NULL, *r2 = NULL;
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    pxl_recorder *st = NULL;
+    CHECK(pxl_gpu_stream(ctx, &st) == PXL_OK && st == r); /* ops record into the open recorder */
+    CHECK(op_double(ctx, x, y) == PXL_OK);
+    CHECK(pxl_recorder_copy(r, y, 0, z, 0, 16) == PXL_OK);
+    /* nothing may overtake it meanwhile, and nothing opens a second recording */
+    CHECK(pxl_recorder_begin(ctx, 0, &r2) == PXL_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(pxl_ctx_error(ctx), "a recorder is already open") != NULL, "%s", pxl_ctx_error(ctx));
+    CHECK(pxl_buffer_upload(ctx, x, 0, zero, 16) == PXL_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(pxl_ctx_error(ctx), "pxl_buffer_upload: a recorder is open: submit or discard it first"),
+              "%s", pxl_ctx_error(ctx));
+    CHECK(pxl_buffer_download(ctx, z, 0, out, 16) == PXL_ERR_INVALID_ARG);
+    pxl_download dl = {z, 0, 16, out};
+    CHECK(pxl_buffer_download_many(ctx, &dl, 1) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_gpu_flush(ctx, 1, NULL) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_gpu_finish(ctx) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_gpu_stream_begin_timed(ctx) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_recorder_submit(r, 1, NULL) == PXL_OK);
+    CHECK(pxl_buffer_download(ctx, z, 0, out, 16) == PXL_OK);
+    CHECK_MSG(out[0] == 2 && out[1] == 4 && out[2] == 6 && out[3] == 8, "z = %g %g %g %g", out[0], out[1],
+              out[2], out[3]);
+
+    /* the refused upload changed nothing; after the submit, transfers work again */
+    CHECK(pxl_buffer_download(ctx, x, 0, out, 16) == PXL_OK && out[0] == 1 && out[3] == 4);
+
+    /* the same with an op of the library: pxl_scale */
+    {
+        int64_t shape[1] = {4};
+        pxl_tensor *tx = NULL, *ty = NULL;
+        pxl_buffer *zz = NULL;
+        CHECK(pxl_tensor_create(ctx, PXL_F32, 1, shape, &tx) == PXL_OK);
+        CHECK(pxl_tensor_create(ctx, PXL_F32, 1, shape, &ty) == PXL_OK);
+        CHECK(pxl_buffer_create(ctx, 16, &zz) == PXL_OK);
+        if (tx && ty && zz) {
+            CHECK(pxl_tensor_write(ctx, tx, in, 16) == PXL_OK);
+            CHECK(pxl_tensor_write(ctx, ty, zero, 16) == PXL_OK);
+            CHECK(pxl_buffer_upload(ctx, zz, 0, zero, 16) == PXL_OK);
+            CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+            CHECK(pxl_scale(ctx, tx, 2.0f, ty) == PXL_OK);
+            CHECK(pxl_recorder_copy(r, pxl_tensor_buffer(ty), 0, zz, 0, 16) == PXL_OK);
+            CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+            memset(out, 0, sizeof out);
+            CHECK(pxl_buffer_download(ctx, zz, 0, out, 16) == PXL_OK);
+            CHECK_MSG(out[0] == 2 && out[1] == 4 && out[2] == 6 && out[3] == 8, "pxl_scale: z = %g %g %g %g",
+                      out[0], out[1], out[2], out[3]);
+        }
+        pxl_tensor_free(tx);
+        pxl_tensor_free(ty);
+        pxl_buffer_free(zz);
+    }
+
+    /* discarding the recorder drops the ops recorded into it */
+    CHECK(pxl_buffer_upload(ctx, y, 0, zero, 16) == PXL_OK);
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(op_double(ctx, x, y) == PXL_OK);
+    pxl_recorder_discard(r);
+    CHECK(pxl_buffer_download(ctx, y, 0, out, 16) == PXL_OK);
+    CHECK_MSG(out[0] == 0 && out[3] == 0, "discarded work ran: y = %g %g %g %g", out[0], out[1], out[2], out[3]);
+    /* and afterwards ops go to the stream again */
+    CHECK(op_double(ctx, x, y) == PXL_OK);
+    CHECK(pxl_buffer_download(ctx, y, 0, out, 16) == PXL_OK && out[3] == 8);
+
+    /* the stream submits itself every 4096 dispatches; the caller's recorder never */
+    {
+        pxl_gpu_stats s0 = pxl_gpu_get_stats(ctx);
+        CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+        pxl_status s = PXL_OK;
+        for (int i = 0; i < PXL_STREAM_MAX_DISPATCHES + 100 && s == PXL_OK; i++)
+            s = (i & 1) ? op_double(ctx, y, x) : op_double(ctx, x, y);
+        CHECK(s == PXL_OK);
+        CHECK(pxl_gpu_get_stats(ctx).submits == s0.submits); /* nothing submitted yet */
+        CHECK(pxl_gpu_stream(ctx, &st) == PXL_OK && st == r);
+        CHECK(pxl_recorder_submit(r, 1, NULL) == PXL_OK);
+        CHECK(pxl_gpu_get_stats(ctx).submits == s0.submits + 1);
+    }
+
+    /* a clear inside a recording, ordered with the dispatches around it */
+    {
+        const float ones[4] = {1, 1, 1, 1};
+        CHECK(pxl_buffer_upload(ctx, x, 0, ones, 16) == PXL_OK);
+        CHECK(pxl_buffer_upload(ctx, z, 0, in, 16) == PXL_OK);
+        CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+        CHECK(op_double(ctx, x, y) == PXL_OK);                /* y = 2 */
+        CHECK(pxl_recorder_clear(r, y, 4, 8) == PXL_OK);      /* y = 2 0 0 2 */
+        CHECK(pxl_recorder_clear(r, z, 0, 0) == PXL_OK);      /* nothing */
+        CHECK(pxl_recorder_copy(r, y, 0, z, 0, 8) == PXL_OK); /* z = 2 0 3 4 */
+        CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+        CHECK(pxl_buffer_download(ctx, y, 0, out, 16) == PXL_OK);
+        CHECK_MSG(out[0] == 2 && out[1] == 0 && out[2] == 0 && out[3] == 2, "y = %g %g %g %g", out[0], out[1],
+                  out[2], out[3]);
+        CHECK(pxl_buffer_download(ctx, z, 0, out, 16) == PXL_OK);
+        CHECK_MSG(out[0] == 2 && out[1] == 0 && out[2] == 3 && out[3] == 4, "z = %g %g %g %g", out[0], out[1],
+                  out[2], out[3]);
+        /* bad ranges are errors of the recording */
+        CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+        CHECK(pxl_recorder_clear(r, y, 2, 4) == PXL_ERR_INVALID_ARG);
+        pxl_recorder_discard(r);
+        CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+        CHECK(pxl_recorder_clear(r, y, 8, 12) == PXL_ERR_INVALID_ARG);
+        CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_ERR_INVALID_ARG);
+    }
+done:
+    pxl_buffer_free(x);
+    pxl_buffer_free(y);
+    pxl_buffer_free(z);
+}
+
+/* ---- bind groups and uniform slots kept between dispatches ---- */
+
+typedef struct { uint32_t n; float v; } add_params;
+
+static pxl_status record_add(pxl_recorder *r, pxl_kernel *k, pxl_buffer *x, uint32_t n, float v) {
+    add_params p = {n, v};
+    pxl_binding b = {0, x, 0, 0};
+    pxl_dispatch d = {k, &b, 1, &p, sizeof p, 1, {1, 1, 1}};
+    return pxl_recorder_dispatch(r, &d);
+}
+
+static float first_of(pxl_ctx *ctx, pxl_buffer *x) {
+    float v = -1;
+    CHECK(pxl_buffer_download(ctx, x, 0, &v, 4) == PXL_OK);
+    return v;
+}
+
+static void test_dispatch_caches(pxl_ctx *ctx) {
+    pxl_kernel *k = NULL;
+    pxl_constant wg = {"WG", 64};
+    CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &wg, 1, &k) == PXL_OK);
+    if (!k) return;
+    float zero[64] = {0}, ten[64];
+    for (int i = 0; i < 64; i++) ten[i] = 10;
+    pxl_buffer *x = NULL, *y = NULL;
+    CHECK(pxl_buffer_create(ctx, sizeof zero, &x) == PXL_OK && pxl_buffer_create(ctx, sizeof zero, &y) == PXL_OK);
+    if (!x || !y) return;
+
+    /* the same dispatch twice: the second finds its bind group and parameters */
+    CHECK(pxl_buffer_upload(ctx, x, 0, zero, sizeof zero) == PXL_OK);
+    pxl_recorder *r = NULL;
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(record_add(r, k, x, 64, 1.5f) == PXL_OK);
+    pxl_gpu_stats s0 = pxl_gpu_get_stats(ctx);
+    CHECK(record_add(r, k, x, 64, 1.5f) == PXL_OK);
+    pxl_gpu_stats s1 = pxl_gpu_get_stats(ctx);
+    CHECK(s1.bind_group_hits == s0.bind_group_hits + 1 && s1.bind_group_misses == s0.bind_group_misses);
+    CHECK(s1.uniform_slot_hits == s0.uniform_slot_hits + 1 && s1.uniform_slot_misses == s0.uniform_slot_misses);
+    /* other parameters: a new slot and bind group */
+    CHECK(record_add(r, k, x, 64, 2.0f) == PXL_OK);
+    pxl_gpu_stats s2 = pxl_gpu_get_stats(ctx);
+    CHECK(s2.uniform_slot_misses == s1.uniform_slot_misses + 1 && s2.bind_group_misses == s1.bind_group_misses + 1);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    CHECK(first_of(ctx, x) == 5.0f);
+
+    /* same buffers, different data, cached everything: the new data counts */
+    CHECK(pxl_buffer_upload(ctx, x, 0, ten, sizeof ten) == PXL_OK);
+    s0 = pxl_gpu_get_stats(ctx);
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(record_add(r, k, x, 64, 1.5f) == PXL_OK);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    CHECK(pxl_gpu_get_stats(ctx).bind_group_hits == s0.bind_group_hits + 1);
+    CHECK(first_of(ctx, x) == 11.5f);
+
+    /* a buffer back in the pool and handed out again is the same GPU buffer:
+     * its bind group still binds it */
+    pxl_buffer *x_was = x;
+    pxl_buffer_free(x);
+    CHECK(pxl_buffer_create(ctx, sizeof zero, &x) == PXL_OK);
+    CHECK(x == x_was); /* the pool's best fit */
+    CHECK(pxl_buffer_upload(ctx, x, 0, zero, sizeof zero) == PXL_OK);
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(record_add(r, k, x, 64, 1.5f) == PXL_OK);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    CHECK(first_of(ctx, x) == 1.5f);
+
+    /* a destroyed buffer takes its bind groups along; a new buffer, perhaps at
+     * the same address, gets its own */
+    pxl_gpu *g = ctx->gpu;
+    uint64_t limit = g->pool_limit;
+    g->pool_limit = 0; /* freeing destroys */
+    uint32_t live = g->n_bgs_live;
+    pxl_buffer_free(x);
+    CHECK(g->n_bgs_live < live);
+    g->pool_limit = limit;
+    CHECK(pxl_buffer_create(ctx, sizeof zero, &x) == PXL_OK);
+    CHECK(pxl_buffer_upload(ctx, x, 0, ten, sizeof ten) == PXL_OK);
+    s0 = pxl_gpu_get_stats(ctx);
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(record_add(r, k, x, 64, 1.5f) == PXL_OK);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    CHECK(pxl_gpu_get_stats(ctx).bind_group_misses == s0.bind_group_misses + 1);
+    CHECK(first_of(ctx, x) == 11.5f);
+
+    /* more distinct parameter blocks than there are slots: within one
+     * recording the extra ones use the recorder's blocks; the next recordings
+     * reuse slots that earlier, still running, submits read */
+    const uint32_t many = PXL_USLOT_MAX + 300;
+    CHECK(pxl_buffer_upload(ctx, x, 0, zero, sizeof zero) == PXL_OK);
+    pxl_status st = PXL_OK;
+    for (int round = 0; round < 3; round++) {
+        CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+        /* n differs per dispatch (all >= 64: the same work); v is larger
+         * for the dispatches past the slots, so a slot overwritten while its
+         * recording is open would show */
+        for (uint32_t i = 0; i < many && st == PXL_OK; i++)
+            st = record_add(r, k, x, 64 + i + (uint32_t)round * 100000u,
+                            (float)((i < PXL_USLOT_MAX ? 1 : 2) * (round + 1)));
+        CHECK(st == PXL_OK);
+        CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK); /* no wait */
+    }
+    double want = 6.0 * (PXL_USLOT_MAX + 2.0 * (many - PXL_USLOT_MAX));
+    CHECK_MSG(first_of(ctx, x) == (float)want, "x = %g, expected %g", first_of(ctx, x), want);
+    CHECK(g->n_uslots == PXL_USLOT_MAX);
+
+    /* more bind groups than the cache keeps (the binding's size and the
+     * parameters differ): the least recently used go, the results hold */
+    CHECK(pxl_buffer_upload(ctx, y, 0, zero, sizeof zero) == PXL_OK);
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    double expect = 0;
+    for (uint32_t i = 0; i < PXL_BG_MAX + 500 && st == PXL_OK; i++) {
+        pxl_binding b = {0, y, 0, 4 * (1 + (uint64_t)(i % 64))};
+        add_params p = {1, (float)(1 + (i / 64) % 100)};
+        pxl_dispatch d = {k, &b, 1, &p, sizeof p, 1, {1, 1, 1}};
+        st = pxl_recorder_dispatch(r, &d);
+        expect += p.v;
+    }
+    CHECK(st == PXL_OK);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    CHECK(g->n_bgs_live <= PXL_BG_MAX);
+    CHECK_MSG(first_of(ctx, y) == (float)expect, "y = %g, expected %g", first_of(ctx, y), expect);
+    pxl_buffer_free(x);
+    pxl_buffer_free(y);
+}
+
+/* A context whose pipeline cache keeps 4 kernels. */
+static void test_kernel_eviction(void) {
+    pxl_ctx_options o = pxl_ctx_options_default();
+    o.backend = PXL_BACKEND_GPU;
+    o.quiet = 1;
+    o.kernel_cache_max = 4;
+    o.cache_dir = "";
+    pxl_ctx *ctx = NULL;
+    if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
+        pxl_ctx_free(ctx);
+        CHECK(0);
+        return;
+    }
+    float zero[64] = {0};
+    pxl_buffer *x = NULL;
+    CHECK(pxl_buffer_create(ctx, sizeof zero, &x) == PXL_OK);
+    CHECK(pxl_buffer_upload(ctx, x, 0, zero, sizeof zero) == PXL_OK);
+    pxl_kernel *k1 = NULL, *k = NULL;
+    pxl_constant c1 = {"WG", 1};
+    CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &c1, 1, &k1) == PXL_OK);
+    pxl_recorder *r = NULL;
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(k1 && record_add(r, k1, x, 1, 1.0f) == PXL_OK);
+    /* twelve more kernels (workgroup sizes 2..13), each used once */
+    for (int i = 2; i <= 13; i++) {
+        pxl_constant c = {"WG", i};
+        CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &c, 1, &k) == PXL_OK);
+        CHECK(k && record_add(r, k, x, 64, 1.0f) == PXL_OK);
+    }
+    pxl_gpu_stats st = pxl_gpu_get_stats(ctx);
+    CHECK_MSG(st.pipeline_cache_evictions == 0, "%llu evicted while all are in use", (unsigned long long)st.pipeline_cache_evictions);
+    /* k1 is still valid here: the open recording dispatched it */
+    CHECK(record_add(r, k1, x, 1, 1.0f) == PXL_OK);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    float v[2] = {0};
+    CHECK(pxl_buffer_download(ctx, x, 0, v, 8) == PXL_OK);
+    CHECK_MSG(v[0] == 14 && v[1] == 12, "x = %g %g", v[0], v[1]);
+    /* outside a recording the bound holds: a new kernel evicts down to 4 */
+    pxl_constant c = {"WG", 32};
+    CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &c, 1, &k) == PXL_OK);
+    st = pxl_gpu_get_stats(ctx);
+    CHECK_MSG(st.pipeline_cache_evictions == 10, "%llu evicted", (unsigned long long)st.pipeline_cache_evictions);
+    CHECK(ctx->gpu->n_kernels == 4);
+    /* the three most recent besides it are still there: hits; WG 2 is gone: a miss */
+    pxl_gpu_stats before = pxl_gpu_get_stats(ctx);
+    for (int i = 11; i <= 13; i++) {
+        pxl_constant ci = {"WG", i};
+        CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &ci, 1, &k) == PXL_OK);
+    }
+    CHECK(pxl_gpu_get_stats(ctx).pipeline_cache_hits == before.pipeline_cache_hits + 3);
+    pxl_constant c2 = {"WG", 2};
+    CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &c2, 1, &k) == PXL_OK);
+    CHECK(pxl_gpu_get_stats(ctx).pipeline_cache_misses == before.pipeline_cache_misses + 1);
+    /* and a recompiled kernel works */
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(record_add(r, k, x, 64, 1.0f) == PXL_OK);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    CHECK(pxl_buffer_download(ctx, x, 0, v, 8) == PXL_OK);
+    CHECK_MSG(v[0] == 15 && v[1] == 13, "x = %g %g", v[0], v[1]);
+    pxl_buffer_free(x);
+    pxl_ctx_free(ctx);
+}
+
 int main(void) {
     pxl_ctx *ctx = test_gpu_ctx();
     if (!ctx) return PXL_SKIP;
@@ -383,7 +730,10 @@ int main(void) {
     test_compile_error(ctx);
     test_pipeline_cache(ctx);
     test_recorder(ctx);
+    test_queue_order(ctx);
+    test_dispatch_caches(ctx);
     pxl_ctx_free(ctx);
+    test_kernel_eviction();
     test_blob_format();
     test_disk_cache();
     return test_result("test_gpu");

@@ -3,7 +3,10 @@
 #include "gpu/adapter_plan.h"
 #include "pxl/gpu.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static pxl_status open_with(pxl_backend b, const char *lib, pxl_ctx **ctx) {
     pxl_ctx_options o = pxl_ctx_options_default();
@@ -34,6 +37,39 @@ static void test_missing_library(void) {
     /* a file that is not a shared library */
     CHECK(open_with(PXL_BACKEND_GPU, "/etc/hostname", &ctx) == PXL_ERR_NO_LIBRARY);
     pxl_ctx_free(ctx);
+}
+
+/* A FIFO or a directory named as the library fails with the reason, instead
+ * of blocking in dlopen (alarm: a hang fails the test). */
+static void test_not_a_file(void) {
+    char dir[] = "/tmp/pxl-test-loader-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char fifo[128];
+    snprintf(fifo, sizeof fifo, "%s/libwebgpu.so", dir);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    const char *paths[2] = {fifo, dir};
+    for (int i = 0; i < 2; i++) {
+        pxl_ctx *ctx = NULL;
+        alarm(60);
+        CHECK(open_with(PXL_BACKEND_GPU, paths[i], &ctx) == PXL_ERR_NO_LIBRARY);
+        alarm(0);
+        CHECK_MSG(ctx && strstr(pxl_ctx_error(ctx), "not a regular file") != NULL, "%s", ctx ? pxl_ctx_error(ctx) : "");
+        pxl_ctx_free(ctx);
+    }
+    /* the same through PXL_WEBGPU_LIB (skipped with its reason; later
+     * candidates may still load) */
+    setenv("PXL_WEBGPU_LIB", fifo, 1);
+    pxl_ctx *ctx = NULL;
+    alarm(60);
+    CHECK(open_with(PXL_BACKEND_AUTO, NULL, &ctx) == PXL_OK);
+    alarm(0);
+    CHECK_MSG(ctx && (pxl_ctx_backend(ctx) == PXL_BACKEND_GPU ||
+                      strstr(pxl_ctx_gpu_unavailable_reason(ctx), "not a regular file") != NULL),
+              "%s", ctx ? pxl_ctx_gpu_unavailable_reason(ctx) : "");
+    pxl_ctx_free(ctx);
+    unsetenv("PXL_WEBGPU_LIB");
+    unlink(fifo);
+    CHECK(rmdir(dir) == 0);
 }
 
 static void test_missing_symbol(const char *fake) {
@@ -75,6 +111,7 @@ int main(int argc, char **argv) {
     }
     test_missing_library();
     test_missing_symbol(argv[1]);
+    test_not_a_file();
     test_adapter_plan();
     test_cpu_never_loads();
     test_feature_names();

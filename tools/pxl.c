@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *f) {
@@ -39,6 +40,10 @@ static int run(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    /* Mesa's EGL needs a platform without a display (servers, CI); the
+     * library never touches the environment, so the tool sets it, before
+     * any context exists, unless the user chose one. */
+    setenv("EGL_PLATFORM", "surfaceless", 0);
     int rc = run(argc, argv);
     if (cli_finish_stdout() != 0 && rc == 0) rc = 1;
     return rc;

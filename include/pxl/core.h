@@ -91,6 +91,12 @@ typedef struct pxl_ctx_options {
      * written. A cache that cannot be read or written only costs compiles.
      */
     const char *cache_dir;
+    /*
+     * Most compute pipelines a GPU context keeps (pxl_kernel_get); 0: 1024.
+     * Beyond it the least recently used one not in use by the open recording
+     * is freed (see pxl_kernel_get for what that means for handles).
+     */
+    uint32_t kernel_cache_max;
 } pxl_ctx_options;
 
 /* Zero-initialised options with the defaults filled in. */

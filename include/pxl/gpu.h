@@ -84,11 +84,12 @@ PXL_API pxl_status pxl_buffer_create(pxl_ctx *ctx, size_t size, pxl_buffer **out
 PXL_API void pxl_buffer_free(pxl_buffer *buf);
 PXL_API size_t pxl_buffer_size(const pxl_buffer *buf);
 
-/* Writes host bytes at offset. offset and size must be multiples of 4. */
+/* Writes host bytes at offset. offset and size must be multiples of 4.
+ * Fails while a recorder is open (see "Queue order" below). */
 PXL_API pxl_status pxl_buffer_upload(pxl_ctx *ctx, pxl_buffer *buf, size_t offset, const void *src,
                              size_t size);
 /* Reads bytes at offset into host memory, waiting for earlier GPU work.
- * offset and size must be multiples of 4. */
+ * offset and size must be multiples of 4. Fails while a recorder is open. */
 PXL_API pxl_status pxl_buffer_download(pxl_ctx *ctx, pxl_buffer *buf, size_t offset, void *dst,
                                size_t size);
 
@@ -102,7 +103,7 @@ typedef struct pxl_download {
  * Reads several ranges (of one or more buffers) with one GPU round trip
  * where they fit one staging buffer together (64 MiB), else range by range.
  * Checks every range before reading any; on failure the destinations are
- * unspecified.
+ * unspecified. Fails while a recorder is open.
  */
 PXL_API pxl_status pxl_buffer_download_many(pxl_ctx *ctx, const pxl_download *ranges, size_t n);
 
@@ -119,10 +120,17 @@ typedef struct pxl_constant {
 /*
  * Compiles `wgsl` and builds the compute pipeline for `entry` with the given
  * override constants, or returns the cached one: pipelines are cached by
- * (WGSL text, entry point, constants) for the context's lifetime and owned by
- * it (never freed by the caller). `label` names the source in messages
- * ("dot.wgsl"). On a compile error returns PXL_ERR_SHADER with every compiler
- * message as "label:line:col: error: text".
+ * (WGSL text, entry point, constants) and owned by the context (never freed
+ * by the caller). `label` names the source in messages ("dot.wgsl"). On a
+ * compile error returns PXL_ERR_SHADER with every compiler message as
+ * "label:line:col: error: text".
+ *
+ * The cache keeps at most pxl_ctx_options.kernel_cache_max kernels (default
+ * 1024), evicting the least recently got one that the open recording has
+ * not dispatched. So a handle stays valid until that many other distinct
+ * kernels have been got after it, and always while a recording that
+ * dispatched it is open. A caller that keeps handles across unrelated work
+ * gets them again (a cache hit costs a comparison of the text).
  */
 PXL_API pxl_status pxl_kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, const char *entry,
                           const pxl_constant *constants, size_t n_constants, pxl_kernel **out);
@@ -137,6 +145,9 @@ typedef struct pxl_gpu_stats {
     uint64_t shader_module_ns, pipeline_ns;
     uint64_t buffer_pool_hits, buffer_pool_misses;
     uint64_t submits, dispatches;
+    uint64_t pipeline_cache_evictions;        /* kernels freed by the cache bound */
+    uint64_t bind_group_hits, bind_group_misses; /* dispatches that found / created their bind group */
+    uint64_t uniform_slot_hits, uniform_slot_misses; /* parameter blocks found / written anew */
 } pxl_gpu_stats;
 PXL_API pxl_gpu_stats pxl_gpu_get_stats(const pxl_ctx *ctx);
 
@@ -164,16 +175,42 @@ typedef struct pxl_dispatch {
 typedef struct pxl_recorder pxl_recorder;
 
 /*
- * Starts recording. Only one recorder per context may be open at a time.
- * Dispatches and copies recorded into one recorder execute
- * in order, in one command buffer, with one queue submit. timed = 1 asks for
- * GPU timestamps around the whole recording (ignored when the device has no
- * timestamp queries; see pxl_recorder_submit).
+ * Queue order. A context has at most one open recording at a time, and all
+ * GPU work runs in the order it was asked for:
+ *  - While no recorder of the caller's is open, ops (pxl/ops.h) record into
+ *    the context's stream (pxl_gpu_stream), which uploads, downloads,
+ *    pxl_gpu_flush, pxl_gpu_finish and pxl_recorder_begin submit first.
+ *  - pxl_recorder_begin opens the caller's recorder. Until it is submitted or
+ *    discarded, pxl_gpu_stream returns it, so ops called in between record
+ *    into it between the caller's own dispatches and copies, in call order.
+ *  - While it is open, calls that would run ahead of the recorded work fail
+ *    with PXL_ERR_INVALID_ARG ("... a recorder is open: submit or discard it
+ *    first") and change nothing: pxl_buffer_upload, pxl_buffer_download,
+ *    pxl_buffer_download_many, pxl_gpu_flush, pxl_gpu_finish,
+ *    pxl_gpu_stream_begin_timed, and a second pxl_recorder_begin.
+ */
+
+/*
+ * Starts recording (submitting the stream first). Fails with
+ * PXL_ERR_INVALID_ARG if a recorder is already open on the context.
+ * Dispatches, copies and clears recorded into one recorder, and ops called
+ * while it is open, execute in order, in one command buffer, with one queue
+ * submit. timed = 1 asks for GPU timestamps around the whole recording
+ * (ignored when the device has no timestamp queries; see
+ * pxl_recorder_submit). The recorder is owned by the caller until
+ * pxl_recorder_submit or pxl_recorder_discard; pxl_ctx_free discards one
+ * still open (its handle is then invalid).
  */
 PXL_API pxl_status pxl_recorder_begin(pxl_ctx *ctx, int timed, pxl_recorder **out);
+/* Records a dispatch. The first error of a recording is also returned by
+ * pxl_recorder_submit. */
 PXL_API pxl_status pxl_recorder_dispatch(pxl_recorder *rec, const pxl_dispatch *d);
+/* Records a buffer-to-buffer copy; offsets and size are multiples of 4. */
 PXL_API pxl_status pxl_recorder_copy(pxl_recorder *rec, pxl_buffer *src, size_t src_offset,
                              pxl_buffer *dst, size_t dst_offset, size_t size);
+/* Records zeroing `size` bytes of `buf` at `offset` (both multiples of 4;
+ * size 0 records nothing), e.g. gradient accumulators before a backward pass. */
+PXL_API pxl_status pxl_recorder_clear(pxl_recorder *rec, pxl_buffer *buf, size_t offset, size_t size);
 /*
  * Submits and frees the recorder (also on error). If wait is 1, returns after
  * the GPU finished (and reports deferred errors). If gpu_ns is non-NULL and
@@ -189,23 +226,29 @@ PXL_API pxl_status pxl_recorder_submit(pxl_recorder *rec, int wait, uint64_t *gp
 PXL_API pxl_status pxl_recorder_scratch(pxl_recorder *rec, size_t size, pxl_buffer **out);
 /* The context a recorder records for. */
 PXL_API pxl_ctx *pxl_recorder_ctx(const pxl_recorder *rec);
-/* Drops a recording without submitting it. NULL is a no-op. */
+/* Drops a recording without submitting it: nothing recorded into it runs,
+ * including the ops called while it was open. NULL is a no-op. */
 PXL_API void pxl_recorder_discard(pxl_recorder *rec);
 
-/* Waits until all submitted GPU work is done (submits the stream first). */
+/* Waits until all submitted GPU work is done (submits the stream first).
+ * Fails while a recorder is open (see "Queue order"). */
 PXL_API pxl_status pxl_gpu_finish(pxl_ctx *ctx);
 
 /*
- * The context's stream: one recorder that ops (pxl/ops.h) record into, begun
- * on first use and submitted by pxl_gpu_flush(), by any upload or download,
- * by pxl_recorder_begin() (so work runs in call order), or when it holds more
- * than 4096 dispatches. Owned by the context: never submit or discard it.
+ * Where ops record: the caller's recorder while one is open, else the
+ * context's stream, one recorder begun on first use and submitted by
+ * pxl_gpu_flush(), by any upload or download, by pxl_recorder_begin(), or
+ * when it holds more than 4096 dispatches (the caller's recorder is never
+ * submitted behind the caller's back). Never submit or discard the stream:
+ * it is owned by the context.
  */
 PXL_API pxl_status pxl_gpu_stream(pxl_ctx *ctx, pxl_recorder **out);
 /* Submits the stream if one is open. wait = 1 waits for the GPU. If gpu_ns is
- * non-NULL and the stream was begun timed, it receives its GPU time (waits). */
+ * non-NULL and the stream was begun timed, it receives its GPU time (waits).
+ * Fails while a recorder is open. */
 PXL_API pxl_status pxl_gpu_flush(pxl_ctx *ctx, int wait, uint64_t *gpu_ns);
-/* Flushes, then begins a stream with timestamps (for benchmarks). */
+/* Flushes, then begins a stream with timestamps (for benchmarks). Fails
+ * while a recorder is open. */
 PXL_API pxl_status pxl_gpu_stream_begin_timed(pxl_ctx *ctx);
 
 #ifdef __cplusplus

@@ -1,4 +1,10 @@
-/* Context creation: options, environment, backend selection. */
+/*
+ * The core part of a context: options, environment, allocation, threads,
+ * and its end. Opening a GPU backend is not core's business: pxl_ctx_create
+ * (src/gpu/context_open.c) calls pxl_ctx_init here, then opens the backend
+ * and leaves a close function in the context that pxl_ctx_free calls, so
+ * core/ depends on no other layer.
+ */
 #include "internal.h"
 
 #include <assert.h>
@@ -55,8 +61,9 @@ static int resolve_cache_dir(pxl_ctx *ctx, const char *opt, char **dir) {
     return *dir == NULL;
 }
 
-pxl_status pxl_ctx_create(const pxl_ctx_options *opts, pxl_ctx **out) {
-    assert(out);
+pxl_status pxl_ctx_init(const pxl_ctx_options *opts, pxl_ctx **out, pxl_backend *want) {
+    assert(out && want);
+    *want = PXL_BACKEND_CPU;
     pxl_ctx_options o = opts ? *opts : pxl_ctx_options_default();
     pxl_allocator a = {default_alloc, default_realloc, default_free, NULL};
     if (o.allocator) {
@@ -68,6 +75,7 @@ pxl_status pxl_ctx_create(const pxl_ctx_options *opts, pxl_ctx **out) {
     memset(ctx, 0, sizeof *ctx);
     ctx->alloc = a;
     ctx->quiet = o.quiet;
+    ctx->kernel_cache_max = o.kernel_cache_max;
     ctx->gpu_timeout_ms = o.gpu_timeout_ms ? o.gpu_timeout_ms : 120000;
     *out = ctx;
 
@@ -99,27 +107,13 @@ pxl_status pxl_ctx_create(const pxl_ctx_options *opts, pxl_ctx **out) {
     }
     ctx->requested = b;
     ctx->active = PXL_BACKEND_CPU;
-    if (b == PXL_BACKEND_CPU) return PXL_OK;
-
-    pxl_status s = pxl_gpu_open(ctx);
-    if (s == PXL_OK) {
-        ctx->active = PXL_BACKEND_GPU;
-        return PXL_OK;
-    }
-    if (s == PXL_ERR_OUT_OF_MEMORY) {
-        pxl_ctx_free(ctx);
-        *out = NULL;
-        return s;
-    }
-    pxl_copy_str(ctx->gpu_reason, sizeof ctx->gpu_reason, ctx->error);
-    if (b == PXL_BACKEND_GPU) return s;
-    pxl_clear_error(ctx); /* AUTO: carry on with the CPU */
+    *want = b;
     return PXL_OK;
 }
 
 void pxl_ctx_free(pxl_ctx *ctx) {
     if (!ctx) return;
-    pxl_gpu_close(ctx);
+    if (ctx->close_backend) ctx->close_backend(ctx);
     pxl_threadpool_free(ctx, ctx->pool);
     pxl_free(ctx, ctx->webgpu_library);
     pxl_free(ctx, ctx->cache_dir);

@@ -22,9 +22,11 @@ struct pxl_ctx {
     uint32_t gpu_timeout_ms;
     char *webgpu_library; /* owned copy of the option, or NULL */
     char *cache_dir;      /* resolved pipeline cache directory (owned), or NULL: none */
+    uint32_t kernel_cache_max; /* the option; 0: the default */
     int n_threads;
     pxl_threadpool *pool; /* created on first parallel_for with n_threads > 1 */
-    pxl_gpu *gpu;         /* NULL unless active == PXL_BACKEND_GPU */
+    pxl_gpu *gpu;         /* opaque to core; NULL unless active == PXL_BACKEND_GPU */
+    void (*close_backend)(pxl_ctx *ctx); /* set by whoever opened a backend; pxl_ctx_free calls it */
     char error[PXL_ERR_MAX];
     char gpu_reason[PXL_ERR_MAX];
 };
@@ -77,9 +79,14 @@ pxl_threadpool *pxl_threadpool_create(pxl_ctx *ctx, int n_threads);
 void pxl_threadpool_free(pxl_ctx *ctx, pxl_threadpool *pool);
 void pxl_threadpool_run(pxl_threadpool *pool, size_t n_tasks, pxl_task_fn fn, void *arg);
 
-/* GPU lifetime (src/gpu/device.c). */
-pxl_status pxl_gpu_open(pxl_ctx *ctx);
-void pxl_gpu_close(pxl_ctx *ctx);
+/*
+ * The core part of pxl_ctx_create: allocates and fills the context from the
+ * options and the environment (PXL_BACKEND, PXL_CACHE_DIR, ...). On PXL_OK,
+ * *want is the backend to open (AUTO, GPU or CPU; the context is CPU until
+ * someone opens another). On failure *out is set as pxl_ctx_create says
+ * (NULL only for out-of-memory).
+ */
+pxl_status pxl_ctx_init(const pxl_ctx_options *opts, pxl_ctx **out, pxl_backend *want);
 
 /* Copies src into dst[cap], truncating; always NUL-terminates (cap > 0). */
 void pxl_copy_str(char *dst, size_t cap, const char *src);

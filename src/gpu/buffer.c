@@ -14,6 +14,7 @@ static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 static void stage_destroy(pxl_gpu *g, pxl_upload_stage *u);
 
 static void destroy(pxl_gpu *g, pxl_buffer *b) {
+    pxl_gpu_bind_groups_forget(g, b->id);
     g->fn.BufferDestroy(b->handle);
     g->fn.BufferRelease(b->handle);
     pxl_free(g->ctx, b);
@@ -61,6 +62,7 @@ pxl_status pxl_buffer_create(pxl_ctx *ctx, size_t size, pxl_buffer **out) {
                                           (unsigned long long)cap);
     }
     b->gpu = g;
+    b->id = ++g->buffer_serial;
     b->size = size;
     b->capacity = cap;
     *out = b;
@@ -227,6 +229,7 @@ pxl_status pxl_buffer_upload(pxl_ctx *ctx, pxl_buffer *b, size_t offset, const v
                              size_t size) {
     PXL_GPU_OR_FAIL(ctx, g);
     pxl_status s = check_range(ctx, b, offset, size, "pxl_buffer_upload");
+    if (s == PXL_OK) s = pxl_gpu_check_no_recorder(g, "pxl_buffer_upload");
     if (s != PXL_OK) return s;
     if (g->lost) return pxl_gpu_take_deferred(g);
     /* queue writes run before unsubmitted work: submit the stream first */
@@ -307,6 +310,7 @@ static pxl_status ensure_staging(pxl_gpu *g, uint64_t size) {
 pxl_status pxl_buffer_download(pxl_ctx *ctx, pxl_buffer *b, size_t offset, void *dst, size_t size) {
     PXL_GPU_OR_FAIL(ctx, g);
     pxl_status s = check_range(ctx, b, offset, size, "pxl_buffer_download");
+    if (s == PXL_OK) s = pxl_gpu_check_no_recorder(g, "pxl_buffer_download");
     if (s != PXL_OK) return s;
     if (g->lost) return pxl_gpu_take_deferred(g);
     s = pxl_gpu_stream_submit(g);
@@ -334,6 +338,8 @@ pxl_status pxl_buffer_download(pxl_ctx *ctx, pxl_buffer *b, size_t offset, void 
 
 pxl_status pxl_buffer_download_many(pxl_ctx *ctx, const pxl_download *r, size_t n) {
     PXL_GPU_OR_FAIL(ctx, g);
+    pxl_status s0 = pxl_gpu_check_no_recorder(g, "pxl_buffer_download_many");
+    if (s0 != PXL_OK) return s0;
     uint64_t total = 0;
     for (size_t i = 0; i < n; i++) {
         pxl_status s = check_range(ctx, r[i].buf, r[i].offset, r[i].size, "pxl_buffer_download_many");

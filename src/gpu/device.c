@@ -3,9 +3,11 @@
  * limits, error callbacks, and the facts pxl_gpu_get_info() reports.
  *
  * Adapter order (pxl_gpu_adapter_plan): the platform's default backend at
- * core feature level, then OpenGL ES at compatibility level (with
- * EGL_PLATFORM=surfaceless when unset, so it works without a display). Dawn's
- * Null backend is never accepted. If none is usable the context runs on CPU.
+ * core feature level, then OpenGL ES at compatibility level. The library
+ * does not touch the environment: without a display, EGL needs
+ * EGL_PLATFORM=surfaceless, which the CLI sets when unset and the "no
+ * adapter" message suggests. Dawn's Null backend is never accepted. If none
+ * is usable the context runs on CPU.
  */
 #include "gpu_internal.h"
 #include "adapter_plan.h"
@@ -126,13 +128,16 @@ static void on_uncaptured(const WGPUDevice *device, WGPUErrorType type, WGPUStri
     (void)device;
     (void)u2;
     pxl_gpu *g = u1;
-    if (g->deferred != PXL_OK) return; /* keep the first */
-    g->deferred = PXL_ERR_GPU;
     const char *kind = type == WGPUErrorType_Validation    ? "validation"
                        : type == WGPUErrorType_OutOfMemory ? "out of memory"
                                                            : "internal";
-    snprintf(g->deferred_msg, sizeof g->deferred_msg, "GPU %s error: %.*s", kind,
-             msg.data ? (int)msg.length : 0, msg.data ? msg.data : "");
+    pthread_mutex_lock(&g->err_mu);
+    if (g->deferred == PXL_OK) { /* keep the first */
+        g->deferred = PXL_ERR_GPU;
+        snprintf(g->deferred_msg, sizeof g->deferred_msg, "GPU %s error: %.*s", kind,
+                 msg.data ? (int)msg.length : 0, msg.data ? msg.data : "");
+    }
+    pthread_mutex_unlock(&g->err_mu);
 }
 
 static void on_lost(const WGPUDevice *device, WGPUDeviceLostReason reason, WGPUStringView msg,
@@ -140,24 +145,30 @@ static void on_lost(const WGPUDevice *device, WGPUDeviceLostReason reason, WGPUS
     (void)device;
     (void)u2;
     pxl_gpu *g = u1;
-    if (g->closing || reason == WGPUDeviceLostReason_CallbackCancelled ||
+    if (atomic_load(&g->closing) || reason == WGPUDeviceLostReason_CallbackCancelled ||
         reason == WGPUDeviceLostReason_Destroyed)
         return;
-    g->lost = 1;
+    pthread_mutex_lock(&g->err_mu);
     g->deferred = PXL_ERR_DEVICE_LOST;
     snprintf(g->deferred_msg, sizeof g->deferred_msg, "GPU device lost (reason %u): %.*s",
              (unsigned)reason, msg.data ? (int)msg.length : 0, msg.data ? msg.data : "");
+    atomic_store(&g->lost, 1);
+    pthread_mutex_unlock(&g->err_mu);
 }
 
 /* ---- waiting and errors ----------------------------------------------------- */
 
 pxl_status pxl_gpu_take_deferred(pxl_gpu *g) {
-    if (g->deferred == PXL_OK) return PXL_OK;
-    pxl_status s = pxl_fail(g->ctx, g->deferred, "%s", g->deferred_msg);
-    if (!g->lost) {
-        g->deferred = PXL_OK;
-        g->deferred_msg[0] = '\0';
+    pthread_mutex_lock(&g->err_mu);
+    pxl_status s = g->deferred;
+    if (s != PXL_OK) {
+        pxl_fail(g->ctx, s, "%s", g->deferred_msg);
+        if (!atomic_load(&g->lost)) {
+            g->deferred = PXL_OK;
+            g->deferred_msg[0] = '\0';
+        }
     }
+    pthread_mutex_unlock(&g->err_mu);
     return s;
 }
 
@@ -267,7 +278,6 @@ static void copy_sv(char *dst, size_t cap, WGPUStringView v) {
 
 static pxl_status request_adapter(pxl_gpu *g, const pxl_adapter_attempt *a, char *why,
                                   size_t why_cap) {
-    if (a->backend == WGPUBackendType_OpenGLES) setenv("EGL_PLATFORM", "surfaceless", 0);
     pxl_toggles tg;
     toggles_init(&tg);
     WGPURequestAdapterOptions opt;
@@ -287,6 +297,11 @@ static pxl_status request_adapter(pxl_gpu *g, const pxl_adapter_attempt *a, char
     }
     if (r.status != PXL_WGPU_SUCCESS || !r.adapter) {
         pxl_copy_str(why, why_cap, r.message[0] ? r.message : "no adapter");
+        if (a->backend == WGPUBackendType_OpenGLES) { /* EGL found no display, most likely */
+            size_t used = strlen(why);
+            static const char hint[] = " (without a display, set EGL_PLATFORM=surfaceless)";
+            if (used + sizeof hint <= why_cap) memcpy(why + used, hint, sizeof hint);
+        }
         return PXL_ERR_NO_ADAPTER;
     }
     WGPUAdapterInfo info;
@@ -429,7 +444,13 @@ pxl_status pxl_gpu_open(pxl_ctx *ctx) {
     pxl_gpu *g = pxl_calloc(ctx, 1, sizeof *g);
     if (!g) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
     g->ctx = ctx;
+    if (pthread_mutex_init(&g->err_mu, NULL) != 0) {
+        pxl_free(ctx, g);
+        return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "could not create a mutex");
+    }
+    g->err_mu_ready = 1;
     g->cache_dir = ctx->cache_dir;
+    g->kernel_cache_max = ctx->kernel_cache_max ? ctx->kernel_cache_max : PXL_KERNEL_CACHE_DEFAULT;
     ctx->gpu = g;
     pxl_status s = pxl_gpu_load_library(g);
     if (s != PXL_OK) goto fail;
@@ -482,10 +503,12 @@ fail:
 void pxl_gpu_close(pxl_ctx *ctx) {
     pxl_gpu *g = ctx->gpu;
     if (!g) return;
-    g->closing = 1;
+    atomic_store(&g->closing, 1);
+    if (g->user) pxl_recorder_discard(g->user); /* left open by the caller: dropped */
     if (g->stream) pxl_recorder_discard(g->stream);
     g->stream = NULL;
     if (g->device) {
+        pxl_gpu_bind_cache_release(g);
         pxl_gpu_kernels_release(g);
         pxl_gpu_buffers_release(g);
         pxl_gpu_uniforms_release(g);
@@ -503,7 +526,7 @@ void pxl_gpu_close(pxl_ctx *ctx) {
     }
     pxl_gpu_unload_library(g);
     pxl_gpu_disk_cache_release(g);
-    pxl_free(ctx, g->kernels);
+    if (g->err_mu_ready) pthread_mutex_destroy(&g->err_mu);
     pxl_free(ctx, g);
     ctx->gpu = NULL;
 }

@@ -19,6 +19,10 @@
  * temporary file and rename it over the entry, so a reader in another
  * process sees a whole entry or none. The cache is best effort: a failure to
  * read or write it never fails a pipeline, it only costs a compile.
+ *
+ * The callbacks run on Dawn's threads: they allocate with malloc (never the
+ * context's allocator hooks, which need not be thread-safe), count with
+ * atomics, and share the one remembered entry under disk_mu.
  */
 #include "gpu_internal.h"
 
@@ -26,6 +30,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -75,16 +80,19 @@ static int entry_path(const pxl_gpu *g, const void *key, size_t key_size, char *
     return n > 0 && (size_t)n < cap;
 }
 
-/* Reads a whole entry file into a new buffer (NULL: none, or too large). */
-static uint8_t *read_entry(pxl_gpu *g, const char *path, size_t *len) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+/* Reads a whole entry file into a new malloc'ed buffer (NULL: none, too
+ * large, or not a regular file). Opened without blocking, so that a FIFO
+ * in the cache directory is refused instead of waited on. Runs on Dawn's
+ * threads: malloc, never the context's allocator hooks. */
+static uint8_t *read_entry(const char *path, size_t *len) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return NULL;
     struct stat st;
     uint8_t *buf = NULL;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= (off_t)BLOB_HEADER &&
         (uint64_t)st.st_size <= (uint64_t)BLOB_HEADER + BLOB_MAX_KEY + BLOB_MAX_VALUE) {
         size_t n = (size_t)st.st_size, got = 0;
-        buf = pxl_alloc(g->ctx, n);
+        buf = malloc(n);
         while (buf && got < n) {
             ssize_t r = read(fd, buf + got, n - got);
             if (r < 0 && errno == EINTR) continue;
@@ -92,7 +100,7 @@ static uint8_t *read_entry(pxl_gpu *g, const char *path, size_t *len) {
             got += (size_t)r;
         }
         if (buf && got != n) {
-            pxl_free(g->ctx, buf);
+            free(buf);
             buf = NULL;
         }
         *len = n;
@@ -102,7 +110,7 @@ static uint8_t *read_entry(pxl_gpu *g, const char *path, size_t *len) {
 }
 
 static void memo_drop(pxl_gpu *g) {
-    pxl_free(g->ctx, g->disk_memo);
+    free(g->disk_memo);
     g->disk_memo = NULL;
 }
 
@@ -129,7 +137,7 @@ static size_t on_load(const void *key, size_t key_size, void *value, size_t valu
     } else {
         memo_drop(g);
         size_t len = 0, off = 0, vs = 0;
-        uint8_t *buf = read_entry(g, path, &len);
+        uint8_t *buf = read_entry(path, &len);
         if (buf && pxl_blob_parse(buf, len, key, key_size, &off, &vs) && vs > 0) {
             g->disk_memo = buf;
             g->disk_memo_hash = h;
@@ -138,7 +146,7 @@ static size_t on_load(const void *key, size_t key_size, void *value, size_t valu
             g->disk_memo_size = vs;
             ret = vs;
         } else {
-            pxl_free(g->ctx, buf);
+            free(buf);
             atomic_fetch_add(&g->disk_misses, 1);
         }
     }

@@ -16,9 +16,20 @@
 #define PXL_GPU_MAX_MATRIX_CONFIGS 16
 #define PXL_UNIFORM_BLOCK_SIZE 65536u
 #define PXL_UNIFORM_MAX 256u
+/* the uniform slot and bind group caches (bindcache.c) */
+#define PXL_USLOT_MAX 4096u
+#define PXL_USLOT_BUCKETS 8192u
+#define PXL_BG_MAX 4096u
+#define PXL_BG_BUCKETS 8192u
+#define PXL_BG_MAX_ENTRIES 16u
+/* bind group key ids of uniform slots have this bit; buffer ids never do */
+#define PXL_BG_UNIFORM_ID (1ull << 63)
+/* kernels kept by the pipeline cache unless pxl_ctx_options.kernel_cache_max says otherwise */
+#define PXL_KERNEL_CACHE_DEFAULT 1024u
 
 struct pxl_buffer {
     pxl_gpu *gpu;
+    uint64_t id;        /* serial number of the GPU buffer (bind group keys) */
     WGPUBuffer handle;
     size_t size;        /* what the user asked for */
     uint64_t capacity;  /* allocated bytes (multiple of 16) */
@@ -27,6 +38,11 @@ struct pxl_buffer {
 
 struct pxl_kernel {
     uint64_t hash;
+    uint64_t id;       /* serial number, never reused in a context (bind group keys) */
+    uint64_t last_use; /* serial of the recording that last dispatched it */
+    pxl_kernel *hnext, *prev, *next; /* hash chain and LRU list of the pipeline cache */
+    uint64_t module_hash;            /* its shader module's text hash */
+    int module_ref;                  /* counted in its module's users */
     const char *src; /* the caller's text pointer last seen (compared, never read unverified) */
     size_t wgsl_len;
     char *label, *wgsl, *entry;
@@ -39,9 +55,24 @@ struct pxl_kernel {
 /* A shader module shared by the kernels compiled from one WGSL text. */
 typedef struct pxl_shader_module {
     uint64_t hash;
+    size_t users; /* cached kernels built from it */
     char *wgsl;
     WGPUShaderModule module;
 } pxl_shader_module;
+
+/* A uniform slot: one distinct parameter block (bindcache.c). */
+typedef struct pxl_uslot {
+    uint64_t hash, last_use;
+    uint32_t size, hnext, prev, next;
+} pxl_uslot;
+
+/* A cached bind group (bindcache.c). */
+typedef struct pxl_bg_entry {
+    uint64_t hash;
+    uint64_t key[2 + 4 * PXL_BG_MAX_ENTRIES];
+    uint32_t key_len, hnext, prev, next;
+    WGPUBindGroup group;
+} pxl_bg_entry;
 
 /* A persistent map-write buffer for large uploads (buffer.c). */
 typedef struct pxl_upload_stage {
@@ -57,6 +88,7 @@ typedef struct pxl_upload_stage {
 typedef struct pxl_uniform_block {
     WGPUBuffer handle;
     uint32_t used;
+    uint32_t dirty_lo, dirty_hi; /* uniform slot blocks: bytes to write before the next submit */
     uint8_t data[PXL_UNIFORM_BLOCK_SIZE];
     struct pxl_uniform_block *next;
 } pxl_uniform_block;
@@ -80,15 +112,25 @@ struct pxl_gpu {
     pxl_gpu_matrix_config matrix_configs[PXL_GPU_MAX_MATRIX_CONFIGS];
     size_t n_matrix_configs;
 
-    /* errors reported outside any call, and device loss */
-    int lost;
-    int closing;
+    /* errors reported outside any call, and device loss: written by Dawn's
+     * callbacks, which may run on Dawn's threads (device loss is
+     * AllowSpontaneous): the flags are atomic, the error and its message
+     * are read and written under err_mu */
+    atomic_int lost;
+    atomic_int closing;
+    pthread_mutex_t err_mu;
+    int err_mu_ready;
     pxl_status deferred;
     char deferred_msg[PXL_ERR_MAX];
 
-    /* pipeline cache, and the shader modules it was built from */
-    pxl_kernel **kernels;
-    size_t n_kernels, cap_kernels;
+    /* pipeline cache (hash chains and an LRU list over g->kernels), and the
+     * shader modules it was built from */
+    pxl_kernel **kernel_buckets; /* hash chain heads (a power of two of them) */
+    size_t n_kernels, n_kernel_buckets;
+    pxl_kernel *kernel_head, *kernel_tail; /* most and least recently used */
+    size_t kernel_cache_max;
+    uint64_t kernel_serial;
+    pxl_kernel *kernel_fast[256]; /* by caller's text pointer, entry and constants */
     pxl_shader_module *modules;
     size_t n_modules, cap_modules;
 
@@ -106,6 +148,18 @@ struct pxl_gpu {
 
     /* uniform blocks not in use by a recorder */
     pxl_uniform_block *free_uniforms;
+
+    /* uniform slots and bind groups (bindcache.c) */
+    pxl_uslot *uslots;
+    uint32_t *uslot_buckets;
+    uint32_t n_uslots, uslot_head, uslot_tail;
+    pxl_uniform_block *uslot_blocks[PXL_USLOT_MAX * PXL_UNIFORM_MAX / PXL_UNIFORM_BLOCK_SIZE];
+    pxl_bg_entry *bgs;
+    uint32_t *bg_buckets;
+    uint32_t n_bgs, n_bgs_live, bg_head, bg_tail, bg_free;
+    uint64_t buffer_serial;
+    /* serial of the open recording (0: none), and the last one given */
+    uint64_t open_serial, rec_serial;
 
     /* timestamp queries */
     WGPUQuerySet queries;
@@ -125,13 +179,19 @@ struct pxl_gpu {
     size_t disk_memo_off, disk_memo_size, disk_memo_key_size;
     uint64_t disk_memo_hash;
 
-    /* the ops stream (see pxl_gpu_stream) */
+    /* The one open recording: the implicit stream (ops record into it while
+     * no recorder of the user's is open) or the user's recorder (then ops
+     * record into that one, in call order). At most one is non-NULL. */
     pxl_recorder *stream;
+    pxl_recorder *user;
 };
 
 #define PXL_STREAM_MAX_DISPATCHES 4096
 /* Submits the open stream without waiting (before queue writes and copies). */
 pxl_status pxl_gpu_stream_submit(pxl_gpu *g);
+/* Fails with PXL_ERR_INVALID_ARG, naming `what`, while a user recorder is open:
+ * a host transfer or a submit then would run before the work recorded so far. */
+pxl_status pxl_gpu_check_no_recorder(pxl_gpu *g, const char *what);
 
 /* FNV-1a, 64-bit: start from PXL_FNV_BASIS, feed bytes (pipeline and disk cache keys). */
 #define PXL_FNV_BASIS 0xcbf29ce484222325ull
@@ -148,6 +208,11 @@ static inline WGPUStringView pxl_sv(const char *s) {
     WGPUStringView v = {s, s ? WGPU_STRLEN : 0};
     return v;
 }
+
+/* GPU lifetime (device.c): opens ctx->gpu, or fails with it NULL; close
+ * frees it (NULL: no-op). */
+pxl_status pxl_gpu_open(pxl_ctx *ctx);
+void pxl_gpu_close(pxl_ctx *ctx);
 
 /* Loader (loader.c). Fills g->fn, g->lib and g->lib_path. */
 pxl_status pxl_gpu_load_library(pxl_gpu *g);
@@ -175,6 +240,25 @@ int pxl_gpu_wgsl_origin(const char *wgsl, uint64_t line, const char **file, size
                         uint64_t *file_line);
 /* Recorder support (recorder.c). */
 void pxl_gpu_uniforms_release(pxl_gpu *g);
+/* A new 64 KiB uniform block (NULL: out of memory), and its end. */
+pxl_uniform_block *pxl_gpu_uniform_block_new(pxl_gpu *g);
+void pxl_gpu_uniform_block_destroy(pxl_gpu *g, pxl_uniform_block *b);
+/* Uniform slots (bindcache.c): the slot holding these bytes (found, or
+ * filled and marked for writing), its block and offset; -1 when none can be
+ * had (every slot in use by the open recording, or out of memory). */
+int64_t pxl_gpu_uniform_slot(pxl_gpu *g, const void *data, size_t size, pxl_uniform_block **block,
+                             uint32_t *offset);
+/* Writes the slots filled since the last call (before every recorder submit). */
+void pxl_gpu_uniforms_flush(pxl_gpu *g);
+/* The cached bind group of kernel k with entries e[0..n) whose resources have
+ * the ids ids[0..n) (buffer ids, or PXL_BG_UNIFORM_ID | slot); created on a
+ * miss. Owned by the cache; NULL if it could not be made. */
+WGPUBindGroup pxl_gpu_bind_group(pxl_gpu *g, const pxl_kernel *k, const WGPUBindGroupEntry *e, size_t n,
+                                 const uint64_t *ids);
+/* Releases the cached bind groups that bind this buffer (before it is destroyed). */
+void pxl_gpu_bind_groups_forget(pxl_gpu *g, uint64_t buffer_id);
+/* Releases both caches (at close). */
+void pxl_gpu_bind_cache_release(pxl_gpu *g);
 /* The pipeline cache on disk (diskcache.c): fills d (to chain on the device
  * descriptor before `next`) with callbacks that use g->cache_dir and
  * g->cache_isolation; 0 if it cannot (then chain nothing). release frees

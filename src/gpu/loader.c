@@ -10,6 +10,8 @@
  *      ../lib/pxl/ relative to the executable;
  *   5. libwebgpu_dawn.so and libwgpu_native.so on the system library path.
  * A library that loads but lacks an entry point is an error naming the symbol.
+ * A path that names anything but a regular file (a FIFO, a directory) is
+ * skipped with the reason, never handed to dlopen.
  */
 #define _GNU_SOURCE
 #include "gpu_internal.h"
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef PXL_SOURCE_DEPS_DIR
@@ -75,9 +78,12 @@ pxl_status pxl_gpu_load_library(pxl_gpu *g) {
     tried[0] = '\0';
     for (size_t i = 0; i < c.n; i++) {
         const char *p = c.paths[i];
-        /* Only bare names go through the system search; paths must exist. */
-        if (strchr(p, '/') && access(p, R_OK) != 0) {
-            int w = snprintf(tried + used, sizeof tried - used, "%s%s (not found)", used ? ", " : "", p);
+        /* Only bare names go through the system search; paths must name a
+         * regular file (dlopen would block forever on a FIFO). */
+        struct stat st;
+        if (strchr(p, '/') && (stat(p, &st) != 0 || !S_ISREG(st.st_mode) || access(p, R_OK) != 0)) {
+            const char *why = stat(p, &st) != 0 ? "not found" : !S_ISREG(st.st_mode) ? "not a regular file" : "not readable";
+            int w = snprintf(tried + used, sizeof tried - used, "%s%s (%s)", used ? ", " : "", p, why);
             if (w > 0 && (size_t)w < sizeof tried - used) used += (size_t)w;
             continue;
         }
@@ -110,6 +116,8 @@ pxl_status pxl_gpu_load_library(pxl_gpu *g) {
         if (!g->lib_path) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
         return PXL_OK;
     }
+    if (ctx->webgpu_library)
+        return pxl_fail(ctx, PXL_ERR_NO_LIBRARY, "WebGPU library could not be loaded: %s", tried);
     return pxl_fail(ctx, PXL_ERR_NO_LIBRARY,
                     "WebGPU library not found (run scripts/deps.sh, or set PXL_WEBGPU_LIB); tried: %s",
                     tried);

@@ -1,10 +1,23 @@
 /*
  * Compute pipelines, compiled from WGSL and cached per context by
- * (WGSL text, entry point, override constants); shader modules are cached
- * per WGSL text, so the entry points of one file share one parse. Across
- * processes, Dawn's blob cache on disk (diskcache.c) skips the translation
- * and the driver's compile. Compiler messages come back
- * as "label:line:col: error: text", one per line; in embedded WGSL (which
+ * (WGSL text, entry point, override constants) in a hash table, with a
+ * direct-mapped front table keyed by the caller's text pointer (ops pass
+ * the same embedded text every call; the text is still compared). Shader
+ * modules are cached per WGSL text, so the entry points of one file share
+ * one parse, and are released with the last cached kernel built from them.
+ *
+ * Eviction: the cache keeps at most kernel_cache_max kernels
+ * (pxl_ctx_options; default PXL_KERNEL_CACHE_DEFAULT). A miss beyond that
+ * frees the least recently got kernel that the open recording has not
+ * dispatched (recorded work keeps its own reference to the pipeline, but
+ * the handle would dangle); if every kernel is in use by it, the cache grows
+ * past the bound until the recording ends. So a handle stays valid until
+ * kernel_cache_max other kernels were got after it, and at least as long as
+ * the recording that dispatched it is open (gpu.h states the rule).
+ *
+ * Across processes, Dawn's blob cache on disk (diskcache.c) skips the
+ * translation and the driver's compile. Compiler messages come back as
+ * "label:line:col: error: text", one per line; in embedded WGSL (which
  * carries //#line markers, cmake/embed_wgsl.c) as "file:line:col: error:
  * text" with the source file and line the text came from.
  */
@@ -44,8 +57,11 @@ static int key_equal(const pxl_kernel *k, const char *wgsl, size_t len, const ch
     return memcmp(k->wgsl, wgsl, len) == 0;
 }
 
+static void module_unuse(pxl_gpu *g, uint64_t hash, const char *wgsl);
+
 static void kernel_free(pxl_gpu *g, pxl_kernel *k) {
     if (!k) return;
+    if (k->module_ref) module_unuse(g, k->module_hash, k->wgsl);
     if (k->layout) g->fn.BindGroupLayoutRelease(k->layout);
     if (k->pipeline) g->fn.ComputePipelineRelease(k->pipeline);
     for (size_t i = 0; i < k->n_constants; i++) pxl_free(g->ctx, (void *)k->constants[i].name);
@@ -57,8 +73,16 @@ static void kernel_free(pxl_gpu *g, pxl_kernel *k) {
 }
 
 void pxl_gpu_kernels_release(pxl_gpu *g) {
-    for (size_t i = 0; i < g->n_kernels; i++) kernel_free(g, g->kernels[i]);
+    for (pxl_kernel *k = g->kernel_head, *next; k; k = next) {
+        next = k->next;
+        kernel_free(g, k);
+    }
+    g->kernel_head = g->kernel_tail = NULL;
     g->n_kernels = 0;
+    pxl_free(g->ctx, g->kernel_buckets);
+    g->kernel_buckets = NULL;
+    g->n_kernel_buckets = 0;
+    memset(g->kernel_fast, 0, sizeof g->kernel_fast);
     pxl_gpu_modules_release(g);
 }
 
@@ -132,8 +156,9 @@ static void on_compile(WGPUCompilationInfoRequestStatus status, const WGPUCompil
 
 /* The shader module of a WGSL text: created (and its compiler messages
  * checked) once per context, shared by every entry point and constant set. */
-static pxl_status get_module(pxl_gpu *g, const pxl_kernel *k, WGPUShaderModule *out) {
-    uint64_t h = pxl_fnv1a(PXL_FNV_BASIS, k->wgsl, strlen(k->wgsl));
+static pxl_status get_module(pxl_gpu *g, pxl_kernel *k, WGPUShaderModule *out) {
+    uint64_t h = text_hash(PXL_FNV_BASIS, k->wgsl, k->wgsl_len);
+    k->module_hash = h;
     for (size_t i = 0; i < g->n_modules; i++)
         if (g->modules[i].hash == h && strcmp(g->modules[i].wgsl, k->wgsl) == 0) {
             *out = g->modules[i].module;
@@ -178,10 +203,26 @@ static pxl_status get_module(pxl_gpu *g, const pxl_kernel *k, WGPUShaderModule *
     }
     pxl_shader_module *m = &g->modules[g->n_modules++];
     m->hash = h;
+    m->users = 0;
     m->wgsl = text;
     m->module = mod;
     *out = mod;
     return PXL_OK;
+}
+
+static pxl_shader_module *find_module(pxl_gpu *g, uint64_t hash, const char *wgsl) {
+    for (size_t i = 0; i < g->n_modules; i++)
+        if (g->modules[i].hash == hash && strcmp(g->modules[i].wgsl, wgsl) == 0) return &g->modules[i];
+    return NULL;
+}
+
+/* A cached kernel built from the module is gone: the last one releases it. */
+static void module_unuse(pxl_gpu *g, uint64_t hash, const char *wgsl) {
+    pxl_shader_module *m = find_module(g, hash, wgsl);
+    if (!m || (m->users && --m->users > 0)) return;
+    g->fn.ShaderModuleRelease(m->module);
+    pxl_free(g->ctx, m->wgsl);
+    *m = g->modules[--g->n_modules];
 }
 
 void pxl_gpu_modules_release(pxl_gpu *g) {
@@ -225,7 +266,74 @@ static pxl_status compile(pxl_gpu *g, pxl_kernel *k) {
         return s == PXL_ERR_GPU ? pxl_fail(g->ctx, PXL_ERR_SHADER, "%s", g->ctx->error) : s;
     }
     k->layout = g->fn.ComputePipelineGetBindGroupLayout(k->pipeline, 0);
+    find_module(g, k->module_hash, k->wgsl)->users++;
+    k->module_ref = 1;
     return PXL_OK;
+}
+
+/* ---- the cache ---------------------------------------------------------------- */
+
+static size_t fast_slot(const char *wgsl, const char *entry, const pxl_constant *c, size_t nc) {
+    uint64_t h = (uint64_t)(uintptr_t)wgsl * 0x9e3779b97f4a7c15ull;
+    h ^= (uint64_t)(uintptr_t)entry * 0xbf58476d1ce4e5b9ull;
+    for (size_t i = 0; i < nc; i++) {
+        uint64_t v;
+        memcpy(&v, &c[i].value, sizeof v);
+        h = (h ^ v ^ (uint64_t)(uintptr_t)c[i].name) * 0x94d049bb133111ebull;
+    }
+    h ^= h >> 29;
+    return (size_t)(h % (sizeof ((pxl_gpu *)0)->kernel_fast / sizeof(pxl_kernel *)));
+}
+
+static void lru_unlink(pxl_gpu *g, pxl_kernel *k) {
+    if (k->prev) k->prev->next = k->next;
+    else g->kernel_head = k->next;
+    if (k->next) k->next->prev = k->prev;
+    else g->kernel_tail = k->prev;
+    k->prev = k->next = NULL;
+}
+
+static void lru_front(pxl_gpu *g, pxl_kernel *k) {
+    k->prev = NULL;
+    k->next = g->kernel_head;
+    if (g->kernel_head) g->kernel_head->prev = k;
+    g->kernel_head = k;
+    if (!g->kernel_tail) g->kernel_tail = k;
+}
+
+static pxl_kernel **bucket_of(pxl_gpu *g, uint64_t h) {
+    return &g->kernel_buckets[h & (g->n_kernel_buckets - 1)];
+}
+
+static pxl_kernel *hit(pxl_gpu *g, pxl_kernel *k, const char *wgsl, size_t slot) {
+    k->src = wgsl;
+    g->kernel_fast[slot] = k;
+    if (g->kernel_head != k) {
+        lru_unlink(g, k);
+        lru_front(g, k);
+    }
+    g->stats.pipeline_cache_hits++;
+    return k;
+}
+
+/* Frees the least recently used kernel the open recording has not
+ * dispatched; 0 if every kernel is in use by it. */
+static int evict_one(pxl_gpu *g) {
+    pxl_kernel *k = g->kernel_tail;
+    while (k && g->open_serial && k->last_use == g->open_serial) k = k->prev;
+    if (!k) return 0;
+    lru_unlink(g, k);
+    for (pxl_kernel **p = bucket_of(g, k->hash); *p; p = &(*p)->hnext)
+        if (*p == k) {
+            *p = k->hnext;
+            break;
+        }
+    for (size_t i = 0; i < sizeof g->kernel_fast / sizeof g->kernel_fast[0]; i++)
+        if (g->kernel_fast[i] == k) g->kernel_fast[i] = NULL;
+    kernel_free(g, k);
+    g->n_kernels--;
+    g->stats.pipeline_cache_evictions++;
+    return 1;
 }
 
 pxl_status pxl_kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, const char *entry,
@@ -233,35 +341,29 @@ pxl_status pxl_kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, con
     PXL_GPU_OR_FAIL(ctx, g);
     if (!label) label = "wgsl";
     if (g->lost) return pxl_gpu_take_deferred(g);
-    /* Fast path: the same text pointer as before (embedded WGSL, every op
-     * call): one comparison of the text instead of hashing it. */
     size_t len = strlen(wgsl);
-    for (size_t i = 0; i < g->n_kernels; i++) {
-        pxl_kernel *k = g->kernels[i];
-        if (k->src == wgsl && key_equal(k, wgsl, len, entry, constants, n_constants)) {
-            g->stats.pipeline_cache_hits++;
-            *out = k;
-            return PXL_OK;
-        }
+    /* Fast path: the same text pointer, entry and constants as a recent
+     * call (embedded WGSL, every op call): one comparison of the text. */
+    size_t slot = fast_slot(wgsl, entry, constants, n_constants);
+    pxl_kernel *f = g->kernel_fast[slot];
+    if (f && f->src == wgsl && key_equal(f, wgsl, len, entry, constants, n_constants)) {
+        *out = hit(g, f, wgsl, slot);
+        return PXL_OK;
+    }
+    if (!g->kernel_buckets) {
+        size_t nb = 64;
+        while (nb < 2 * g->kernel_cache_max && nb < ((size_t)1 << 20)) nb *= 2;
+        g->kernel_buckets = pxl_calloc(ctx, nb, sizeof *g->kernel_buckets);
+        if (!g->kernel_buckets) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
+        g->n_kernel_buckets = nb;
     }
     uint64_t h = key_hash(wgsl, len, entry, constants, n_constants);
-    for (size_t i = 0; i < g->n_kernels; i++) {
-        pxl_kernel *k = g->kernels[i];
+    for (pxl_kernel *k = *bucket_of(g, h); k; k = k->hnext)
         if (k->hash == h && key_equal(k, wgsl, len, entry, constants, n_constants)) {
-            k->src = wgsl;
-            g->stats.pipeline_cache_hits++;
-            *out = k;
+            *out = hit(g, k, wgsl, slot);
             return PXL_OK;
         }
-    }
     g->stats.pipeline_cache_misses++;
-    if (g->n_kernels == g->cap_kernels) {
-        size_t cap = g->cap_kernels ? g->cap_kernels * 2 : 16;
-        pxl_kernel **nk = pxl_realloc(ctx, g->kernels, cap * sizeof *nk);
-        if (!nk) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
-        g->kernels = nk;
-        g->cap_kernels = cap;
-    }
     pxl_kernel *k = pxl_calloc(ctx, 1, sizeof *k);
     if (!k) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
     k->hash = h;
@@ -284,10 +386,20 @@ pxl_status pxl_kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, con
     }
     pxl_status s = compile(g, k);
     if (s != PXL_OK) {
+        /* a module no cached kernel uses (say, a wrong entry point) goes too */
+        pxl_shader_module *m = find_module(g, k->module_hash, k->wgsl);
+        if (!k->module_ref && m && m->users == 0) module_unuse(g, k->module_hash, k->wgsl);
         kernel_free(g, k);
         return s;
     }
-    g->kernels[g->n_kernels++] = k;
+    while (g->n_kernels >= g->kernel_cache_max && evict_one(g)) {
+    }
+    k->id = ++g->kernel_serial;
+    k->hnext = *bucket_of(g, h);
+    *bucket_of(g, h) = k;
+    lru_front(g, k);
+    g->kernel_fast[slot] = k;
+    g->n_kernels++;
     *out = k;
     return PXL_OK;
 }

@@ -1,11 +1,16 @@
 /*
- * The recorder: many dispatches and copies in one command encoder, one
- * compute pass per run of dispatches, and one queue submit. Dispatch
- * parameters are carved from 64 KiB uniform blocks (aligned to the device's
- * uniform offset alignment) that are written with one queue write each just
- * before the submit; the blocks go back to a per-context free list afterwards.
- * Error scopes around the whole recording turn validation errors into the
- * status of pxl_recorder_submit.
+ * The recorder: many dispatches, copies and clears in one command encoder,
+ * one compute pass per run of dispatches, and one queue submit; and the
+ * context's stream, and the rule that keeps one queue order (see gpu.h).
+ * Dispatch parameters go to content-keyed uniform slots and bind groups
+ * come from the cache in bindcache.c, so a dispatch like an earlier one
+ * costs two hash lookups and the encoder calls; the pipeline and bind group
+ * are set only when they change within a pass. When every uniform slot is
+ * in use by the open recording, parameters are carved from the recorder's
+ * own 64 KiB blocks (written just before the submit, then back to a free
+ * list) and that dispatch's bind group lives until the submit. Error scopes
+ * around the whole recording turn validation errors into the status of
+ * pxl_recorder_submit.
  */
 #include "gpu_internal.h"
 
@@ -13,8 +18,11 @@
 
 struct pxl_recorder {
     pxl_gpu *g;
+    uint64_t serial; /* g->open_serial while this recording is open */
     WGPUCommandEncoder enc;
     WGPUComputePassEncoder pass;
+    WGPUComputePipeline last_pipeline; /* set in the current pass */
+    WGPUBindGroup last_group;
     int timed;
     pxl_status error; /* first error while recording */
     WGPUBindGroup *groups;
@@ -25,15 +33,8 @@ struct pxl_recorder {
     size_t n_dispatches;
 };
 
-static pxl_uniform_block *take_block(pxl_gpu *g) {
-    pxl_uniform_block *b = g->free_uniforms;
-    if (b) {
-        g->free_uniforms = b->next;
-        b->next = NULL;
-        b->used = 0;
-        return b;
-    }
-    b = pxl_alloc(g->ctx, sizeof *b);
+pxl_uniform_block *pxl_gpu_uniform_block_new(pxl_gpu *g) {
+    pxl_uniform_block *b = pxl_alloc(g->ctx, sizeof *b);
     if (!b) return NULL;
     b->used = 0;
     b->next = NULL;
@@ -50,6 +51,24 @@ static pxl_uniform_block *take_block(pxl_gpu *g) {
     return b;
 }
 
+void pxl_gpu_uniform_block_destroy(pxl_gpu *g, pxl_uniform_block *b) {
+    if (!b) return;
+    g->fn.BufferDestroy(b->handle);
+    g->fn.BufferRelease(b->handle);
+    pxl_free(g->ctx, b);
+}
+
+static pxl_uniform_block *take_block(pxl_gpu *g) {
+    pxl_uniform_block *b = g->free_uniforms;
+    if (b) {
+        g->free_uniforms = b->next;
+        b->next = NULL;
+        b->used = 0;
+        return b;
+    }
+    return pxl_gpu_uniform_block_new(g);
+}
+
 static void release_blocks(pxl_gpu *g, pxl_uniform_block *b) {
     while (b) {
         pxl_uniform_block *next = b->next;
@@ -63,13 +82,13 @@ void pxl_gpu_uniforms_release(pxl_gpu *g) {
     while (g->free_uniforms) {
         pxl_uniform_block *b = g->free_uniforms;
         g->free_uniforms = b->next;
-        g->fn.BufferDestroy(b->handle);
-        g->fn.BufferRelease(b->handle);
-        pxl_free(g->ctx, b);
+        pxl_gpu_uniform_block_destroy(g, b);
     }
 }
 
 static void end_pass(pxl_recorder *r) {
+    r->last_pipeline = NULL;
+    r->last_group = NULL;
     if (!r->pass) return;
     r->g->fn.ComputePassEncoderEnd(r->pass);
     r->g->fn.ComputePassEncoderRelease(r->pass);
@@ -88,6 +107,8 @@ static pxl_status recorder_begin(pxl_gpu *g, int timed, pxl_recorder **out) {
     pxl_recorder *r = pxl_calloc(ctx, 1, sizeof *r);
     if (!r) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
     r->g = g;
+    r->serial = ++g->rec_serial;
+    g->open_serial = r->serial;
     r->timed = timed && g->queries;
     pxl_gpu_push_scopes(g);
     r->enc = g->fn.DeviceCreateCommandEncoder(g->device, NULL);
@@ -100,12 +121,22 @@ static pxl_status recorder_begin(pxl_gpu *g, int timed, pxl_recorder **out) {
     return PXL_OK;
 }
 
+pxl_status pxl_gpu_check_no_recorder(pxl_gpu *g, const char *what) {
+    if (!g->user) return PXL_OK;
+    return pxl_fail(g->ctx, PXL_ERR_INVALID_ARG, "%s: a recorder is open: submit or discard it first", what);
+}
+
 pxl_status pxl_recorder_begin(pxl_ctx *ctx, int timed, pxl_recorder **out) {
     PXL_GPU_OR_FAIL(ctx, g);
+    if (g->user)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
+                        "pxl_recorder_begin: a recorder is already open: submit or discard it first");
     if (g->lost) return pxl_gpu_take_deferred(g);
     pxl_status s = pxl_gpu_stream_submit(g); /* keep call order */
     if (s != PXL_OK) return s;
-    return recorder_begin(g, timed, out);
+    s = recorder_begin(g, timed, out);
+    if (s == PXL_OK) g->user = *out;
+    return s;
 }
 
 static pxl_status rec_fail(pxl_recorder *r, pxl_status s) {
@@ -118,7 +149,7 @@ pxl_status pxl_recorder_dispatch(pxl_recorder *r, const pxl_dispatch *d) {
     pxl_ctx *ctx = g->ctx;
     if (r->error != PXL_OK) return r->error;
     if (!d->kernel) return rec_fail(r, pxl_fail(ctx, PXL_ERR_INVALID_ARG, "dispatch without a kernel"));
-    if (d->n_bindings > 15)
+    if (d->n_bindings > PXL_BG_MAX_ENTRIES - 1)
         return rec_fail(r, pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: at most 15 bindings per dispatch",
                                     d->kernel->label));
     if (d->uniforms_size > PXL_UNIFORM_MAX)
@@ -131,7 +162,8 @@ pxl_status pxl_recorder_dispatch(pxl_recorder *r, const pxl_dispatch *d) {
                                         d->kernel->label, d->groups[i], i,
                                         g->limits.maxComputeWorkgroupsPerDimension));
 
-    WGPUBindGroupEntry e[16];
+    WGPUBindGroupEntry e[PXL_BG_MAX_ENTRIES];
+    uint64_t ids[PXL_BG_MAX_ENTRIES];
     memset(e, 0, sizeof e);
     size_t n = 0;
     for (size_t i = 0; i < d->n_bindings; i++, n++) {
@@ -140,43 +172,67 @@ pxl_status pxl_recorder_dispatch(pxl_recorder *r, const pxl_dispatch *d) {
         e[n].buffer = b->buffer->handle;
         e[n].offset = b->offset;
         e[n].size = b->size ? b->size : WGPU_WHOLE_SIZE;
+        ids[n] = b->buffer->id;
     }
+    int cacheable = 1;
     if (d->uniforms_size) {
-        uint32_t align = g->limits.minUniformBufferOffsetAlignment ? g->limits.minUniformBufferOffsetAlignment : 256;
-        uint32_t slot = (uint32_t)((d->uniforms_size + align - 1) / align * align);
-        if (!r->uniforms || r->uniforms->used + slot > PXL_UNIFORM_BLOCK_SIZE) {
-            pxl_uniform_block *b = take_block(g);
-            if (!b) return rec_fail(r, pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory for uniforms"));
-            b->next = r->uniforms;
-            r->uniforms = b;
+        pxl_uniform_block *b = NULL;
+        uint32_t offset = 0;
+        int64_t slot = pxl_gpu_uniform_slot(g, d->uniforms, d->uniforms_size, &b, &offset);
+        if (slot >= 0) {
+            ids[n] = PXL_BG_UNIFORM_ID | (uint64_t)slot;
+        } else { /* every slot in use by this recording: the recorder's own blocks */
+            uint32_t align = g->limits.minUniformBufferOffsetAlignment ? g->limits.minUniformBufferOffsetAlignment : 256;
+            uint32_t span = (uint32_t)((d->uniforms_size + align - 1) / align * align);
+            if (!r->uniforms || r->uniforms->used + span > PXL_UNIFORM_BLOCK_SIZE) {
+                pxl_uniform_block *nb = take_block(g);
+                if (!nb) return rec_fail(r, pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory for uniforms"));
+                nb->next = r->uniforms;
+                r->uniforms = nb;
+            }
+            b = r->uniforms;
+            offset = b->used;
+            memset(b->data + offset, 0, span);
+            memcpy(b->data + offset, d->uniforms, d->uniforms_size);
+            b->used += span;
+            cacheable = 0;
         }
-        pxl_uniform_block *b = r->uniforms;
-        memset(b->data + b->used, 0, slot);
-        memcpy(b->data + b->used, d->uniforms, d->uniforms_size);
         e[n].binding = d->uniform_binding;
         e[n].buffer = b->handle;
-        e[n].offset = b->used;
+        e[n].offset = offset;
         e[n].size = (d->uniforms_size + 15) / 16 * 16;
         n++;
-        b->used += slot;
     }
-    if (r->n_groups == r->cap_groups) {
-        size_t cap = r->cap_groups ? r->cap_groups * 2 : 32;
-        WGPUBindGroup *ng = pxl_realloc(ctx, r->groups, cap * sizeof *ng);
-        if (!ng) return rec_fail(r, pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory"));
-        r->groups = ng;
-        r->cap_groups = cap;
+    WGPUBindGroup bg = NULL;
+    if (cacheable) {
+        bg = pxl_gpu_bind_group(g, d->kernel, e, n, ids);
+        if (!bg) return rec_fail(r, pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory for a bind group"));
+    } else {
+        if (r->n_groups == r->cap_groups) {
+            size_t cap = r->cap_groups ? r->cap_groups * 2 : 32;
+            WGPUBindGroup *ng = pxl_realloc(ctx, r->groups, cap * sizeof *ng);
+            if (!ng) return rec_fail(r, pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory"));
+            r->groups = ng;
+            r->cap_groups = cap;
+        }
+        WGPUBindGroupDescriptor bd;
+        memset(&bd, 0, sizeof bd);
+        bd.layout = d->kernel->layout;
+        bd.entryCount = n;
+        bd.entries = e;
+        bg = g->fn.DeviceCreateBindGroup(g->device, &bd);
+        r->groups[r->n_groups++] = bg;
     }
-    WGPUBindGroupDescriptor bd;
-    memset(&bd, 0, sizeof bd);
-    bd.layout = d->kernel->layout;
-    bd.entryCount = n;
-    bd.entries = e;
-    WGPUBindGroup bg = g->fn.DeviceCreateBindGroup(g->device, &bd);
-    r->groups[r->n_groups++] = bg;
+    d->kernel->last_use = r->serial;
     if (!r->pass) begin_pass(r, NULL);
-    g->fn.ComputePassEncoderSetPipeline(r->pass, d->kernel->pipeline);
-    g->fn.ComputePassEncoderSetBindGroup(r->pass, 0, bg, 0, NULL);
+    if (r->last_pipeline != d->kernel->pipeline) {
+        g->fn.ComputePassEncoderSetPipeline(r->pass, d->kernel->pipeline);
+        r->last_pipeline = d->kernel->pipeline;
+    }
+    if (r->last_group != bg) {
+        g->fn.ComputePassEncoderSetBindGroup(r->pass, 0, bg, 0, NULL);
+        r->last_group = bg;
+    }
     g->fn.ComputePassEncoderDispatchWorkgroups(r->pass, d->groups[0] ? d->groups[0] : 1,
                                                d->groups[1] ? d->groups[1] : 1,
                                                d->groups[2] ? d->groups[2] : 1);
@@ -201,6 +257,22 @@ pxl_status pxl_recorder_copy(pxl_recorder *r, pxl_buffer *src, size_t src_offset
     return PXL_OK;
 }
 
+pxl_status pxl_recorder_clear(pxl_recorder *r, pxl_buffer *buf, size_t offset, size_t size) {
+    if (r->error != PXL_OK) return r->error;
+    if ((offset | size) & 3u)
+        return rec_fail(r, pxl_fail(r->g->ctx, PXL_ERR_INVALID_ARG,
+                                    "pxl_recorder_clear: offset %zu and size %zu must be multiples of 4", offset,
+                                    size));
+    if (offset > buf->capacity || size > buf->capacity - offset)
+        return rec_fail(r, pxl_fail(r->g->ctx, PXL_ERR_INVALID_ARG,
+                                    "pxl_recorder_clear: range [%zu, %zu+%zu) is outside the %zu-byte buffer",
+                                    offset, offset, size, buf->size));
+    if (size == 0) return PXL_OK;
+    end_pass(r);
+    r->g->fn.CommandEncoderClearBuffer(r->enc, buf->handle, offset, size);
+    return PXL_OK;
+}
+
 pxl_ctx *pxl_recorder_ctx(const pxl_recorder *r) { return r->g->ctx; }
 
 pxl_status pxl_recorder_scratch(pxl_recorder *r, size_t size, pxl_buffer **out) {
@@ -221,6 +293,8 @@ pxl_status pxl_recorder_scratch(pxl_recorder *r, size_t size, pxl_buffer **out) 
 
 static void recorder_free(pxl_recorder *r) {
     pxl_gpu *g = r->g;
+    if (g->user == r) g->user = NULL;
+    if (g->open_serial == r->serial) g->open_serial = 0;
     end_pass(r);
     for (size_t i = 0; i < r->n_scratch; i++) pxl_buffer_free(r->scratch[i]);
     pxl_free(g->ctx, r->scratch);
@@ -281,6 +355,7 @@ pxl_status pxl_recorder_submit(pxl_recorder *r, int wait, uint64_t *gpu_ns) {
         g->fn.CommandEncoderResolveQuerySet(r->enc, g->queries, 0, 2, g->query_resolve, 0);
         g->fn.CommandEncoderCopyBufferToBuffer(r->enc, g->query_resolve, 0, g->query_read, 0, 16);
     }
+    pxl_gpu_uniforms_flush(g);
     for (pxl_uniform_block *b = r->uniforms; b; b = b->next)
         g->fn.QueueWriteBuffer(g->queue, b->handle, 0, b->data, b->used);
     WGPUCommandBuffer cmd = g->fn.CommandEncoderFinish(r->enc, NULL);
@@ -298,8 +373,10 @@ pxl_status pxl_recorder_submit(pxl_recorder *r, int wait, uint64_t *gpu_ns) {
 
 pxl_status pxl_gpu_finish(pxl_ctx *ctx) {
     PXL_GPU_OR_FAIL(ctx, g);
+    pxl_status s = pxl_gpu_check_no_recorder(g, "pxl_gpu_finish");
+    if (s != PXL_OK) return s;
     if (g->lost) return pxl_gpu_take_deferred(g);
-    pxl_status s = pxl_gpu_stream_submit(g);
+    s = pxl_gpu_stream_submit(g);
     if (s != PXL_OK) return s;
     return wait_queue(g);
 }
@@ -316,6 +393,10 @@ pxl_status pxl_gpu_stream_submit(pxl_gpu *g) {
 pxl_status pxl_gpu_stream(pxl_ctx *ctx, pxl_recorder **out) {
     PXL_GPU_OR_FAIL(ctx, g);
     if (g->lost) return pxl_gpu_take_deferred(g);
+    if (g->user) { /* ops go where the caller is recording, in call order */
+        *out = g->user;
+        return PXL_OK;
+    }
     if (g->stream && g->stream->n_dispatches >= PXL_STREAM_MAX_DISPATCHES && !g->stream->timed) {
         pxl_status s = pxl_gpu_stream_submit(g);
         if (s != PXL_OK) return s;
@@ -330,7 +411,9 @@ pxl_status pxl_gpu_stream(pxl_ctx *ctx, pxl_recorder **out) {
 
 pxl_status pxl_gpu_stream_begin_timed(pxl_ctx *ctx) {
     PXL_GPU_OR_FAIL(ctx, g);
-    pxl_status s = pxl_gpu_stream_submit(g);
+    pxl_status s = pxl_gpu_check_no_recorder(g, "pxl_gpu_stream_begin_timed");
+    if (s != PXL_OK) return s;
+    s = pxl_gpu_stream_submit(g);
     if (s != PXL_OK) return s;
     return recorder_begin(g, 1, &g->stream);
 }
@@ -338,6 +421,8 @@ pxl_status pxl_gpu_stream_begin_timed(pxl_ctx *ctx) {
 pxl_status pxl_gpu_flush(pxl_ctx *ctx, int wait, uint64_t *gpu_ns) {
     PXL_GPU_OR_FAIL(ctx, g);
     if (gpu_ns) *gpu_ns = 0;
+    pxl_status s = pxl_gpu_check_no_recorder(g, "pxl_gpu_flush");
+    if (s != PXL_OK) return s;
     if (!g->stream) return wait ? wait_queue(g) : pxl_gpu_take_deferred(g);
     pxl_recorder *r = g->stream;
     g->stream = NULL;

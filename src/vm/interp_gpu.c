@@ -637,6 +637,7 @@ static pxl_status exec_session(pxl_vm_session *ss, pxl_image *img, const pxl_vm_
     gpu_run *r = &ss->r;
     r->compile_s = 0;
     r->dispatches = 0;
+    memset(r->k, 0, sizeof r->k); /* kernel handles last one run (the pipeline cache may evict between runs) */
 
     /* the budget, from static costs (the CPU interpreter's rule and message) */
     char budget_msg[256];
