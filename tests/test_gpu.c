@@ -161,6 +161,16 @@ static void test_pipeline_cache(pxl_ctx *ctx) {
     CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &wg32, 1, &k3) == PXL_OK);
     CHECK(k3 != k1); /* different constants: a different pipeline */
     CHECK(pxl_gpu_get_stats(ctx).pipeline_cache_misses == s1.pipeline_cache_misses + 1);
+    /* fixed text: the same kernels, found by pointer; a copy of the text
+     * (another pointer) is compared and finds them too */
+    pxl_kernel *k4, *k5;
+    CHECK(pxl_kernel_get_static(ctx, "add.wgsl", k_add, "add", &wg64, 1, &k4) == PXL_OK && k4 == k1);
+    char *copy = strdup(k_add);
+    CHECK(pxl_kernel_get_static(ctx, "add.wgsl", copy, "add", &wg32, 1, &k5) == PXL_OK && k5 == k3);
+    free(copy);
+    CHECK(pxl_kernel_get_static(ctx, "add.wgsl", k_add, "nope", &wg32, 1, &k5) == PXL_ERR_SHADER);
+    CHECK(pxl_kernel_get(ctx, "add.wgsl", NULL, "add", NULL, 0, &k5) == PXL_ERR_INVALID_ARG);
+    CHECK(strstr(pxl_ctx_error(ctx), "wgsl is NULL") != NULL);
 }
 
 /* ---- the pipeline cache on disk ---- */

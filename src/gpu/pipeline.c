@@ -48,13 +48,18 @@ static uint64_t key_hash(const char *wgsl, size_t len, const char *entry, const 
     return h;
 }
 
-static int key_equal(const pxl_kernel *k, const char *wgsl, size_t len, const char *entry,
-                     const pxl_constant *c, size_t nc) {
-    if (k->wgsl_len != len || k->n_constants != nc || strcmp(k->entry, entry) != 0) return 0;
+/* The entry point and constants of k are these. */
+static int key_meta_equal(const pxl_kernel *k, const char *entry, const pxl_constant *c, size_t nc) {
+    if (k->n_constants != nc || strcmp(k->entry, entry) != 0) return 0;
     for (size_t i = 0; i < nc; i++)
         if (strcmp(k->constants[i].name, c[i].name) != 0 || k->constants[i].value != c[i].value)
             return 0;
-    return memcmp(k->wgsl, wgsl, len) == 0;
+    return 1;
+}
+
+static int key_equal(const pxl_kernel *k, const char *wgsl, size_t len, const char *entry,
+                     const pxl_constant *c, size_t nc) {
+    return k->wgsl_len == len && key_meta_equal(k, entry, c, nc) && memcmp(k->wgsl, wgsl, len) == 0;
 }
 
 static void module_unuse(pxl_gpu *g, uint64_t hash, const char *wgsl);
@@ -336,16 +341,27 @@ static int evict_one(pxl_gpu *g) {
     return 1;
 }
 
-pxl_status pxl_kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, const char *entry,
-                          const pxl_constant *constants, size_t n_constants, pxl_kernel **out) {
+/* pxl_kernel_get and pxl_kernel_get_static: `fixed` says the text at wgsl
+ * never changes, so a pointer seen before needs no comparison of the text. */
+static pxl_status kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, const char *entry,
+                             const pxl_constant *constants, size_t n_constants, int fixed, pxl_kernel **out) {
     PXL_GPU_OR_FAIL(ctx, g);
+    if (!wgsl || !entry || !out || (n_constants && !constants))
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_kernel_get: %s is NULL",
+                        !wgsl ? "wgsl" : !entry ? "entry" : !out ? "out" : "constants");
     if (!label) label = "wgsl";
     if (g->lost) return pxl_gpu_take_deferred(g);
-    size_t len = strlen(wgsl);
     /* Fast path: the same text pointer, entry and constants as a recent
-     * call (embedded WGSL, every op call): one comparison of the text. */
+     * call (embedded WGSL, every op call): with fixed text no comparison of
+     * the text at all (the pointer was compared in full when it was first
+     * seen), else one. */
     size_t slot = fast_slot(wgsl, entry, constants, n_constants);
     pxl_kernel *f = g->kernel_fast[slot];
+    if (fixed && f && f->src == wgsl && key_meta_equal(f, entry, constants, n_constants)) {
+        *out = hit(g, f, wgsl, slot);
+        return PXL_OK;
+    }
+    size_t len = strlen(wgsl);
     if (f && f->src == wgsl && key_equal(f, wgsl, len, entry, constants, n_constants)) {
         *out = hit(g, f, wgsl, slot);
         return PXL_OK;
@@ -402,4 +418,14 @@ pxl_status pxl_kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, con
     g->n_kernels++;
     *out = k;
     return PXL_OK;
+}
+
+pxl_status pxl_kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, const char *entry,
+                          const pxl_constant *constants, size_t n_constants, pxl_kernel **out) {
+    return kernel_get(ctx, label, wgsl, entry, constants, n_constants, 0, out);
+}
+
+pxl_status pxl_kernel_get_static(pxl_ctx *ctx, const char *label, const char *wgsl, const char *entry,
+                                 const pxl_constant *constants, size_t n_constants, pxl_kernel **out) {
+    return kernel_get(ctx, label, wgsl, entry, constants, n_constants, 1, out);
 }

@@ -154,7 +154,7 @@ static pxl_status attn_dispatch(pxl_ctx *ctx, pxl_recorder *rec, const char *ent
     pxl_status s = pxl_op_grid(ctx, "pxl_attention", groups, g);
     if (s != PXL_OK) return s;
     pxl_kernel *k;
-    s = pxl_kernel_get(ctx, "attention.wgsl", pxl_wgsl_ops_attention, entry, c, nc, &k);
+    s = pxl_kernel_get_static(ctx, "attention.wgsl", pxl_wgsl_ops_attention, entry, c, nc, &k);
     if (s != PXL_OK) return s;
     pxl_dispatch d = {k, b->b, b->n, params, params_size, (uint32_t)b->n, {g[0], g[1], 1}};
     return pxl_recorder_dispatch(rec, &d);

@@ -98,9 +98,9 @@ pxl_status pxl_dot_record(pxl_recorder *rec, pxl_buffer *a, pxl_buffer *b, size_
     if (wg_size > info->max_invocations_per_workgroup) wg_size = info->max_invocations_per_workgroup;
     pxl_constant wg = {"WG", wg_size};
     pxl_kernel *k_partial, *k_final;
-    pxl_status s = pxl_kernel_get(ctx, "dot.wgsl", pxl_wgsl_ops_dot, "dot_partial", &wg, 1, &k_partial);
+    pxl_status s = pxl_kernel_get_static(ctx, "dot.wgsl", pxl_wgsl_ops_dot, "dot_partial", &wg, 1, &k_partial);
     if (s != PXL_OK) return s;
-    s = pxl_kernel_get(ctx, "dot.wgsl", pxl_wgsl_ops_dot, "dot_final", &wg, 1, &k_final);
+    s = pxl_kernel_get_static(ctx, "dot.wgsl", pxl_wgsl_ops_dot, "dot_final", &wg, 1, &k_final);
     if (s != PXL_OK) return s;
 
     size_t n_parts_max;

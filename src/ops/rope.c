@@ -103,7 +103,7 @@ static pxl_status rope_dispatch(pxl_ctx *ctx, const pxl_tensor *x, const pxl_ten
     pxl_kernel *k;
     uint32_t g[2];
     if ((s = pxl_op_grid(ctx, op, groups, g)) != PXL_OK) return s;
-    if ((s = pxl_kernel_get(ctx, "rope.wgsl", pxl_wgsl_ops_rope, x ? "rope" : "rope_inplace", &wg, 1, &k)) != PXL_OK)
+    if ((s = pxl_kernel_get_static(ctx, "rope.wgsl", pxl_wgsl_ops_rope, x ? "rope" : "rope_inplace", &wg, 1, &k)) != PXL_OK)
         return s;
     pxl_recorder *rec;
     if ((s = pxl_gpu_stream(ctx, &rec)) != PXL_OK) return s;

@@ -580,7 +580,7 @@ pxl_status pxl_op_dispatch3(pxl_ctx *ctx, const char *label, const char *wgsl, c
                             const pxl_constant *constants, size_t n_constants, const pxl_op_bindings *b,
                             const void *params, size_t params_size, uint32_t gx, uint32_t gy, uint32_t gz) {
     pxl_kernel *k;
-    pxl_status s = pxl_kernel_get(ctx, label, wgsl, entry, constants, n_constants, &k);
+    pxl_status s = pxl_kernel_get_static(ctx, label, wgsl, entry, constants, n_constants, &k);
     if (s != PXL_OK) return s;
     pxl_recorder *rec;
     s = pxl_gpu_stream(ctx, &rec);
