@@ -152,13 +152,15 @@ pxl_status pxl_tensor_view(pxl_ctx *ctx, pxl_tensor *base, int ndim, const int64
 }
 
 pxl_status pxl_tensor_reshape(pxl_ctx *ctx, pxl_tensor *t, int ndim, const int64_t *shape, pxl_tensor **out) {
+    static const char fn[] = "pxl_tensor_reshape";
     PXL_OP_CHECK_CTX(ctx);
-    pxl_status s = pxl_check_tensor(ctx, "pxl_tensor_reshape", "t", t);
+    pxl_status s = pxl_check_tensor(ctx, fn, "t", t);
     if (s != PXL_OK) return s;
-    int64_t n = 1;
-    for (int i = 0; shape && i < ndim && i < PXL_MAX_DIMS; i++) n = shape[i] > 0 && n <= INT64_MAX / shape[i] ? n * shape[i] : -1;
-    if (shape && ndim >= 1 && ndim <= PXL_MAX_DIMS && n != t->nelem)
-        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_tensor_reshape: the new shape has %lld elements, the tensor %lld",
+    int64_t n;
+    size_t bytes;
+    if ((s = check_shape(ctx, fn, t->dtype, ndim, shape, &n, &bytes)) != PXL_OK) return s;
+    if (n != t->nelem)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: the new shape has %lld elements, the tensor %lld", fn,
                         (long long)n, (long long)t->nelem);
     return pxl_tensor_view(ctx, t, ndim, shape, 0, out);
 }
@@ -286,14 +288,15 @@ pxl_status pxl_copy(pxl_ctx *ctx, const pxl_tensor *src, pxl_tensor *dst) {
         memcpy(dst->host, src->host, src->bytes);
         return PXL_OK;
     }
-    if (src->bytes > UINT32_MAX - 8)
-        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: %zu bytes is more than one copy may move", op, src->bytes);
     if (!(src->offset % 4) && !(dst->offset % 4) && !(src->bytes % 4)) {
         pxl_recorder *rec;
         if ((s = pxl_gpu_stream(ctx, &rec)) != PXL_OK) return s;
         return pxl_recorder_copy(rec, src->buf, src->offset, dst->buf, dst->offset, src->bytes);
     }
     /* f16 and block dtypes at 2-byte offsets: a kernel merges the edge words */
+    if (src->bytes > UINT32_MAX - 8)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: %zu bytes off a word boundary is more than the copy kernel moves",
+                        op, src->bytes);
     const pxl_tensor *t[2] = {src, dst};
     pxl_op_bindings b;
     if ((s = pxl_op_bind(ctx, op, t, 2, 2u, 0u, &b)) != PXL_OK) return s;
