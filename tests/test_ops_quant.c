@@ -100,6 +100,12 @@ static void golden(void) {
     CHECK(pxl_dequantize(g_cpu, PXL_Q8_0, q8, 33, got, 32) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_quantize(g_cpu, PXL_Q4_0, want4, 48, q4, 27) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_quantize(g_cpu, PXL_F32, want4, 32, q4, 128) == PXL_ERR_INVALID_ARG);
+    /* every failure leaves a message: 3 elements are not whole Q8_0 blocks */
+    CHECK(pxl_quantize(g_cpu, PXL_Q8_0, want4, 3, q8, 34) == PXL_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(pxl_ctx_error(g_cpu), "pxl_quantize: 3 elements") != NULL, "%s", pxl_ctx_error(g_cpu));
+    CHECK(pxl_dequantize(g_cpu, PXL_Q8_0, NULL, 34, got, 32) == PXL_ERR_INVALID_ARG);
+    CHECK(strstr(pxl_ctx_error(g_cpu), "src is NULL") != NULL);
+    CHECK(pxl_quantize(NULL, PXL_Q8_0, want4, 32, q8, 34) == PXL_ERR_INVALID_ARG);
 }
 
 /* quantize -> dequantize stays within each block's bound:
