@@ -15,6 +15,6 @@ build-dev/pxl bench dot --min 20 --max 28 --reps 7 --json > "$OUT/pxl_dot.json"
 python3 bench/dot_torch.py --min 20 --max 28 >> "$OUT/torch_dot.json"
 # optional launch-shape variants: bench/device_foundation.sh 256,528 512,1024 ...
 for tune in "$@"; do
-  echo "== PXL_DOT_TUNE=$tune"
-  PXL_DOT_TUNE=$tune build-dev/pxl bench dot --min 24 --max 28 --reps 7 --no-cpu
+  echo "== PXL_TUNE=dot=$tune"
+  PXL_TUNE="dot=$tune" build-dev/pxl bench dot --min 24 --max 28 --reps 7 --no-cpu
 done 2>&1 | tee "$OUT/tune.txt"

@@ -190,6 +190,68 @@ static void test_utf8(void) {
     CHECK(k == 5 && got[0] == 0xFFFD && got[1] == 'a' && got[2] == 0xFFFD && got[3] == 0xFFFD && got[4] == 0xFFFD);
 }
 
+/* A CPU context with the given tuning option: its status, its parsed tuning
+ * in *t (when OK) and its message in msg. */
+static pxl_status tuned_ctx(const char *tuning, pxl_tuning *t, char *msg, size_t cap) {
+    pxl_ctx *ctx = NULL;
+    pxl_ctx_options o = pxl_ctx_options_default();
+    o.backend = PXL_BACKEND_CPU;
+    o.tuning = tuning;
+    pxl_status s = pxl_ctx_create(&o, &ctx);
+    CHECK(ctx != NULL);
+    if (!ctx) return s;
+    if (s == PXL_OK) *t = *pxl_ctx_tuning(ctx);
+    snprintf(msg, cap, "%s", pxl_ctx_error(ctx));
+    pxl_ctx_free(ctx);
+    return s;
+}
+
+static void test_tuning_option(void) {
+    pxl_tuning t, zero;
+    memset(&zero, 0, sizeof zero);
+    char msg[PXL_ERR_MAX];
+    /* NULL, empty and blank: the built-in shapes */
+    memset(&t, 0xab, sizeof t);
+    CHECK(tuned_ctx(NULL, &t, msg, sizeof msg) == PXL_OK && memcmp(&t, &zero, sizeof t) == 0);
+    memset(&t, 0xab, sizeof t);
+    CHECK(tuned_ctx("", &t, msg, sizeof msg) == PXL_OK && memcmp(&t, &zero, sizeof t) == 0);
+    CHECK(tuned_ctx(" , ", &t, msg, sizeof msg) == PXL_OK && memcmp(&t, &zero, sizeof t) == 0);
+    /* every key, separated by commas and spaces, list values with commas */
+    CHECK(tuned_ctx("dot=512,256,attn=128,4,64 qmv=256,32,2,4 qmv_xs=512,8,2,kmv_tpr=16 kmv_rows=3,"
+                    "qmv_kernel=q vm_dp4=soft vm_mm=small pllm_no_avx=1",
+                    &t, msg, sizeof msg) == PXL_OK);
+    CHECK(t.dot_n == 2 && t.dot[0] == 512 && t.dot[1] == 256);
+    CHECK(t.attn_n == 3 && t.attn[0] == 128 && t.attn[1] == 4 && t.attn[2] == 64 && t.attn[3] == 0);
+    CHECK(t.qmv_n == 4 && t.qmv[0] == 256 && t.qmv[1] == 32 && t.qmv[2] == 2 && t.qmv[3] == 4);
+    CHECK(t.qmv_xs_n == 3 && t.qmv_xs[0] == 512 && t.qmv_xs[1] == 8 && t.qmv_xs[2] == 2);
+    CHECK(t.kmv_tpr == 16 && t.kmv_rows == 3 && t.qmv_plain == 1);
+    CHECK(t.vm_dp4_soft == 1 && t.vm_mm == 2 && t.pllm_no_avx == 1);
+    /* the old variables' formats: a four-number attn, values split by spaces, the other choices */
+    CHECK(tuned_ctx("attn=256 8 256 512 vm_mm=tile", &t, msg, sizeof msg) == PXL_OK);
+    CHECK(t.attn_n == 4 && t.attn[3] == 512 && t.vm_mm == 1);
+    CHECK(tuned_ctx("vm_mm=auto,vm_dp4=auto,qmv_kernel=auto,pllm_no_avx=0", &t, msg, sizeof msg) == PXL_OK);
+    CHECK(memcmp(&t, &zero, sizeof t) == 0);
+    /* unknown keys and bad values fail, naming the key */
+    static const struct {
+        const char *text, *key;
+    } bad[] = {
+        {"dots=512,256", "'dots'"},        {"dot=512", "'dot'"},           {"dot=500,256", "'dot'"},
+        {"dot=512,0", "'dot'"},            {"dot=512,256,1", "'dot'"},     {"dot=", "'dot'"},
+        {"dot=a,b", "'dot'"},              {"dot=99999999999,1", "'dot'"}, {"attn=256,9,256", "'attn'"},
+        {"attn=256,8", "'attn'"},          {"attn=256,8,256,100", "'attn'"}, {"qmv=256,32,4,8", "'qmv'"},
+        {"qmv=256,512,1,1", "'qmv'"},      {"qmv_xs=32,8,1", "'qmv_xs'"}, {"kmv_tpr=3", "'kmv_tpr'"},
+        {"kmv_rows=9", "'kmv_rows'"},      {"qmv_kernel=xs", "'qmv_kernel'"}, {"vm_dp4=hard", "'vm_dp4'"},
+        {"vm_mm=big", "'vm_mm'"},          {"pllm_no_avx=yes", "'pllm_no_avx'"}, {"dot", "'dot'"},
+        {"vm_mm=tile nonsense", "'vm_mm'"}, {"vm_mm=tile nonsense=1", "'nonsense'"}, {"=3", "''"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        pxl_status s = tuned_ctx(bad[i].text, &t, msg, sizeof msg);
+        CHECK_MSG(s == PXL_ERR_INVALID_ARG, "\"%s\" gave %s", bad[i].text, pxl_status_str(s));
+        CHECK_MSG(strstr(msg, bad[i].key) != NULL, "\"%s\": message \"%s\" does not name %s", bad[i].text, msg,
+                  bad[i].key);
+    }
+}
+
 int main(void) {
     test_utf8();
     test_status_and_backend();
@@ -199,5 +261,6 @@ int main(void) {
     test_threadpool();
     test_progress_silent();
     test_env_backend();
+    test_tuning_option();
     return test_result("test_core");
 }

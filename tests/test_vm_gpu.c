@@ -11,7 +11,9 @@
  *    out-of-range GATHER indices and small budgets. Each must decode; the CPU
  *    interpreter runs on one copy, the GPU one on another, and the statuses,
  *    messages, traces and bytes must be identical. MATMUL alternates between the tiled
- *    and the small kernel (PXL_VM_GPU_MM), whatever the shape.
+ *    and the small kernel (the context's tuning option vm_mm), whatever the
+ *    shape, and the soft dp4 (vm_dp4=soft) is used now and then: one context
+ *    for each combination.
  *
  * usage: test_vm_gpu [SOURCE_DIR]
  * env:   PXL_VM_GPU_N     number of random programs (default 10000)
@@ -223,15 +225,35 @@ typedef struct stats {
     long programs, v0, v1, insns, gather_errors, budget_stops, bytes;
 } stats;
 
-/* The GPU interpreter's test knobs: the MATMUL kernel, and the soft dp4 now and then. */
-static void set_gpu_mode(rng *r) {
-    switch (rnd(r) % 3) {
-    case 0: setenv("PXL_VM_GPU_MM", "tile", 1); break;
-    case 1: setenv("PXL_VM_GPU_MM", "small", 1); break;
-    default: unsetenv("PXL_VM_GPU_MM"); break;
+/*
+ * The GPU interpreter's test knobs, set through the context's tuning option:
+ * the MATMUL kernel (vm_mm), and the soft dp4 (vm_dp4=soft) now and then.
+ * One context per combination, made on first use; [0][0] is main's context.
+ * g_mode names the one in use, for failure reports.
+ */
+static const char *const g_mode_text[3][2] = {{"vm_mm=auto vm_dp4=auto", "vm_mm=auto vm_dp4=soft"},
+                                              {"vm_mm=tile vm_dp4=auto", "vm_mm=tile vm_dp4=soft"},
+                                              {"vm_mm=small vm_dp4=auto", "vm_mm=small,vm_dp4=soft"}};
+static pxl_ctx *g_mode_ctx[3][2];
+static const char *g_mode = "vm_mm=auto vm_dp4=auto";
+
+static pxl_ctx *set_gpu_mode(rng *r) {
+    int mm = (int)(rnd(r) % 3); /* 0 tile, 1 small, 2 auto */
+    mm = mm == 2 ? 0 : mm + 1;
+    int soft = chance(r, 20) ? 1 : 0;
+    g_mode = g_mode_text[mm][soft];
+    if (!g_mode_ctx[mm][soft]) {
+        pxl_ctx_options o = pxl_ctx_options_default();
+        o.backend = PXL_BACKEND_GPU;
+        o.quiet = 1;
+        o.tuning = g_mode;
+        if (pxl_ctx_create(&o, &g_mode_ctx[mm][soft]) != PXL_OK) {
+            fprintf(stderr, "cannot make a context with tuning \"%s\": %s\n", g_mode,
+                    g_mode_ctx[mm][soft] ? pxl_ctx_error(g_mode_ctx[mm][soft]) : "out of memory");
+            exit(1);
+        }
     }
-    if (chance(r, 20)) setenv("PXL_VM_GPU_DP4", "soft", 1);
-    else unsetenv("PXL_VM_GPU_DP4");
+    return g_mode_ctx[mm][soft];
 }
 
 /* Traces, collected to compare the interpreters' ("x=N text" lines). */
@@ -307,8 +329,7 @@ static int compare_run(pxl_ctx *ctx, const pxl_image *img, uint64_t max_steps, u
                     in->t_out.mult, in->t_out.shift, in->t_a.rows, in->t_a.cols, in->t_a.dtype, in->t_b.rows,
                     in->t_b.cols, in->t_b.dtype);
         }
-        const char *mm = getenv("PXL_VM_GPU_MM"), *dp4 = getenv("PXL_VM_GPU_DP4");
-        fprintf(stderr, "  PXL_VM_GPU_MM=%s PXL_VM_GPU_DP4=%s\n", mm ? mm : "(auto)", dp4 ? dp4 : "(native)");
+        fprintf(stderr, "  tuning: %s\n", g_mode);
         g_failures++;
     }
     st->programs++;
@@ -721,12 +742,12 @@ static pxl_image *session_step(pxl_ctx *ctx, pxl_vm_session *ss, const pxl_image
     return g;
 }
 
-static void test_sessions(pxl_ctx *ctx, long n) {
+static void test_sessions(long n) {
     long steps = 0;
     for (long i = 0; i < n; i++) {
         uint64_t seed = 1000003u + (uint64_t)i;
         rng r = {seed * 0x9e3779b97f4a7c15ull + 7};
-        set_gpu_mode(&r);
+        pxl_ctx *ctx = set_gpu_mode(&r);
         pxl_vm_session *ss = NULL;
         CHECK(pxl_vm_session_create(ctx, &ss) == PXL_OK);
         pxl_image *img = chance(&r, 12) ? gen_v0(ctx, &r) : gen_v1(ctx, &r);
@@ -753,8 +774,6 @@ static void test_sessions(pxl_ctx *ctx, long n) {
         pxl_image_free(img);
         pxl_vm_session_free(ss);
     }
-    unsetenv("PXL_VM_GPU_MM");
-    unsetenv("PXL_VM_GPU_DP4");
     pxl_vm_session_free(NULL);
     fprintf(stderr, "sessions: %ld chains, %ld runs\n", n, steps);
 }
@@ -767,7 +786,8 @@ int main(int argc, char **argv) {
     double t0 = pxl_time_now();
     test_rq(ctx, src_dir);
     test_conformance(ctx);
-    test_sessions(ctx, 300);
+    g_mode_ctx[0][0] = ctx;
+    test_sessions(300);
     double t1 = pxl_time_now();
 
     long n = 10000;
@@ -782,24 +802,31 @@ int main(int argc, char **argv) {
     for (long i = 0; i < n; i++) {
         uint64_t seed = seed0 + (uint64_t)i;
         rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
-        set_gpu_mode(&r);
-        pxl_image *img = chance(&r, 12) ? gen_v0(ctx, &r) : gen_v1(ctx, &r);
+        pxl_ctx *mc = set_gpu_mode(&r);
+        pxl_image *img = chance(&r, 12) ? gen_v0(mc, &r) : gen_v1(mc, &r);
         uint64_t max_steps = 0;
         if (chance(&r, 5)) {
-            uint64_t cost = program_cost(ctx, img);
+            uint64_t cost = program_cost(mc, img);
             if (cost > 1) max_steps = 1 + rnd(&r) % (cost - 1);
         }
-        if (!compare_run(ctx, img, max_steps, seed, &st) && ++shown >= 5) {
+        if (!compare_run(mc, img, max_steps, seed, &st) && ++shown >= 5) {
             pxl_image_free(img);
             fprintf(stderr, "stopping after 5 failing programs\n");
             break;
         }
         pxl_image_free(img);
     }
-    unsetenv("PXL_VM_GPU_MM");
-    unsetenv("PXL_VM_GPU_DP4");
     double t2 = pxl_time_now();
-    pxl_gpu_stats gs = pxl_gpu_get_stats(ctx);
+    pxl_gpu_stats gs;
+    memset(&gs, 0, sizeof gs);
+    for (int m = 0; m < 3; m++)
+        for (int d = 0; d < 2; d++) {
+            if (!g_mode_ctx[m][d]) continue;
+            pxl_gpu_stats x = pxl_gpu_get_stats(g_mode_ctx[m][d]);
+            gs.dispatches += x.dispatches;
+            gs.submits += x.submits;
+            gs.pipeline_cache_misses += x.pipeline_cache_misses;
+        }
     fprintf(stderr,
             "random programs: %ld (%ld v1, %ld v0), %ld instructions, %ld gather errors, %ld budget stops, "
             "%.1f MB of images; seeds %llu..%llu\n",
@@ -811,6 +838,7 @@ int main(int argc, char **argv) {
     /* the GPU interpreter really ran (not a CPU fallback) */
     CHECK_MSG(st.programs == 0 || gs.dispatches >= (uint64_t)st.programs / 2, "%llu dispatches for %ld programs",
               (unsigned long long)gs.dispatches, st.programs);
-    pxl_ctx_free(ctx);
+    for (int m = 0; m < 3; m++)
+        for (int d = 0; d < 2; d++) pxl_ctx_free(g_mode_ctx[m][d]); /* [0][0] is ctx */
     return test_result("test_vm_gpu");
 }

@@ -35,6 +35,7 @@ typedef struct cli_common {
     int json, help, quiet;
     uint32_t threads;
     const char *webgpu_lib;
+    const char *tune; /* --tune; NULL: $PXL_TUNE */
 } cli_common;
 
 #define CLI_COMMON_OPTS(c)                                                                         \
@@ -44,6 +45,8 @@ typedef struct cli_common {
         {"threads", CLI_U32, &(c)->threads, 1, 256, "N", "CPU threads (default: all cores)"},     \
         {"webgpu-lib", CLI_STRING, &(c)->webgpu_lib, 0, 0, "PATH",                               \
          "use only this WebGPU library (default: search; see README)"},                           \
+        {"tune", CLI_STRING, &(c)->tune, 0, 0, "KEY=V,...",                                       \
+         "launch-shape overrides for tuning (default: $PXL_TUNE; see README)"},                   \
         {"quiet", CLI_FLAG, &(c)->quiet, 0, 0, NULL, "no progress output"},                       \
     {                                                                                              \
         "help", CLI_FLAG, &(c)->help, 0, 0, NULL, "show this help"                                \
@@ -77,6 +80,11 @@ void cli_usage(FILE *f, const char *usage, const char *about, const cli_opt *opt
 /* Creates a context from the common options; on failure prints why (cli_fail,
  * so a JSON error object under --json) and returns 1. */
 int cli_open_ctx(const cli_common *c, pxl_ctx **out);
+
+/* The context options the common options ask for: backend, threads, WebGPU
+ * library, quiet, tuning (--tune, else $PXL_TUNE) and the Dawn toggles
+ * ($PXL_DAWN_TOGGLES). The strings point into c and the environment. */
+pxl_ctx_options cli_ctx_options(const cli_common *c);
 
 /* ---- input and output (cli_io.c) ---- */
 

@@ -120,12 +120,19 @@ void cli_usage(FILE *f, const char *usage, const char *about, const cli_opt *opt
     }
 }
 
-int cli_open_ctx(const cli_common *c, pxl_ctx **out) {
+pxl_ctx_options cli_ctx_options(const cli_common *c) {
     pxl_ctx_options o = pxl_ctx_options_default();
     o.backend = c->backend;
     o.n_threads = (int)c->threads;
     o.webgpu_library = c->webgpu_lib;
     o.quiet = c->quiet;
+    o.tuning = c->tune ? c->tune : getenv("PXL_TUNE");
+    o.dawn_toggles = getenv("PXL_DAWN_TOGGLES");
+    return o;
+}
+
+int cli_open_ctx(const cli_common *c, pxl_ctx **out) {
+    pxl_ctx_options o = cli_ctx_options(c);
     pxl_ctx *ctx = NULL;
     pxl_status s = pxl_ctx_create(&o, &ctx);
     if (s != PXL_OK) {

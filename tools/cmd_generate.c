@@ -204,11 +204,7 @@ int cmd_generate(int argc, char **argv) {
         snprintf(path, sizeof path, "%s", o.model);
         if ((rc = read_pxi_model(&o, path, &data, &len)) != 0) return rc;
     }
-    pxl_ctx_options co = pxl_ctx_options_default();
-    co.backend = o.c.backend;
-    co.n_threads = (int)o.c.threads;
-    co.webgpu_library = o.c.webgpu_lib;
-    co.quiet = o.c.quiet;
+    pxl_ctx_options co = cli_ctx_options(&o.c);
     pxl_ctx *ctx = NULL;
     pxl_status s = pxl_ctx_create(&co, &ctx);
     if (s != PXL_OK) {

@@ -401,11 +401,8 @@ static int run_compare(const vm_sub *sub, vm_opts *o) {
     cc.backend = PXL_BACKEND_CPU;
     pxl_ctx *cpu = NULL, *gpu = NULL;
     if (cli_open_ctx(&cc, &cpu)) return 1;
-    pxl_ctx_options go = pxl_ctx_options_default();
+    pxl_ctx_options go = cli_ctx_options(&o->c);
     go.backend = PXL_BACKEND_GPU;
-    go.n_threads = (int)o->c.threads;
-    go.webgpu_library = o->c.webgpu_lib;
-    go.quiet = o->c.quiet;
     if (pxl_ctx_create(&go, &gpu) != PXL_OK) {
         cli_fail(o->c.json, 77, o->cmd, "needs a GPU: %s", gpu ? pxl_ctx_error(gpu) : "out of memory");
         pxl_ctx_free(gpu);

@@ -97,6 +97,35 @@ typedef struct pxl_ctx_options {
      * is freed (see pxl_kernel_get for what that means for handles).
      */
     uint32_t kernel_cache_max;
+    /*
+     * Launch-shape overrides for tuning benchmarks: "key=value" items
+     * separated by commas or spaces (a value may itself be a comma list, as
+     * in "dot=512,256 qmv=256,32,2,4"). Parsed once, here; an unknown key or
+     * a bad value makes pxl_ctx_create fail with PXL_ERR_INVALID_ARG and a
+     * message naming the key. NULL or "": the built-in shapes. Keys:
+     *   dot=wg,groups            wg a power of two in [32, 1024], groups in [1, 65535]
+     *   attn=wg,cpv,target[,cwg] wg, cwg powers of two in [32, 1024], cpv in [1, 8],
+     *                            target in [1, 65536]
+     *   qmv=wg,tpr,rows,unroll   wg, tpr powers of two, 4 <= tpr <= wg <= 1024,
+     *                            rows in [1, 8], unroll >= 1, rows * unroll <= 16
+     *   qmv_xs=wg,xrb,steps      wg a power of two in [64, 1024], xrb a power of
+     *                            two <= 16, steps in [1, 1024]
+     *   kmv_tpr=N                a power of two in [1, 256]
+     *   kmv_rows=N               in [1, 8] (used where N * M <= 8)
+     *   qmv_kernel=q|auto        q: the plain qmv kernel, never qmv_xs
+     *   vm_dp4=soft|auto         soft: the VM's software dot4I8Packed
+     *   vm_mm=tile|small|auto    the VM's MATMUL kernel
+     *   pllm_no_avx=0|1          1: Pixel-LLM training without its AVX code
+     * Not copied: only read during pxl_ctx_create.
+     */
+    const char *tuning;
+    /*
+     * Extra Dawn toggles, "name,-name,...": each name is enabled, or with
+     * '-' disabled, on the adapter (e.g. disable_robustness,
+     * allow_unsafe_apis); at most 8 names of up to 63 characters, longer
+     * ones are skipped. NULL: none. Copied.
+     */
+    const char *dawn_toggles;
 } pxl_ctx_options;
 
 /* Zero-initialised options with the defaults filled in. */
@@ -104,6 +133,12 @@ PXL_API pxl_ctx_options pxl_ctx_options_default(void);
 
 /*
  * Creates a context and opens the backend it asks for.
+ * The library reads the environment only here, once, and only where the
+ * matching option is unset: PXL_BACKEND (backend is AUTO); PXL_CACHE_DIR,
+ * else XDG_CACHE_HOME, else HOME (cache_dir is NULL and backend is not CPU);
+ * PXL_WEBGPU_LIB, a library path tried first (webgpu_library is NULL and
+ * backend is not CPU). No other variable changes what pxl does.
+ *
  * - CPU: never touches the WebGPU library.
  * - AUTO: tries the GPU; if that fails the context runs on the CPU and
  *   pxl_ctx_gpu_unavailable_reason() says why. Returns PXL_OK.

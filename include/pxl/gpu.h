@@ -58,7 +58,7 @@ typedef struct pxl_gpu_info {
     size_t feature_count;       /* the adapter's features */
     const uint32_t *features;   /* raw WGPUFeatureName values */
     size_t matrix_config_count; /* subgroup-matrix shapes (Dawn's experimental feature, */
-    const pxl_gpu_matrix_config *matrix_configs; /* visible with PXL_DAWN_TOGGLES=allow_unsafe_apis) */
+    const pxl_gpu_matrix_config *matrix_configs; /* visible with dawn_toggles "allow_unsafe_apis") */
 } pxl_gpu_info;
 
 /* NULL unless the context's backend is GPU. Valid for the context's lifetime. */

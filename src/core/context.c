@@ -1,6 +1,7 @@
 /*
  * The core part of a context: options, environment, allocation, threads,
- * and its end. Opening a GPU backend is not core's business: pxl_ctx_create
+ * and its end. The environment variables pxl reads at all are read here,
+ * once (see pxl_ctx_create in include/pxl/core.h). Opening a GPU backend is not core's business: pxl_ctx_create
  * (src/gpu/context_open.c) calls pxl_ctx_init here, then opens the backend
  * and leaves a close function in the context that pxl_ctx_free calls, so
  * core/ depends on no other layer.
@@ -88,15 +89,35 @@ pxl_status pxl_ctx_init(const pxl_ctx_options *opts, pxl_ctx **out, pxl_backend 
         }
     }
 
+    if (o.dawn_toggles) {
+        ctx->dawn_toggles = pxl_strdup(ctx, o.dawn_toggles);
+        if (!ctx->dawn_toggles) {
+            pxl_ctx_free(ctx);
+            *out = NULL;
+            return PXL_ERR_OUT_OF_MEMORY;
+        }
+    }
+
     if (o.backend != PXL_BACKEND_CPU && resolve_cache_dir(ctx, o.cache_dir, &ctx->cache_dir)) {
         pxl_ctx_free(ctx);
         *out = NULL;
         return PXL_ERR_OUT_OF_MEMORY;
     }
+    if (o.backend != PXL_BACKEND_CPU && !o.webgpu_library) {
+        const char *env = getenv("PXL_WEBGPU_LIB");
+        if (env && *env && !(ctx->webgpu_library_env = pxl_strdup(ctx, env))) {
+            pxl_ctx_free(ctx);
+            *out = NULL;
+            return PXL_ERR_OUT_OF_MEMORY;
+        }
+    }
 
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     ctx->n_threads = o.n_threads > 0 ? o.n_threads : (cores > 0 ? (int)cores : 1);
     if (ctx->n_threads > 256) ctx->n_threads = 256;
+
+    pxl_status ts = pxl_tuning_parse(ctx, o.tuning, &ctx->tuning);
+    if (ts != PXL_OK) return ts;
 
     pxl_backend b = o.backend;
     if (b == PXL_BACKEND_AUTO) {
@@ -116,6 +137,8 @@ void pxl_ctx_free(pxl_ctx *ctx) {
     if (ctx->close_backend) ctx->close_backend(ctx);
     pxl_threadpool_free(ctx, ctx->pool);
     pxl_free(ctx, ctx->webgpu_library);
+    pxl_free(ctx, ctx->webgpu_library_env);
+    pxl_free(ctx, ctx->dawn_toggles);
     pxl_free(ctx, ctx->cache_dir);
     pxl_allocator a = ctx->alloc;
     a.free(a.user, ctx);

@@ -14,6 +14,28 @@
 typedef struct pxl_threadpool pxl_threadpool;
 typedef struct pxl_gpu pxl_gpu;
 
+/*
+ * The tuning option (pxl_ctx_options.tuning), parsed and range-checked once
+ * by pxl_ctx_init. A count or flag of 0 means "not given: the built-in
+ * choice". Ops, vm and pixel_llm read it through pxl_ctx_tuning.
+ */
+typedef struct pxl_tuning {
+    uint32_t dot[2];     /* wg, groups; valid when dot_n == 2 */
+    int dot_n;
+    uint32_t attn[4];    /* wg, cpv, target, cwg; attn_n 3 (cwg not given) or 4 */
+    int attn_n;
+    uint32_t qmv[4];     /* wg, tpr, rows, unroll; valid when qmv_n == 4 */
+    int qmv_n;
+    uint32_t qmv_xs[3];  /* wg, xrb, steps; valid when qmv_xs_n == 3 */
+    int qmv_xs_n;
+    uint32_t kmv_tpr;    /* 0: default */
+    uint32_t kmv_rows;   /* 0: default */
+    int qmv_plain;       /* qmv_kernel=q: never qmv_xs */
+    int vm_dp4_soft;     /* vm_dp4=soft */
+    int vm_mm;           /* vm_mm: 0 auto, 1 tile, 2 small */
+    int pllm_no_avx;     /* pllm_no_avx=1 */
+} pxl_tuning;
+
 struct pxl_ctx {
     pxl_allocator alloc;
     pxl_backend requested;
@@ -21,6 +43,9 @@ struct pxl_ctx {
     int quiet;
     uint32_t gpu_timeout_ms;
     char *webgpu_library; /* owned copy of the option, or NULL */
+    char *webgpu_library_env; /* $PXL_WEBGPU_LIB read at creation (owned; tried first), or NULL */
+    char *dawn_toggles;   /* owned copy of the option, or NULL */
+    pxl_tuning tuning;    /* the parsed tuning option */
     char *cache_dir;      /* resolved pipeline cache directory (owned), or NULL: none */
     uint32_t kernel_cache_max; /* the option; 0: the default */
     int n_threads;
@@ -81,12 +106,23 @@ void pxl_threadpool_run(pxl_threadpool *pool, size_t n_tasks, pxl_task_fn fn, vo
 
 /*
  * The core part of pxl_ctx_create: allocates and fills the context from the
- * options and the environment (PXL_BACKEND, PXL_CACHE_DIR, ...). On PXL_OK,
+ * options and the environment (PXL_BACKEND, PXL_CACHE_DIR, PXL_WEBGPU_LIB;
+ * see pxl_ctx_create) and parses the tuning option. On PXL_OK,
  * *want is the backend to open (AUTO, GPU or CPU; the context is CPU until
  * someone opens another). On failure *out is set as pxl_ctx_create says
  * (NULL only for out-of-memory).
  */
 pxl_status pxl_ctx_init(const pxl_ctx_options *opts, pxl_ctx **out, pxl_backend *want);
+
+/* The context's parsed tuning option; never NULL, valid while ctx lives. */
+const pxl_tuning *pxl_ctx_tuning(const pxl_ctx *ctx);
+
+/*
+ * Parses a tuning string (pxl_ctx_options.tuning) into *t (zeroed first;
+ * NULL or "" leaves it so). On a syntax error, an unknown key or a value out
+ * of range returns PXL_ERR_INVALID_ARG with a message naming the key on ctx.
+ */
+pxl_status pxl_tuning_parse(pxl_ctx *ctx, const char *text, pxl_tuning *t);
 
 /* Copies src into dst[cap], truncating; always NUL-terminates (cap > 0). */
 void pxl_copy_str(char *dst, size_t cap, const char *src);

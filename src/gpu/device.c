@@ -233,7 +233,7 @@ pxl_status pxl_gpu_pop_scopes(pxl_gpu *g, const char *what) {
 /*
  * Toggles chained on both the adapter request and the device descriptor:
  * timestamp_quantization is off (timestamps would be rounded to ~65 us).
- * PXL_DAWN_TOGGLES="name,-name,..." enables (or, with '-', disables) more, for
+ * pxl_ctx_options.dawn_toggles, "name,-name,...", enables (or, with '-', disables) more, for
  * experiments such as disable_robustness or allow_unsafe_apis (at most 8
  * names of up to 63 characters).
  */
@@ -243,12 +243,11 @@ typedef struct {
     char names[8][64];
 } pxl_toggles;
 
-static void toggles_init(pxl_toggles *t) {
+static void toggles_init(pxl_toggles *t, const char *env) {
     memset(t, 0, sizeof *t);
     t->desc.chain.sType = DAWN_SType_TogglesDescriptor;
     size_t n_on = 0, n_off = 0, used = 0;
     t->off[n_off++] = "timestamp_quantization";
-    const char *env = getenv("PXL_DAWN_TOGGLES");
     while (env && *env && used < 8) {
         size_t len = strcspn(env, ",");
         int neg = env[0] == '-';
@@ -279,7 +278,7 @@ static void copy_sv(char *dst, size_t cap, WGPUStringView v) {
 static pxl_status request_adapter(pxl_gpu *g, const pxl_adapter_attempt *a, char *why,
                                   size_t why_cap) {
     pxl_toggles tg;
-    toggles_init(&tg);
+    toggles_init(&tg, g->ctx->dawn_toggles);
     WGPURequestAdapterOptions opt;
     memset(&opt, 0, sizeof opt);
     opt.nextInChain = &tg.desc.chain;
@@ -362,7 +361,7 @@ static pxl_status create_device(pxl_gpu *g) {
     limits.nextInChain = NULL;
 
     pxl_toggles tg;
-    toggles_init(&tg);
+    toggles_init(&tg, g->ctx->dawn_toggles);
     DawnCacheDeviceDescriptor cache;
     WGPUDeviceDescriptor d;
     memset(&d, 0, sizeof d);

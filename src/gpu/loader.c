@@ -3,7 +3,7 @@
  *
  * Search order (first that dlopens wins):
  *   1. ctx option webgpu_library: if set, the only path tried;
- *   2. $PXL_WEBGPU_LIB;
+ *   2. $PXL_WEBGPU_LIB (read once by pxl_ctx_create);
  *   3. deps/dawn/libwebgpu_wrapper.so relative to the executable
  *      (../deps/dawn, ../../deps/dawn) and in the source tree pxl was built from;
  *   4. <libdir>/pxl/libwebgpu_wrapper.so of the install prefix, and
@@ -51,8 +51,7 @@ static void build_candidates(pxl_ctx *ctx, candidates *c) {
         add(c, NULL, ctx->webgpu_library);
         return;
     }
-    const char *env = getenv("PXL_WEBGPU_LIB");
-    if (env && *env) add(c, NULL, env);
+    if (ctx->webgpu_library_env) add(c, NULL, ctx->webgpu_library_env);
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {

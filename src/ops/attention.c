@@ -22,7 +22,7 @@
  * Tunables: ATTN_WG invocations per workgroup; ATTN_CPV vec4s of a key row
  * per invocation in the score phase (D / (4 * ATTN_CPV) invocations share a
  * key; a chunk holds ATTN_WG * 4 * ATTN_CPV / D keys); ATTN_TARGET_WG;
- * ATTN_COMBINE_WG. PXL_ATTN_TUNE="wg,cpv,target[,combine_wg]" overrides them
+ * ATTN_COMBINE_WG. The tuning option attn=wg,cpv,target[,combine_wg] overrides them
  * (for tuning benchmarks only). Measured on an H100 (Vulkan), decode 32/8
  * heads, D = 128, kv_len 4096: 256,8,256,256 gave 21.4 us per call (torch
  * SDPA f32: 364 us); target 128 / 512: 23.7 / 27.7; wg 128: 24.1; wg 512: 32.5;
@@ -125,20 +125,18 @@ static pxl_status attn_cpu(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *
 
 /* ---- GPU ------------------------------------------------------------------------------ */
 
-static void attn_tune(uint32_t *wg, uint32_t *cpv, uint32_t *target, uint32_t *cwg) {
+/* Launch shape; the context's tuning option attn=wg,cpv,target[,cwg]
+ * overrides it (range-checked when the context was created: cpv <= ATTN_REGS). */
+static void attn_tune(const pxl_tuning *t, uint32_t *wg, uint32_t *cpv, uint32_t *target, uint32_t *cwg) {
     *wg = ATTN_WG;
     *cpv = ATTN_CPV;
     *target = ATTN_TARGET_WG;
     *cwg = ATTN_COMBINE_WG;
-    const char *t = getenv("PXL_ATTN_TUNE");
-    unsigned a, b, c, d = ATTN_COMBINE_WG;
-    int n = t ? sscanf(t, "%u,%u,%u,%u", &a, &b, &c, &d) : 0;
-    if (n >= 3 && a >= 32 && a <= 1024 && (a & (a - 1)) == 0 && b >= 1 && b <= ATTN_REGS && c >= 1 &&
-        c <= 65536 && d >= 32 && d <= 1024 && (d & (d - 1)) == 0) {
-        *wg = a;
-        *cpv = b;
-        *target = c;
-        *cwg = d;
+    if (t->attn_n >= 3) {
+        *wg = t->attn[0];
+        *cpv = t->attn[1];
+        *target = t->attn[2];
+        if (t->attn_n == 4) *cwg = t->attn[3];
     }
 }
 
@@ -166,7 +164,7 @@ static pxl_status attn_gpu(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
     int64_t T = q->shape[0], Hq = q->shape[1], D = q->shape[2], Hkv = k->shape[1], G = Hq / Hkv;
     uint32_t wg, cpv, target, cwg;
-    attn_tune(&wg, &cpv, &target, &cwg);
+    attn_tune(pxl_ctx_tuning(ctx), &wg, &cpv, &target, &cwg);
     while (wg > gi->max_invocations_per_workgroup || wg > gi->max_workgroup_size[0]) wg /= 2;
     uint32_t d4 = (uint32_t)((D + 3) / 4);
     uint32_t parts, lc, slices, kps;

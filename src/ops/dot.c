@@ -57,17 +57,14 @@ pxl_status pxl_dot_cpu(pxl_ctx *ctx, const float *a, const float *b, size_t n, f
 #define DOT_WG 256u
 #define DOT_MAX_GROUPS 1024u
 
-/* Launch shape. PXL_DOT_TUNE="wg,groups" overrides it, for tuning benchmarks
- * only (wg a power of two in [32, 1024], groups in [1, 65535]). */
-static void dot_shape(uint32_t *wg, uint32_t *max_groups) {
+/* Launch shape. The context's tuning option dot=wg,groups overrides it, for
+ * tuning benchmarks only (range-checked when the context was created). */
+static void dot_shape(const pxl_tuning *t, uint32_t *wg, uint32_t *max_groups) {
     *wg = DOT_WG;
     *max_groups = DOT_MAX_GROUPS;
-    const char *t = getenv("PXL_DOT_TUNE");
-    unsigned a, b;
-    if (t && sscanf(t, "%u,%u", &a, &b) == 2 && a >= 32 && a <= 1024 && (a & (a - 1)) == 0 &&
-        b >= 1 && b <= 65535) {
-        *wg = a;
-        *max_groups = b;
+    if (t->dot_n == 2) {
+        *wg = t->dot[0];
+        *max_groups = t->dot[1];
     }
 }
 
@@ -94,7 +91,7 @@ pxl_status pxl_dot_record(pxl_recorder *rec, pxl_buffer *a, pxl_buffer *b, size_
     size_t n_chunks = n ? (n + chunk - 1) / chunk : 1;
 
     uint32_t wg_size, max_groups;
-    dot_shape(&wg_size, &max_groups);
+    dot_shape(pxl_ctx_tuning(ctx), &wg_size, &max_groups);
     if (wg_size > info->max_invocations_per_workgroup) wg_size = info->max_invocations_per_workgroup;
     pxl_constant wg = {"WG", wg_size};
     pxl_kernel *k_partial, *k_final;

@@ -180,7 +180,7 @@ static pxl_status q_cpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
 /* qmv launch shape: WG invocations per workgroup, TPR invocations per row
  * group (4 per block, so TPR / 4 blocks side by side), ROWS rows per row group
  * (a workgroup computes WG / TPR * ROWS rows of C), UNROLL blocks per
- * invocation whose loads are issued together. PXL_QMV_TUNE="wg,tpr,rows,unroll"
+ * invocation whose loads are issued together. The tuning option qmv=wg,tpr,rows,unroll
  * overrides it, for tuning benchmarks only. M in 2..8 (NCOL = M) uses
  * fewer rows and a shorter unroll (its registers hold NCOL sums per row). */
 #define QMV_WG 256u
@@ -189,22 +189,19 @@ static pxl_status q_cpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
 #define QMV_UNROLL 4u
 #define QMV_MAX_NCOL 8
 
-static int pow2(uint32_t v) { return v && !(v & (v - 1)); }
-
 typedef struct {
     uint32_t wg, tpr, rows, unroll, ncol;
 } qmv_launch;
 
-static qmv_launch qmv_shape(const pxl_gpu_info *gi, uint32_t ncol) {
+/* The context's tuning option qmv=wg,tpr,rows,unroll overrides the defaults
+ * (range-checked when the context was created). */
+static qmv_launch qmv_shape(const pxl_tuning *t, const pxl_gpu_info *gi, uint32_t ncol) {
     qmv_launch l = {QMV_WG, QMV_TPR, ncol > 1 ? 1u : QMV_ROWS, ncol > 1 ? 2u : QMV_UNROLL, ncol};
-    const char *t = getenv("PXL_QMV_TUNE");
-    unsigned x, y, z, u;
-    if (t && sscanf(t, "%u,%u,%u,%u", &x, &y, &z, &u) == 4 && pow2(x) && pow2(y) && y >= 4 && y <= x &&
-        x <= 1024 && z >= 1 && z <= 8 && u >= 1 && u * z <= 16) {
-        l.wg = x;
-        l.tpr = y;
-        l.rows = z;
-        l.unroll = u;
+    if (t->qmv_n == 4) {
+        l.wg = t->qmv[0];
+        l.tpr = t->qmv[1];
+        l.rows = t->qmv[2];
+        l.unroll = t->qmv[3];
     }
     while (l.rows * l.ncol > 32) l.rows /= 2;
     /* the reduction's workgroup memory: WG * ROWS * NCOL floats */
@@ -222,7 +219,8 @@ static qmv_launch qmv_shape(const pxl_gpu_info *gi, uint32_t ncol) {
  * `steps` steps per row group. Defaults, from an H100 (Vulkan) sweep: WG 256
  * and one step of 8 rows; rows of more than 256 half blocks (K > 4096) take
  * WG 512 (XKCH <= 2) and two steps where the device allows.
- * PXL_QMV_XS_TUNE="wg,xrb,steps" overrides them, for tuning benchmarks only. */
+ * The context's tuning option qmv_xs=wg,xrb,steps overrides them, for tuning
+ * benchmarks only. */
 typedef struct {
     uint32_t wg, xt, kch, rb, steps;
 } xs_launch;
@@ -234,19 +232,16 @@ static uint32_t pow2_ceil(uint64_t v) {
 }
 
 /* 0 if qmv_xs does not apply to rows of nb blocks on this device */
-static int xs_shape(const pxl_gpu_info *gi, int64_t nb, xs_launch *l) {
+static int xs_shape(const pxl_tuning *t, const pxl_gpu_info *gi, int64_t nb, xs_launch *l) {
     uint64_t nh = 2 * (uint64_t)nb;
     int long_rows = nh > 256 && gi->max_invocations_per_workgroup >= 512;
     l->wg = long_rows ? 512u : 256u;
     l->rb = 8;
     l->steps = long_rows ? 2u : 1u;
-    const char *t = getenv("PXL_QMV_XS_TUNE");
-    unsigned x, y, z;
-    if (t && sscanf(t, "%u,%u,%u", &x, &y, &z) == 3 && pow2(x) && x >= 64 && x <= 1024 && pow2(y) && y <= 16 &&
-        z >= 1 && z <= 1024) {
-        l->wg = x;
-        l->rb = y;
-        l->steps = z;
+    if (t->qmv_xs_n == 3) {
+        l->wg = t->qmv_xs[0];
+        l->rb = t->qmv_xs[1];
+        l->steps = t->qmv_xs[2];
     }
     while (l->wg > gi->max_invocations_per_workgroup) l->wg /= 2;
     if (nh < 64 || nh > 4 * (uint64_t)l->wg) return 0;
@@ -282,8 +277,8 @@ static pxl_status tiles_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape
  * KMV_WG / KMV_TPR row groups per workgroup; kmm (64 x 64 tiles) above.
  * From an H100 sweep of TPR 4..32 x ROWS 1..8 on a 4096 x 14336 matvec: Q4_K
  * best at TPR 32, ROWS 4 (34.5 us), Q6_K at TPR 32, ROWS 2 (55.0 us); ROWS
- * is divided by M (NCOL * ROWS <= 8). PXL_KMV_TPR and PXL_KMV_ROWS override
- * them, for tuning only. */
+ * is divided by M (NCOL * ROWS <= 8). The context's tuning options kmv_tpr
+ * and kmv_rows override them, for tuning only. */
 #define KMV_WG 256u
 #define KMV_TPR 32u
 
@@ -293,14 +288,11 @@ static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
     if (s->M <= QMV_MAX_NCOL) {
         uint32_t wg = KMV_WG;
         while (wg > gi->max_invocations_per_workgroup) wg /= 2;
-        uint32_t tpr = KMV_TPR;
-        const char *tune = getenv("PXL_KMV_TPR"); /* tuning benchmarks only */
-        unsigned tv;
-        if (tune && sscanf(tune, "%u", &tv) == 1 && pow2(tv) && tv >= 1 && tv <= 256) tpr = tv;
+        const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* tuning benchmarks only */
+        uint32_t tpr = tune->kmv_tpr ? tune->kmv_tpr : KMV_TPR;
         if (tpr > wg) tpr = wg;
         uint32_t rows = (t[1]->dtype == PXL_Q4_K ? 4u : 2u) / (uint32_t)s->M;
-        tune = getenv("PXL_KMV_ROWS");
-        if (tune && sscanf(tune, "%u", &tv) == 1 && tv >= 1 && tv * (uint32_t)s->M <= 8) rows = tv;
+        if (tune->kmv_rows && tune->kmv_rows * (uint32_t)s->M <= 8) rows = tune->kmv_rows;
         if (rows < 1) rows = 1;
         uint32_t g[2] = {0, 0};
         pxl_status st = rows_grid(ctx, s, (uint64_t)(wg / tpr) * rows, g);
@@ -347,8 +339,8 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
     if (b->dtype == PXL_Q4_K || b->dtype == PXL_Q6_K) return k_gpu(ctx, gi, t, &bd, s, &p);
     double q4 = b->dtype == PXL_Q4_0 ? 1 : 0;
     xs_launch xl;
-    const char *kern = getenv("PXL_QMV_KERNEL"); /* "q": never qmv_xs (tuning only) */
-    if (s->M == 1 && !(kern && !strcmp(kern, "q")) && xs_shape(gi, s->K / PXL_QK, &xl)) {
+    const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* qmv_kernel=q: never qmv_xs (tuning only) */
+    if (s->M == 1 && !tune->qmv_plain && xs_shape(tune, gi, s->K / PXL_QK, &xl)) {
         p.rpg = xl.rb * xl.steps;
         uint32_t g[2] = {0, 0};
         pxl_status st = rows_grid(ctx, s, (uint64_t)(xl.wg / xl.xt) * p.rpg, g);
@@ -358,7 +350,7 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
                                 (uint32_t)s->batch);
     }
     if (s->M <= QMV_MAX_NCOL) {
-        qmv_launch l = qmv_shape(gi, (uint32_t)s->M);
+        qmv_launch l = qmv_shape(tune, gi, (uint32_t)s->M);
         uint32_t g[2] = {0, 0};
         pxl_status st = rows_grid(ctx, s, (uint64_t)(l.wg / l.tpr) * l.rows, g);
         if (st != PXL_OK) return st;

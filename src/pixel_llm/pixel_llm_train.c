@@ -371,6 +371,7 @@ typedef struct {
     work *w;
     int train;
     float inv_b;
+    int no_avx; /* the context's tuning option pllm_no_avx=1 */
 } job;
 
 PLLM_INLINE void gather_ctx(const layout *L, const float *P, const uint8_t *s, size_t p, uint8_t pad, float *x) {
@@ -455,7 +456,7 @@ static double run_chunk_base(const job *J, work *w, size_t i0, uint32_t nb) {
 }
 static double run_chunk(const job *J, work *w, size_t i0, uint32_t nb) {
     /* decided per call (cheap): no cached global state, no race between threads */
-    int have_avx = !getenv("PXL_PLLM_NO_AVX") && __builtin_cpu_supports("avx");
+    int have_avx = !J->no_avx && __builtin_cpu_supports("avx");
     return have_avx ? run_chunk_avx(J, w, i0, nb) : run_chunk_base(J, w, i0, nb);
 }
 #else
@@ -524,7 +525,7 @@ static pxl_status eval_float(pxl_ctx *ctx, model *M, const uint8_t *s, size_t n,
     F.loss = pxl_calloc(ctx, F.n_chunks ? F.n_chunks : 1, sizeof(double));
     if (!F.loss) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pixel-llm: out of memory");
     F.n_work = M->n_work;
-    F.j = (job){&M->L, M->P, s, n, pad, pos, n_pos, M->w, 0, 0};
+    F.j = (job){&M->L, M->P, s, n, pad, pos, n_pos, M->w, 0, 0, pxl_ctx_tuning(ctx)->pllm_no_avx};
     pxl_parallel_for(ctx, F.n_work, feval_task, &F);
     double tot = 0;
     for (size_t c = 0; c < F.n_chunks; c++) tot += F.loss[c];
@@ -862,7 +863,8 @@ static pxl_status stage_train(state *S) {
     size_t n_chunks_batch = (o->batch + CHUNK - 1) / CHUNK;
     double t0 = pxl_time_now();
     pxl_progress *prog = pxl_progress_begin(ctx, "pixel-llm train", o->steps);
-    job J = {L, M->P, S->train, S->n_train, S->pad, S->batch, o->batch, M->w, 1, 1.0f / (float)o->batch};
+    job J = {L, M->P, S->train, S->n_train, S->pad, S->batch, o->batch, M->w, 1, 1.0f / (float)o->batch,
+             pxl_ctx_tuning(ctx)->pllm_no_avx};
     adam_job A = {M, n_chunks_batch, 0, 0, 0, 64};
     double tail_loss = 0;
     uint64_t tail_n = 0, tail_from = o->steps - o->steps / 20, warm = o->steps / 50 + 1;

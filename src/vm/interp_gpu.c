@@ -23,8 +23,8 @@
  * MATMUL takes 128 x 128 tiles through workgroup memory (mm_tile) when both
  * output sides are at least 32, else one invocation per four outputs
  * (mm_small). dp4 (a packed 4 x int8 dot product) is WGSL's dot4I8Packed
- * where it compiles, else shifts and a dot(). For tests:
- * PXL_VM_GPU_MM=tile|small forces a MATMUL kernel, and PXL_VM_GPU_DP4=soft
+ * where it compiles, else shifts and a dot(). For tests, the context's
+ * tuning option vm_mm=tile|small forces a MATMUL kernel, and vm_dp4=soft
  * the shift-based dp4.
  */
 #include "vm_internal.h"
@@ -188,18 +188,6 @@ static uint32_t u32_of(uint64_t v) {
 
 /* ---- MATMUL path choice ------------------------------------------------------------- */
 
-static int dp4_soft_forced(void) {
-    const char *e = getenv("PXL_VM_GPU_DP4");
-    return e && strcmp(e, "soft") == 0;
-}
-
-static int mm_force(void) {
-    const char *e = getenv("PXL_VM_GPU_MM");
-    if (!e) return 0;
-    if (strcmp(e, "tile") == 0) return 1;
-    if (strcmp(e, "small") == 0) return 2;
-    return 0;
-}
 
 /* scratch bytes mm_tile needs for an int8 output with n % 4 != 0 (else 0) */
 static uint64_t mm_tile_scratch(const pxl_vm_insn *in) {
@@ -500,8 +488,8 @@ pxl_status pxl_vm_session_create(pxl_ctx *ctx, pxl_vm_session **out) {
     ss->ctx = ctx;
     ss->r.ctx = ctx;
     ss->r.info = pxl_gpu_get_info(ctx);
-    ss->r.force_mm = mm_force();
-    ss->r.soft = dp4_soft_forced();
+    ss->r.force_mm = pxl_ctx_tuning(ctx)->vm_mm;      /* 1 tile, 2 small */
+    ss->r.soft = pxl_ctx_tuning(ctx)->vm_dp4_soft;
     *out = ss;
     return PXL_OK;
 }
