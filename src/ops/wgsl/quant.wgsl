@@ -125,11 +125,7 @@ fn quarter(off: u32, q: u32) -> Quarter {
     return decode(load_raw(off, q), off);
 }
 
-fn store_c(idx: u32, v: f32) {
-    var out = p.alpha * v;
-    if (p.beta != 0.0) { out = out + p.beta * C[idx]; }
-    C[idx] = out;
-}
+#include "tile_4x4.wgsl"   // store_c, and the qmm/kmm tile helpers (see ---- qmm)
 
 // ---- qmv ------------------------------------------------------------------------
 
@@ -326,9 +322,7 @@ fn qmv_xs(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
 
 // ---- qmm ------------------------------------------------------------------------
 
-// k-major tiles: row k holds 64 values (16 vec4s) of m (As) or n (Bs)
-var<workgroup> As: array<vec4<f32>, 512>;
-var<workgroup> Bs: array<vec4<f32>, 512>;
+// As, Bs (k-major tiles in workgroup memory), tile_fma32, tile_store
 
 @compute @workgroup_size(16, 16)
 fn qmm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
@@ -369,24 +363,8 @@ fn qmm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
             Bs[(k1 + e) * 16u + sv][sc] = bv1[e];
         }
         workgroupBarrier();
-        for (var k = 0u; k < 32u; k = k + 1u) {
-            let a = As[k * 16u + ty];
-            let b = Bs[k * 16u + tx];
-            acc[0] = fma(vec4<f32>(a.x), b, acc[0]);
-            acc[1] = fma(vec4<f32>(a.y), b, acc[1]);
-            acc[2] = fma(vec4<f32>(a.z), b, acc[2]);
-            acc[3] = fma(vec4<f32>(a.w), b, acc[3]);
-        }
+        tile_fma32(&acc, tx, ty);
         workgroupBarrier();
     }
-    let base_c = p.off_c + wid.z * p.stride_c;
-    for (var i = 0u; i < 4u; i = i + 1u) {
-        let m = m0 + ty * 4u + i;
-        if (m < p.M) {
-            for (var j = 0u; j < 4u; j = j + 1u) {
-                let n = n0 + tx * 4u + j;
-                if (n < p.N) { store_c(base_c + m * p.N + n, acc[i][j]); }
-            }
-        }
-    }
+    tile_store(acc, p.off_c + wid.z * p.stride_c, m0, n0, tx, ty);
 }
