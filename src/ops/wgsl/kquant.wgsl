@@ -51,11 +51,8 @@ fn word_at(o: u32) -> u32 {
     let hi = B[i + 1u];
     return select(lo, (lo >> 16u) | (hi << 16u), (o & 2u) != 0u);
 }
-fn byte_at(o: u32) -> u32 { return (B[o >> 2u] >> ((o & 3u) * 8u)) & 255u; }
-fn half_at(o: u32) -> f32 {   // o even
-    let h = unpack2x16float(B[o >> 2u]);
-    return select(h.x, h.y, (o & 2u) != 0u);
-}
+#include "bytes.wgsl"   // half_of
+fn half_at(o: u32) -> f32 { return half_of(B[o >> 2u], o); }   // o even
 
 // The four bytes of w as floats, minus bias, without int-to-float
 // conversions: for 0 <= n < 2^23 the float with bits 0x4B000000 | n is 2^23 + n.

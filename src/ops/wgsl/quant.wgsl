@@ -84,10 +84,7 @@ fn q4hi(w: u32) -> vec4<f32> {
 fn realign(lo: u32, hi: u32, un: bool) -> u32 {
     return select(lo, (lo >> 16u) | (hi << 16u), un);
 }
-fn scale_of(w0: u32, off: u32) -> f32 {
-    let h = unpack2x16float(w0);
-    return select(h.x, h.y, (off & 2u) != 0u);
-}
+#include "bytes.wgsl"   // half_of(w, off): a block's f16 scale d from the word w holding it
 
 // The words that hold quarter q of the block at byte `off` of B: the word
 // with the scale, then the two (Q4_0) or three (Q8_0) words from the one that
@@ -108,7 +105,7 @@ fn load_raw(off: u32, q: u32) -> vec4<u32> {
 fn decode(w: vec4<u32>, off: u32) -> Quarter {
     let un = (off & 2u) == 0u;
     var r: Quarter;
-    r.d = scale_of(w.x, off);
+    r.d = half_of(w.x, off);
     if (Q4) {
         let v = realign(w.y, w.z, un);
         r.v0 = q4lo(v);
@@ -259,7 +256,7 @@ fn half_dot(w: Half, off: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: 
         s = (dot(q8x4(realign(w.a.y, w.a.z, un)), x0) + dot(q8x4(realign(w.a.z, w.a.w, un)), x1)) +
             (dot(q8x4(realign(w.a.w, w.b.x, un)), x2) + dot(q8x4(realign(w.b.x, w.b.y, un)), x3));
     }
-    return scale_of(w.a.x, off) * s;
+    return half_of(w.a.x, off) * s;
 }
 
 @compute @workgroup_size(WG)
