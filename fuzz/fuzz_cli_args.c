@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,8 +28,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         p++;
     }
     argv[argc] = NULL;
+    char name[64]; /* argv[0], a writable copy of the command's name */
     for (size_t i = 0; i < cli_n_commands; i++) {
-        argv[0] = (char *)cli_commands[i].name;
+        snprintf(name, sizeof name, "%s", cli_commands[i].name);
+        argv[0] = name;
         (void)cli_commands[i].parse_only(argc, argv);
     }
     free(buf);

@@ -455,8 +455,8 @@ static void test_queue_order(pxl_ctx *ctx) {
     CHECK(pxl_gpu_stream_begin_timed(ctx) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_recorder_submit(r, 1, NULL) == PXL_OK);
     CHECK(pxl_buffer_download(ctx, z, 0, out, 16) == PXL_OK);
-    CHECK_MSG(out[0] == 2 && out[1] == 4 && out[2] == 6 && out[3] == 8, "z = %g %g %g %g", out[0], out[1],
-              out[2], out[3]);
+    CHECK_MSG(out[0] == 2 && out[1] == 4 && out[2] == 6 && out[3] == 8, "z = %g %g %g %g", (double)out[0], (double)out[1],
+              (double)out[2], (double)out[3]);
 
     /* the refused upload changed nothing; after the submit, transfers work again */
     CHECK(pxl_buffer_download(ctx, x, 0, out, 16) == PXL_OK && out[0] == 1 && out[3] == 4);
@@ -480,7 +480,7 @@ static void test_queue_order(pxl_ctx *ctx) {
             memset(out, 0, sizeof out);
             CHECK(pxl_buffer_download(ctx, zz, 0, out, 16) == PXL_OK);
             CHECK_MSG(out[0] == 2 && out[1] == 4 && out[2] == 6 && out[3] == 8, "pxl_scale: z = %g %g %g %g",
-                      out[0], out[1], out[2], out[3]);
+                      (double)out[0], (double)out[1], (double)out[2], (double)out[3]);
         }
         pxl_tensor_free(tx);
         pxl_tensor_free(ty);
@@ -493,7 +493,7 @@ static void test_queue_order(pxl_ctx *ctx) {
     CHECK(op_double(ctx, x, y) == PXL_OK);
     pxl_recorder_discard(r);
     CHECK(pxl_buffer_download(ctx, y, 0, out, 16) == PXL_OK);
-    CHECK_MSG(out[0] == 0 && out[3] == 0, "discarded work ran: y = %g %g %g %g", out[0], out[1], out[2], out[3]);
+    CHECK_MSG(out[0] == 0 && out[3] == 0, "discarded work ran: y = %g %g %g %g", (double)out[0], (double)out[1], (double)out[2], (double)out[3]);
     /* and afterwards ops go to the stream again */
     CHECK(op_double(ctx, x, y) == PXL_OK);
     CHECK(pxl_buffer_download(ctx, y, 0, out, 16) == PXL_OK && out[3] == 8);
@@ -524,11 +524,11 @@ static void test_queue_order(pxl_ctx *ctx) {
         CHECK(pxl_recorder_copy(r, y, 0, z, 0, 8) == PXL_OK); /* z = 2 0 3 4 */
         CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
         CHECK(pxl_buffer_download(ctx, y, 0, out, 16) == PXL_OK);
-        CHECK_MSG(out[0] == 2 && out[1] == 0 && out[2] == 0 && out[3] == 2, "y = %g %g %g %g", out[0], out[1],
-                  out[2], out[3]);
+        CHECK_MSG(out[0] == 2 && out[1] == 0 && out[2] == 0 && out[3] == 2, "y = %g %g %g %g", (double)out[0], (double)out[1],
+                  (double)out[2], (double)out[3]);
         CHECK(pxl_buffer_download(ctx, z, 0, out, 16) == PXL_OK);
-        CHECK_MSG(out[0] == 2 && out[1] == 0 && out[2] == 3 && out[3] == 4, "z = %g %g %g %g", out[0], out[1],
-                  out[2], out[3]);
+        CHECK_MSG(out[0] == 2 && out[1] == 0 && out[2] == 3 && out[3] == 4, "z = %g %g %g %g", (double)out[0], (double)out[1],
+                  (double)out[2], (double)out[3]);
         /* bad ranges are errors of the recording */
         CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
         CHECK(pxl_recorder_clear(r, y, 2, 4) == PXL_ERR_INVALID_ARG);
@@ -645,7 +645,7 @@ static void test_dispatch_caches(pxl_ctx *ctx) {
         CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK); /* no wait */
     }
     double want = 6.0 * (PXL_USLOT_MAX + 2.0 * (many - PXL_USLOT_MAX));
-    CHECK_MSG(first_of(ctx, x) == (float)want, "x = %g, expected %g", first_of(ctx, x), want);
+    CHECK_MSG(first_of(ctx, x) == (float)want, "x = %g, expected %g", (double)first_of(ctx, x), want);
     CHECK(g->n_uslots == PXL_USLOT_MAX);
 
     /* more bind groups than the cache keeps (the binding's size and the
@@ -658,12 +658,12 @@ static void test_dispatch_caches(pxl_ctx *ctx) {
         add_params p = {1, (float)(1 + (i / 64) % 100)};
         pxl_dispatch d = {k, &b, 1, &p, sizeof p, 1, {1, 1, 1}};
         st = pxl_recorder_dispatch(r, &d);
-        expect += p.v;
+        expect += (double)p.v;
     }
     CHECK(st == PXL_OK);
     CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
     CHECK(g->n_bgs_live <= PXL_BG_MAX);
-    CHECK_MSG(first_of(ctx, y) == (float)expect, "y = %g, expected %g", first_of(ctx, y), expect);
+    CHECK_MSG(first_of(ctx, y) == (float)expect, "y = %g, expected %g", (double)first_of(ctx, y), expect);
     pxl_buffer_free(x);
     pxl_buffer_free(y);
 }
@@ -704,7 +704,7 @@ static void test_kernel_eviction(void) {
     CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
     float v[2] = {0};
     CHECK(pxl_buffer_download(ctx, x, 0, v, 8) == PXL_OK);
-    CHECK_MSG(v[0] == 14 && v[1] == 12, "x = %g %g", v[0], v[1]);
+    CHECK_MSG(v[0] == 14 && v[1] == 12, "x = %g %g", (double)v[0], (double)v[1]);
     /* outside a recording the bound holds: a new kernel evicts down to 4 */
     pxl_constant c = {"WG", 32};
     CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &c, 1, &k) == PXL_OK);
@@ -726,7 +726,7 @@ static void test_kernel_eviction(void) {
     CHECK(record_add(r, k, x, 64, 1.0f) == PXL_OK);
     CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
     CHECK(pxl_buffer_download(ctx, x, 0, v, 8) == PXL_OK);
-    CHECK_MSG(v[0] == 15 && v[1] == 13, "x = %g %g", v[0], v[1]);
+    CHECK_MSG(v[0] == 15 && v[1] == 13, "x = %g %g", (double)v[0], (double)v[1]);
     pxl_buffer_free(x);
     pxl_ctx_free(ctx);
 }

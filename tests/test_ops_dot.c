@@ -49,11 +49,11 @@ static void test_cpu(void) {
         float r1 = 0, r3 = 0;
         CHECK(pxl_dot_cpu(c1, a, b, n, &r1) == PXL_OK);
         CHECK(pxl_dot_cpu(c3, a, b, n, &r3) == PXL_OK);
-        CHECK_MSG(memcmp(&r1, &r3, sizeof r1) == 0, "n=%zu: 1 thread %.9g, 3 threads %.9g", n, r1, r3);
+        CHECK_MSG(memcmp(&r1, &r3, sizeof r1) == 0, "n=%zu: 1 thread %.9g, 3 threads %.9g", n, (double)r1, (double)r3);
         long double scale, e = exact(a, b, n, &scale);
         /* f64 accumulation of exact products: within one f32 rounding plus f64 noise */
         long double err = fabsl((long double)r1 - e);
-        CHECK_MSG(err <= fabsl(e) * 6e-8L + scale * 1e-15L, "n=%zu: cpu %.9g exact %.12Lg", n, r1, e);
+        CHECK_MSG(err <= fabsl(e) * 6e-8L + scale * 1e-15L, "n=%zu: cpu %.9g exact %.12Lg", n, (double)r1, e);
     }
     float z = 1;
     CHECK(pxl_dot(c1, a, b, 0, &z) == PXL_OK && z == 0.0f);
@@ -86,7 +86,7 @@ static void test_special(pxl_ctx *ctx, const char *who) {
         float ref = 0, got = 0;
         CHECK(pxl_dot_cpu(ctx, a, b, N, &ref) == PXL_OK);
         CHECK(pxl_dot(ctx, a, b, N, &got) == PXL_OK);
-        CHECK_MSG(same_class(ref, got), "%s: %s: cpu %g, %s %g", who, cases[c].what, ref, who, got);
+        CHECK_MSG(same_class(ref, got), "%s: %s: cpu %g, %s %g", who, cases[c].what, (double)ref, who, (double)got);
     }
     /* +Inf and -Inf products together give NaN */
     for (int i = 0; i < N; i++) a[i] = b[i] = 1.0f;
@@ -95,7 +95,7 @@ static void test_special(pxl_ctx *ctx, const char *who) {
     float ref = 0, got = 0;
     CHECK(pxl_dot_cpu(ctx, a, b, N, &ref) == PXL_OK && isnan(ref));
     CHECK(pxl_dot(ctx, a, b, N, &got) == PXL_OK);
-    CHECK_MSG(isnan(got), "%s: Inf - Inf gave %g", who, got);
+    CHECK_MSG(isnan(got), "%s: Inf - Inf gave %g", who, (double)got);
 }
 
 static int test_gpu(void) {
@@ -119,14 +119,14 @@ static int test_gpu(void) {
         double scale = 0;
         for (size_t i = 0; i < n; i++) scale += fabs((double)a[i] * (double)b[i]);
         double err = fabs((double)got - (double)ref);
-        CHECK_MSG(err <= 1e-5 * scale, "n=%zu: gpu %.9g cpu %.9g rel.err %.3g", n, got, ref, err / scale);
+        CHECK_MSG(err <= 1e-5 * scale, "n=%zu: gpu %.9g cpu %.9g rel.err %.3g", n, (double)got, (double)ref, err / scale);
     }
     /* exact small-integer case: every partial sum is exact, so results are equal */
     for (size_t i = 0; i < 100003; i++) a[i] = (float)(i % 7), b[i] = (float)(i % 5) - 2.0f;
     float r1, r2;
     CHECK(pxl_dot_cpu(ctx, a, b, 100003, &r1) == PXL_OK);
     CHECK(pxl_dot(ctx, a, b, 100003, &r2) == PXL_OK);
-    CHECK_MSG(r1 == r2, "integer dot: cpu %.9g gpu %.9g", r1, r2);
+    CHECK_MSG(r1 == r2, "integer dot: cpu %.9g gpu %.9g", (double)r1, (double)r2);
     test_special(ctx, "gpu");
     free(a);
     free(b);

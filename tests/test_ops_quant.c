@@ -26,7 +26,7 @@ static void golden(void) {
     }
     float got[64];
     CHECK(pxl_dequantize(g_cpu, PXL_Q8_0, q8, 34, got, 32) == PXL_OK);
-    for (int i = 0; i < 32; i++) CHECK_MSG(got[i] == want8[i], "q8_0 golden [%d]: %g, want %g", i, got[i], want8[i]);
+    for (int i = 0; i < 32; i++) CHECK_MSG(got[i] == want8[i], "q8_0 golden [%d]: %g, want %g", i, (double)got[i], (double)want8[i]);
 
     /* Q4_0, two blocks. Block 0: d = 0.25 (0x3400), byte j = j | (15 - j) << 4,
      * so element j < 16 is (j - 8) * d and element 16 + j is (7 - j) * d.
@@ -46,13 +46,13 @@ static void golden(void) {
         want4[48 + j] = -0.0f;
     }
     CHECK(pxl_dequantize(g_cpu, PXL_Q4_0, q4, 36, got, 64) == PXL_OK);
-    for (int i = 0; i < 64; i++) CHECK_MSG(got[i] == want4[i], "q4_0 golden [%d]: %g, want %g", i, got[i], want4[i]);
+    for (int i = 0; i < 64; i++) CHECK_MSG(got[i] == want4[i], "q4_0 golden [%d]: %g, want %g", i, (double)got[i], (double)want4[i]);
 
     /* a subnormal scale: d = 2^-24 (f16 0x0001), q = -3 */
     uint8_t sub[34] = {0x01, 0x00};
     for (int i = 0; i < 32; i++) sub[2 + i] = (uint8_t)(int8_t)-3;
     CHECK(pxl_dequantize(g_cpu, PXL_Q8_0, sub, 34, got, 32) == PXL_OK);
-    CHECK_MSG(got[31] == -3.0f * 0x1p-24f, "q8_0 subnormal scale: %g", got[31]);
+    CHECK_MSG(got[31] == -3.0f * 0x1p-24f, "q8_0 subnormal scale: %g", (double)got[31]);
 
     /* Q4_K, one block: d = 0.5 (0x3800), dmin = 0.25 (0x3400); 6-bit scales
      * sc = 1, 2, 3, 4, 17, 33, 63, 0 and mins m = 0, 1, 2, 3, 20, 40, 63, 5, packed
@@ -72,7 +72,7 @@ static void golden(void) {
     for (int e = 0; e < 256; e++) {
         int sb = e / 32, l = e % 32, q = sb % 2 ? 15 - l % 16 : l % 16;
         float want = (0.5f * (float)sc4[sb]) * (float)q - 0.25f * (float)m4[sb];
-        if (gk[e] != want && bad++ < 3) fprintf(stderr, "q4_k golden [%d]: %g, want %g\n", e, gk[e], want);
+        if (gk[e] != want && bad++ < 3) fprintf(stderr, "q4_k golden [%d]: %g, want %g\n", e, (double)gk[e], (double)want);
     }
     CHECK(bad == 0);
     /* a few by hand */
@@ -88,11 +88,11 @@ static void golden(void) {
     q6k[208] = 0x00;
     q6k[209] = 0x30;
     CHECK(pxl_dequantize(g_cpu, PXL_Q6_K, q6k, 210, gk, 256) == PXL_OK);
-    CHECK_MSG(gk[0] == 32.0f, "q6_k [0] = %g", gk[0]);       /* q 0 - 32, scale -8 */
-    CHECK_MSG(gk[37] == -3.75f, "q6_k [37] = %g", gk[37]);   /* ql[37] & 15 = 5, qh[5] bits 2-3 = 2: q 37 - 32, scale -6 */
-    CHECK_MSG(gk[100] == -0.5f, "q6_k [100] = %g", gk[100]); /* ql[36] >> 4 = 2, qh[4] bits 6-7 = 2: 34 - 32, scale -2 */
-    CHECK_MSG(gk[200] == -14.0f, "q6_k [200] = %g", gk[200]); /* ql[72] >> 4 = 4, qh[40] bits 4-5 = 0: 4 - 32, scale 4 */
-    CHECK_MSG(gk[255] == -21.875f, "q6_k [255] = %g", gk[255]); /* ql[127] >> 4 = 7, qh[63] bits 6-7 = 0: -25, scale 7 */
+    CHECK_MSG(gk[0] == 32.0f, "q6_k [0] = %g", (double)gk[0]);       /* q 0 - 32, scale -8 */
+    CHECK_MSG(gk[37] == -3.75f, "q6_k [37] = %g", (double)gk[37]);   /* ql[37] & 15 = 5, qh[5] bits 2-3 = 2: q 37 - 32, scale -6 */
+    CHECK_MSG(gk[100] == -0.5f, "q6_k [100] = %g", (double)gk[100]); /* ql[36] >> 4 = 2, qh[4] bits 6-7 = 2: 34 - 32, scale -2 */
+    CHECK_MSG(gk[200] == -14.0f, "q6_k [200] = %g", (double)gk[200]); /* ql[72] >> 4 = 4, qh[40] bits 4-5 = 0: 4 - 32, scale 4 */
+    CHECK_MSG(gk[255] == -21.875f, "q6_k [255] = %g", (double)gk[255]); /* ql[127] >> 4 = 7, qh[63] bits 6-7 = 0: -25, scale 7 */
 
     /* the codecs refuse wrong sizes */
     CHECK(pxl_dequantize(g_cpu, PXL_Q4_K, q4k, 144, gk, 32) == PXL_ERR_INVALID_ARG); /* not a whole block */
@@ -128,7 +128,7 @@ static void round_trip(void) {
         for (int b = 0; b < N / 32; b++) {
             float amax = 0;
             for (int i = 0; i < 32; i++) amax = fmaxf(amax, fabsf(x[b * 32 + i]));
-            double bound = f ? 1.01 * amax / 8.0 : 0.6 * amax / 127.0;
+            double bound = f ? 1.01 * (double)amax / 8.0 : 0.6 * (double)amax / 127.0;
             for (int i = 0; i < 32; i++) {
                 double e = fabs((double)x[b * 32 + i] - (double)y[b * 32 + i]);
                 if (!(e <= bound)) {
@@ -169,8 +169,8 @@ static void round_trip(void) {
                     float v = x[b * 256 + j * sub + i];
                     lo = fminf(lo, v), hi = fmaxf(hi, v), a = fmaxf(a, fabsf(v));
                 }
-                double bound = f ? 0.5 * a / 31.0 + 16.0 * (amaxb / 31.0) / 127.0
-                                 : 0.5 * ((hi - lo) / 15.0 + smax / 63.0) + 0.5 * omax / 63.0;
+                double bound = f ? 0.5 * (double)a / 31.0 + 16.0 * ((double)amaxb / 31.0) / 127.0
+                                 : 0.5 * ((double)(hi - lo) / 15.0 + (double)smax / 63.0) + 0.5 * (double)omax / 63.0;
                 bound = bound * 1.01 + 1e-30;
                 for (int i = 0; i < sub; i++) {
                     int k = b * 256 + j * sub + i;

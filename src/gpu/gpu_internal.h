@@ -46,7 +46,8 @@ struct pxl_kernel {
     const char *src; /* the caller's text pointer last seen (compared, never read unverified) */
     size_t wgsl_len;
     char *label, *wgsl, *entry;
-    pxl_constant *constants; /* names owned */
+    pxl_constant *constants; /* names point into const_names */
+    char *const_names;       /* owned: the constants' names, NUL-terminated, back to back */
     size_t n_constants;
     WGPUComputePipeline pipeline;
     WGPUBindGroupLayout layout;

@@ -69,7 +69,7 @@ static void kernel_free(pxl_gpu *g, pxl_kernel *k) {
     if (k->module_ref) module_unuse(g, k->module_hash, k->wgsl);
     if (k->layout) g->fn.BindGroupLayoutRelease(k->layout);
     if (k->pipeline) g->fn.ComputePipelineRelease(k->pipeline);
-    for (size_t i = 0; i < k->n_constants; i++) pxl_free(g->ctx, (void *)k->constants[i].name);
+    pxl_free(g->ctx, k->const_names);
     pxl_free(g->ctx, k->constants);
     pxl_free(g->ctx, k->label);
     pxl_free(g->ctx, k->wgsl);
@@ -388,13 +388,18 @@ static pxl_status kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, 
     k->label = pxl_strdup(ctx, label);
     k->wgsl = pxl_strdup(ctx, wgsl);
     k->entry = pxl_strdup(ctx, entry);
+    size_t names_len = 0;
+    for (size_t i = 0; i < n_constants; i++) names_len += strlen(constants[i].name) + 1;
     k->constants = n_constants ? pxl_calloc(ctx, n_constants, sizeof *k->constants) : NULL;
-    int oom = !k->label || !k->wgsl || !k->entry || (n_constants && !k->constants);
-    for (size_t i = 0; !oom && i < n_constants; i++) {
-        k->constants[i].name = pxl_strdup(ctx, constants[i].name);
+    k->const_names = n_constants ? pxl_alloc(ctx, names_len) : NULL;
+    int oom = !k->label || !k->wgsl || !k->entry || (n_constants && (!k->constants || !k->const_names));
+    for (size_t i = 0, at = 0; !oom && i < n_constants; i++) {
+        size_t n = strlen(constants[i].name) + 1;
+        memcpy(k->const_names + at, constants[i].name, n);
+        k->constants[i].name = k->const_names + at;
         k->constants[i].value = constants[i].value;
         k->n_constants = i + 1;
-        if (!k->constants[i].name) oom = 1;
+        at += n;
     }
     if (oom) {
         kernel_free(g, k);

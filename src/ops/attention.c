@@ -78,7 +78,7 @@ typedef struct {
 static void attn_row(const attn_job *j, int64_t t, int64_t h, double *s, double *acc) {
     int64_t D = j->D, hk = h / (j->Hq / j->Hkv), lim = j->kv_len - j->T + t + 1;
     const float *q = j->q + (t * j->Hq + h) * D;
-    double m = -INFINITY;
+    double m = -HUGE_VAL;
     for (int64_t i = 0; i < lim; i++) {
         const float *k = j->k + (i * j->Hkv + hk) * D;
         double dot = 0;

@@ -71,7 +71,7 @@ static void rope_range(void *arg, int64_t lo, int64_t hi) {
             int64_t base = (t * j->H + h) * j->D;
             int64_t ia = j->layout == PXL_ROPE_ADJACENT ? base + 2 * i : base + i;
             int64_t ib = j->layout == PXL_ROPE_ADJACENT ? ia + 1 : ia + half;
-            double a = j->x[ia], b = j->x[ib];
+            double a = (double)j->x[ia], b = (double)j->x[ib];
             j->y[ia] = (float)(a * c - b * s);
             j->y[ib] = (float)(a * s + b * c);
         }
@@ -136,7 +136,7 @@ pxl_status pxl_rope(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, int64_t po
     if (!pxl_on_gpu(ctx)) {
         float *theta = pxl_calloc(ctx, (size_t)half, sizeof *theta);
         if (!theta) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
-        for (int64_t i = 0; i < half; i++) theta[i] = rope_theta(base, D, i);
+        for (int64_t i = 0; i < half; i++) theta[i] = rope_theta((double)base, D, i);
         rope_job j = {x->host, y->host, theta, T, H, D, pos_offset, (int)layout};
         pxl_parallel_range(ctx, T * half, (16384 + H - 1) / H, rope_range, &j);
         pxl_free(ctx, theta);
@@ -154,12 +154,12 @@ pxl_status pxl_rope(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, int64_t po
     p.half = (uint32_t)half;
     p.layout = (uint32_t)layout;
     p.nhg = (uint32_t)nhg;
-    for (int b = 0; b < ROPE_LO; b++) p.lo[b] = rope_pow(base, b, D);
+    for (int b = 0; b < ROPE_LO; b++) p.lo[b] = rope_pow((double)base, b, D);
     for (int64_t i0 = 0; i0 < half; i0 += ROPE_CHUNK) {
         int64_t cn = half - i0 < ROPE_CHUNK ? half - i0 : ROPE_CHUNK;
         p.i0 = (uint32_t)i0;
         p.cn = (uint32_t)cn;
-        for (int a = 0; a < ROPE_HI; a++) p.hi[a] = rope_pow(base, i0 + a * ROPE_LO, D);
+        for (int a = 0; a < ROPE_HI; a++) p.hi[a] = rope_pow((double)base, i0 + a * ROPE_LO, D);
         uint64_t groups = ((uint64_t)T * (uint64_t)nhg * (uint64_t)cn + ROPE_WG - 1) / ROPE_WG;
         int in_place = x->st == y->st && x->offset == y->offset;
         if ((s = rope_dispatch(ctx, in_place ? NULL : x, y, &p, groups)) != PXL_OK) return s;

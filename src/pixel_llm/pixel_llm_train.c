@@ -584,22 +584,22 @@ static int32_t q32(double x) {
 static void quantize(const layout *L, const float *P, const qparams *qp, pllm_qmodel *q) {
     const uint32_t V = L->V, D = L->D, H = L->H, K = L->K;
     q->V = V, q->C = L->C, q->D = D, q->H = H;
-    double se = qp->ce * absmax(P + L->oE, (size_t)V * D) / 127.0;
-    double sw1 = qp->cw1 * absmax(P + L->oW1, (size_t)K * H) / 127.0;
-    double sw2 = qp->cw2 * absmax(P + L->oW2, (size_t)H * V) / 127.0;
+    double se = qp->ce * (double)absmax(P + L->oE, (size_t)V * D) / 127.0;
+    double sw1 = qp->cw1 * (double)absmax(P + L->oW1, (size_t)K * H) / 127.0;
+    double sw2 = qp->cw2 * (double)absmax(P + L->oW2, (size_t)H * V) / 127.0;
     if (se <= 0) se = 1;
     if (sw1 <= 0) sw1 = 1;
     if (sw2 <= 0) sw2 = 1;
     double spre = qp->range / 127.0, sh = 1.0 / 127.0;
-    for (size_t i = 0; i < (size_t)V * D; i++) q->E[i] = q8(P[L->oE + i] / se);
+    for (size_t i = 0; i < (size_t)V * D; i++) q->E[i] = q8((double)P[L->oE + i] / se);
     for (uint32_t j = 0; j < H; j++)
-        for (uint32_t k = 0; k < K; k++) q->W1[(size_t)j * K + k] = q8(P[L->oW1 + (size_t)k * H + j] / sw1);
-    for (uint32_t j = 0; j < H; j++) q->b1[j] = q32(P[L->ob1 + j] / (se * sw1));
+        for (uint32_t k = 0; k < K; k++) q->W1[(size_t)j * K + k] = q8((double)P[L->oW1 + (size_t)k * H + j] / sw1);
+    for (uint32_t j = 0; j < H; j++) q->b1[j] = q32((double)P[L->ob1 + j] / (se * sw1));
     pllm_fixed_point(se * sw1 / spre, 62, &q->M1, &q->s1);
     for (int i = 0; i < 256; i++) q->lut[i] = q8(127.0 * tanh((i - 128) * spre));
     for (uint32_t v = 0; v < V; v++)
-        for (uint32_t j = 0; j < H; j++) q->W2[(size_t)v * H + j] = q8(P[L->oW2 + (size_t)j * V + v] / sw2);
-    for (uint32_t v = 0; v < V; v++) q->b2[v] = q32(P[L->ob2 + v] / (sh * sw2));
+        for (uint32_t j = 0; j < H; j++) q->W2[(size_t)v * H + j] = q8((double)P[L->oW2 + (size_t)j * V + v] / sw2);
+    for (uint32_t v = 0; v < V; v++) q->b2[v] = q32((double)P[L->ob2 + v] / (sh * sw2));
     uint8_t sh8;
     pllm_fixed_point(sh * sw2, 62, &q->scale_mant, &sh8);
     q->scale_shift = sh8;
@@ -799,7 +799,7 @@ static pxl_status stage_trigram(state *S) {
     size_t n_tune = S->n_train / 20, n_fit = S->n_train - n_tune;
     pxl_status s = kn_fit(ctx, &S->kn, V, S->train, n_fit, S->pad);
     if (s != PXL_OK) return s;
-    double best = INFINITY, bd2 = 0.5, bd3 = 0.5;
+    double best = HUGE_VAL, bd2 = 0.5, bd3 = 0.5;
     for (int i2 = 1; i2 <= 19; i2++)
         for (int i3 = 1; i3 <= 19; i3++) {
             double d2 = i2 * 0.05, d3 = i3 * 0.05;

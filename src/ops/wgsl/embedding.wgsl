@@ -25,14 +25,9 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
 
-fn byte_at(b: u32) -> u32 {
-    return (table[b >> 2u] >> ((b & 3u) * 8u)) & 0xffu;
-}
-
-fn half_at(b: u32) -> f32 {   // b even
-    let h = unpack2x16float(table[b >> 2u]);
-    return select(h.x, h.y, (b & 2u) != 0u);
-}
+#include "bytes.wgsl"   // byte_of, half_of
+fn byte_at(b: u32) -> u32 { return byte_of(table[b >> 2u], b); }
+fn half_at(b: u32) -> f32 { return half_of(table[b >> 2u], b); }   // b even
 
 @compute @workgroup_size(WG)
 fn embedding(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,

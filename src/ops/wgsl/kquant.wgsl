@@ -51,11 +51,8 @@ fn word_at(o: u32) -> u32 {
     let hi = B[i + 1u];
     return select(lo, (lo >> 16u) | (hi << 16u), (o & 2u) != 0u);
 }
-fn byte_at(o: u32) -> u32 { return (B[o >> 2u] >> ((o & 3u) * 8u)) & 255u; }
-fn half_at(o: u32) -> f32 {   // o even
-    let h = unpack2x16float(B[o >> 2u]);
-    return select(h.x, h.y, (o & 2u) != 0u);
-}
+#include "bytes.wgsl"   // half_of
+fn half_at(o: u32) -> f32 { return half_of(B[o >> 2u], o); }   // o even
 
 // The four bytes of w as floats, minus bias, without int-to-float
 // conversions: for 0 <= n < 2^23 the float with bits 0x4B000000 | n is 2^23 + n.
@@ -130,11 +127,7 @@ fn dec8(base: u32, s: u32, c: u32) -> Eight {
     return dec8s(base, s, c, sub_scales(base, s));
 }
 
-fn store_c(idx: u32, v: f32) {
-    var out = p.alpha * v;
-    if (p.beta != 0.0) { out = out + p.beta * C[idx]; }
-    C[idx] = out;
-}
+#include "tile_4x4.wgsl"   // store_c, and the qmm/kmm tile helpers (see ---- kmm)
 
 // ---- kmv ------------------------------------------------------------------------
 
@@ -250,8 +243,7 @@ fn kmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
 
 // ---- kmm ------------------------------------------------------------------------
 
-var<workgroup> As: array<vec4<f32>, 512>;   // [k][m / 4], k < 32
-var<workgroup> Bs: array<vec4<f32>, 512>;   // [k][n / 4]
+// As, Bs (k-major tiles in workgroup memory), tile_fma32, tile_store
 
 @compute @workgroup_size(16, 16)
 fn kmm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
@@ -291,26 +283,10 @@ fn kmm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
             Bs[(8u * lc + 4u + e) * 16u + sv][sc] = bv1[e];
         }
         workgroupBarrier();
-        for (var k = 0u; k < 32u; k = k + 1u) {
-            let a = As[k * 16u + ty];
-            let b = Bs[k * 16u + tx];
-            acc[0] = fma(vec4<f32>(a.x), b, acc[0]);
-            acc[1] = fma(vec4<f32>(a.y), b, acc[1]);
-            acc[2] = fma(vec4<f32>(a.z), b, acc[2]);
-            acc[3] = fma(vec4<f32>(a.w), b, acc[3]);
-        }
+        tile_fma32(&acc, tx, ty);
         workgroupBarrier();
     }
-    let base_c = p.off_c + wid.z * p.stride_c;
-    for (var i = 0u; i < 4u; i = i + 1u) {
-        let m = m0 + ty * 4u + i;
-        if (m < p.M) {
-            for (var j = 0u; j < 4u; j = j + 1u) {
-                let n = n0 + tx * 4u + j;
-                if (n < p.N) { store_c(base_c + m * p.N + n, acc[i][j]); }
-            }
-        }
-    }
+    tile_store(acc, p.off_c + wid.z * p.stride_c, m0, n0, tx, ty);
 }
 
 // ---- kemb -----------------------------------------------------------------------

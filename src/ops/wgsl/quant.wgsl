@@ -84,10 +84,7 @@ fn q4hi(w: u32) -> vec4<f32> {
 fn realign(lo: u32, hi: u32, un: bool) -> u32 {
     return select(lo, (lo >> 16u) | (hi << 16u), un);
 }
-fn scale_of(w0: u32, off: u32) -> f32 {
-    let h = unpack2x16float(w0);
-    return select(h.x, h.y, (off & 2u) != 0u);
-}
+#include "bytes.wgsl"   // half_of(w, off): a block's f16 scale d from the word w holding it
 
 // The words that hold quarter q of the block at byte `off` of B: the word
 // with the scale, then the two (Q4_0) or three (Q8_0) words from the one that
@@ -108,7 +105,7 @@ fn load_raw(off: u32, q: u32) -> vec4<u32> {
 fn decode(w: vec4<u32>, off: u32) -> Quarter {
     let un = (off & 2u) == 0u;
     var r: Quarter;
-    r.d = scale_of(w.x, off);
+    r.d = half_of(w.x, off);
     if (Q4) {
         let v = realign(w.y, w.z, un);
         r.v0 = q4lo(v);
@@ -125,11 +122,7 @@ fn quarter(off: u32, q: u32) -> Quarter {
     return decode(load_raw(off, q), off);
 }
 
-fn store_c(idx: u32, v: f32) {
-    var out = p.alpha * v;
-    if (p.beta != 0.0) { out = out + p.beta * C[idx]; }
-    C[idx] = out;
-}
+#include "tile_4x4.wgsl"   // store_c, and the qmm/kmm tile helpers (see ---- qmm)
 
 // ---- qmv ------------------------------------------------------------------------
 
@@ -263,7 +256,7 @@ fn half_dot(w: Half, off: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: 
         s = (dot(q8x4(realign(w.a.y, w.a.z, un)), x0) + dot(q8x4(realign(w.a.z, w.a.w, un)), x1)) +
             (dot(q8x4(realign(w.a.w, w.b.x, un)), x2) + dot(q8x4(realign(w.b.x, w.b.y, un)), x3));
     }
-    return scale_of(w.a.x, off) * s;
+    return half_of(w.a.x, off) * s;
 }
 
 @compute @workgroup_size(WG)
@@ -326,9 +319,7 @@ fn qmv_xs(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
 
 // ---- qmm ------------------------------------------------------------------------
 
-// k-major tiles: row k holds 64 values (16 vec4s) of m (As) or n (Bs)
-var<workgroup> As: array<vec4<f32>, 512>;
-var<workgroup> Bs: array<vec4<f32>, 512>;
+// As, Bs (k-major tiles in workgroup memory), tile_fma32, tile_store
 
 @compute @workgroup_size(16, 16)
 fn qmm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
@@ -369,24 +360,8 @@ fn qmm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
             Bs[(k1 + e) * 16u + sv][sc] = bv1[e];
         }
         workgroupBarrier();
-        for (var k = 0u; k < 32u; k = k + 1u) {
-            let a = As[k * 16u + ty];
-            let b = Bs[k * 16u + tx];
-            acc[0] = fma(vec4<f32>(a.x), b, acc[0]);
-            acc[1] = fma(vec4<f32>(a.y), b, acc[1]);
-            acc[2] = fma(vec4<f32>(a.z), b, acc[2]);
-            acc[3] = fma(vec4<f32>(a.w), b, acc[3]);
-        }
+        tile_fma32(&acc, tx, ty);
         workgroupBarrier();
     }
-    let base_c = p.off_c + wid.z * p.stride_c;
-    for (var i = 0u; i < 4u; i = i + 1u) {
-        let m = m0 + ty * 4u + i;
-        if (m < p.M) {
-            for (var j = 0u; j < 4u; j = j + 1u) {
-                let n = n0 + tx * 4u + j;
-                if (n < p.N) { store_c(base_c + m * p.N + n, acc[i][j]); }
-            }
-        }
-    }
+    tile_store(acc, p.off_c + wid.z * p.stride_c, m0, n0, tx, ty);
 }

@@ -42,18 +42,7 @@ struct Params {
 // 1/(2 pi) = 0.0x28BE60DB9391054A7F09D5F47D4D3770..., most significant word first
 const INV2PI = array<u32, 4>(0x28BE60DBu, 0x9391054Au, 0x7F09D5F4u, 0x7D4D3770u);
 
-// The full 64-bit product a * b as (low word, high word).
-fn mul_wide(a: u32, b: u32) -> vec2<u32> {
-    let a0 = a & 0xFFFFu;
-    let a1 = a >> 16u;
-    let b0 = b & 0xFFFFu;
-    let b1 = b >> 16u;
-    let p00 = a0 * b0;
-    let p01 = a0 * b1;
-    let p10 = a1 * b0;
-    let mid = (p00 >> 16u) + (p01 & 0xFFFFu) + (p10 & 0xFFFFu);
-    return vec2<u32>((mid << 16u) | (p00 & 0xFFFFu), a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
-}
+#include "wide.wgsl"   // mul_wide: the full 64-bit product a * b as (low word, high word)
 
 // Bits [s, s + 32) of the 64-bit value (hi:lo), s < 32.
 fn funnel(lo: u32, hi: u32, s: u32) -> u32 {

@@ -5,8 +5,8 @@
 // count out as a 2-D grid, see pxl_op_dispatch); groups past the last row
 // return at once (a uniform exit, so the barriers below stay in uniform
 // control flow). Each invocation walks the row with stride WG (a power of
-// two), partials meet in a tree reduction in workgroup memory, and a final
-// strided pass writes the row.
+// two), partials meet in a tree reduction in workgroup memory (the tree_*
+// functions of common/row_reduce.wgsl), and a final strided pass writes the row.
 //
 // Special values are classified through their bits, never through float
 // comparisons, so NaN and Inf handling does not depend on how the driver
@@ -45,14 +45,9 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> out3: array<f32>;
 @group(0) @binding(4) var<uniform> p4: Params;
 
-var<workgroup> red_a: array<f32, WG>;
-var<workgroup> red_b: array<f32, WG>;
-var<workgroup> red_c: array<f32, WG>;
-var<workgroup> red_u: array<u32, WG>;
-var<workgroup> red_v: array<u32, WG>;
+#include "row_reduce.wgsl"   // red_a .. red_v, tree_sum_a / _softmax / _welford / _argmax, exp_c, ranks_before
 
 const LOWEST: f32 = -3.4028234663852886e38;  // -FLT_MAX, the start of a running max
-const EXP_FLOOR: f32 = -200.0;        // exp arguments are clamped here: exp(-200) is 0 in f32
 const NEG_INF_BITS: u32 = 0xff800000u;
 
 fn row_of(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
@@ -68,10 +63,6 @@ fn bad_bits(b: u32) -> bool {
 fn nan_f32() -> f32 {
     var bits = 0x7fc00000u;
     return bitcast<f32>(bits);
-}
-
-fn exp_c(v: f32) -> f32 {
-    return exp(max(v, EXP_FLOOR));
 }
 
 // ---- softmax ------------------------------------------------------------------------------
@@ -114,18 +105,7 @@ fn softmax(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id)
     red_a[lid] = m;
     red_b[lid] = s;
     red_u[lid] = bad;
-    workgroupBarrier();
-    for (var h = WG / 2u; h > 0u; h = h / 2u) {
-        if (lid < h) {
-            let m1 = red_a[lid];
-            let m2 = red_a[lid + h];
-            let mm = max(m1, m2);
-            red_b[lid] = red_b[lid] * exp_c(m1 - mm) + red_b[lid + h] * exp_c(m2 - mm);
-            red_a[lid] = mm;
-            red_u[lid] = red_u[lid] | red_u[lid + h];
-        }
-        workgroupBarrier();
-    }
+    tree_softmax(lid);
     let gm = red_a[0];
     let gs = red_b[0];
     let gbad = red_u[0] != 0u;
@@ -145,14 +125,6 @@ fn softmax(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id)
 }
 
 // ---- RMSNorm ------------------------------------------------------------------------------
-
-fn tree_sum_a(lid: u32) {
-    workgroupBarrier();
-    for (var h = WG / 2u; h > 0u; h = h / 2u) {
-        if (lid < h) { red_a[lid] = red_a[lid] + red_a[lid + h]; }
-        workgroupBarrier();
-    }
-}
 
 @compute @workgroup_size(WG)
 fn rmsnorm(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
@@ -210,22 +182,7 @@ fn layernorm(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_i
     red_a[lid] = n;
     red_b[lid] = mean;
     red_c[lid] = m2;
-    workgroupBarrier();
-    for (var h = WG / 2u; h > 0u; h = h / 2u) {
-        if (lid < h) {
-            let na = red_a[lid];
-            let nb = red_a[lid + h];
-            let nn = na + nb;
-            if (nb > 0.0) {
-                let d = red_b[lid + h] - red_b[lid];
-                let fb = nb / nn;
-                red_b[lid] = red_b[lid] + d * fb;
-                red_c[lid] = red_c[lid] + red_c[lid + h] + d * d * na * fb;
-                red_a[lid] = nn;
-            }
-        }
-        workgroupBarrier();
-    }
+    tree_welford(lid);
     let mu = red_b[0];
     let rstd = inverseSqrt(red_c[0] / f32(L) + p4.f);
     let has_b = p4.k != 0u;
@@ -249,10 +206,6 @@ fn okey(v: f32) -> u32 {
     return b | 0x80000000u;
 }
 
-fn ranks_before(ka: u32, ia: u32, kb: u32, ib: u32) -> bool {
-    return ka > kb || (ka == kb && ia < ib);
-}
-
 @compute @workgroup_size(WG)
 fn argmax(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
           @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -272,14 +225,7 @@ fn argmax(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) 
     }
     red_u[lid] = bk;
     red_v[lid] = bi;
-    workgroupBarrier();
-    for (var h = WG / 2u; h > 0u; h = h / 2u) {
-        if (lid < h && ranks_before(red_u[lid + h], red_v[lid + h], red_u[lid], red_v[lid])) {
-            red_u[lid] = red_u[lid + h];
-            red_v[lid] = red_v[lid + h];
-        }
-        workgroupBarrier();
-    }
+    tree_argmax(lid);
     if (lid == 0u) { out1_i[p2.o1 + row] = i32(red_v[0]); }
 }
 

@@ -53,24 +53,15 @@ struct Params {
 
 // ---- integer helpers ------------------------------------------------------------
 
+#include "wide.wgsl"   // mul_wide: the unsigned 32 x 32 -> 64-bit product
+
 // Signed 32 x 32 -> 64-bit product as (lo, hi) words.
 fn mul64(a: i32, b: i32) -> vec2<u32> {
     let ua = bitcast<u32>(a);
     let ub = bitcast<u32>(b);
-    let a0 = ua & 0xffffu;
-    let a1 = ua >> 16u;
-    let b0 = ub & 0xffffu;
-    let b1 = ub >> 16u;
-    let p00 = a0 * b0;
-    let p01 = a0 * b1;
-    let p10 = a1 * b0;
-    let p11 = a1 * b1;
-    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);   // < 2^18
-    let lo = (mid << 16u) | (p00 & 0xffffu);
-    var hi = p11 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u);    // unsigned product
+    let t = mul_wide(ua, ub);   // unsigned product
     // two's complement correction: a < 0 adds -2^32 * b, b < 0 adds -2^32 * a
-    hi = hi - select(0u, ub, a < 0) - select(0u, ua, b < 0);
-    return vec2<u32>(lo, hi);
+    return vec2<u32>(t.x, t.y - select(0u, ub, a < 0) - select(0u, ua, b < 0));
 }
 
 // Requantization (spec 3.3): q = (acc * mult + 2^(shift-1)) >> shift (shift > 0),
