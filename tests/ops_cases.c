@@ -964,7 +964,7 @@ static void gen_data(pxl_ctx *cpu, const op_case *c, uint64_t seed, host_data *h
         for (int64_t e = 0; e < n; e++) {
             double u = (double)(test_rng(&rng) >> 11) * 0x1p-53;
             if ((c->flags & CF_TIES) && o->dt != PXL_I32) x[i][e] = (float)floor(u * 5.0) - 2.0f;
-            else x[i][e] = (float)(o->lo + (o->hi - o->lo) * u);
+            else x[i][e] = (float)((double)o->lo + (double)(o->hi - o->lo) * u);
         }
         if ((c->flags & CF_SPECIAL) && i == 0 && n >= 5 && (o->dt == PXL_F32 || o->dt == PXL_F16)) {
             if (d->specials & SP_NAN) x[i][n / 5] = NAN;

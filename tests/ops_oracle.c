@@ -54,7 +54,7 @@ void oracle_softmax(const double *x, double *y, int64_t rows, int64_t R, int64_t
                 continue;
             }
             double z = scale * xr[j];
-            yr[j] = nan ? NAN : m == -INFINITY ? 0.0 : exp(z - m); /* +Inf max: Inf - Inf = NaN */
+            yr[j] = nan ? (double)NAN : m == -HUGE_VAL ? 0.0 : exp(z - m); /* +Inf max: Inf - Inf = NaN */
             sum += yr[j];
         }
         for (int64_t j = 0; j < L; j++) {
@@ -177,7 +177,7 @@ void oracle_attention(const double *q, const double *k, const double *v, double 
             }
             double l = 0;
             for (int64_t j = 0; j <= pos; j++) {
-                s[j] = nan ? NAN : exp(s[j] - m);
+                s[j] = nan ? (double)NAN : exp(s[j] - m);
                 l += s[j];
             }
             for (int64_t e = 0; e < D; e++) {
@@ -192,7 +192,7 @@ void oracle_attention(const double *q, const double *k, const double *v, double 
 void oracle_embedding(const double *table, const double *ids, double *out, int64_t V, int64_t n, int64_t D) {
     for (int64_t i = 0; i < n; i++) {
         int64_t id = (int64_t)ids[i];
-        for (int64_t j = 0; j < D; j++) out[i * D + j] = id >= 0 && id < V ? table[id * D + j] : NAN;
+        for (int64_t j = 0; j < D; j++) out[i * D + j] = id >= 0 && id < V ? table[id * D + j] : (double)NAN;
     }
 }
 

@@ -95,7 +95,7 @@ static void golden(pxl_ctx *ctx, const char *who) {
             pxl_tensor_write(ctx, a, xr, sizeof xr) == PXL_OK &&
             pxl_rope(ctx, a, b, 1000000, 10000.0f, PXL_ROPE_ADJACENT) == PXL_OK &&
             pxl_tensor_read(ctx, b, yr, sizeof yr) == PXL_OK)
-            CHECK_MSG(fabs(yr[0] - c) < 1e-6 && fabs(yr[1] - s) < 1e-6, "%s: cos/sin(1e6) = %.9f %.9f", who,
+            CHECK_MSG(fabs((double)yr[0] - c) < 1e-6 && fabs((double)yr[1] - s) < 1e-6, "%s: cos/sin(1e6) = %.9f %.9f", who,
                       (double)yr[0], (double)yr[1]);
         else
             CHECK_MSG(0, "rope golden: %s", pxl_ctx_error(ctx));
@@ -135,7 +135,7 @@ static void attention_long_stream(pxl_ctx *cpu, pxl_ctx *gpu) {
         CHECK_MSG(s == PXL_OK, "attention long stream: %s", pxl_ctx_error(ctx[b]));
         pxl_tensor_free(tq), pxl_tensor_free(tk), pxl_tensor_free(tv), pxl_tensor_free(ty);
     }
-    for (int i = 0; i < 128; i++) CHECK_MSG(fabsf(yc[i] - yg[i]) <= 2e-5f, "long stream [%d]: %g vs %g", i, yc[i], yg[i]);
+    for (int i = 0; i < 128; i++) CHECK_MSG(fabsf(yc[i] - yg[i]) <= 2e-5f, "long stream [%d]: %g vs %g", i, (double)yc[i], (double)yg[i]);
     free(k), free(v);
 }
 
