@@ -5,6 +5,7 @@
  * second disassembly). Any failure of that round trip aborts. file: data is
  * read relative to a directory that does not exist.
  */
+#include "fuzz_ctx.h"
 #include "pxl/vm.h"
 
 #include <stdint.h>
@@ -26,11 +27,8 @@ static void die(const char *what, const char *msg) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!g_ctx) {
-        pxl_ctx_options o = pxl_ctx_options_default();
-        o.backend = PXL_BACKEND_CPU;
-        o.quiet = 1;
-        o.n_threads = 1;
-        if (pxl_ctx_create(&o, &g_ctx) != PXL_OK) die("cannot create a context", NULL);
+        g_ctx = fuzz_cpu_ctx();
+        if (!g_ctx) die("cannot create a context", NULL);
     }
     const char *base = "/nonexistent/pxl-fuzz-asm";
     pxl_image *img = NULL;

@@ -12,6 +12,7 @@
  *    with the same pixels.
  * The directory is made once per process and removed at exit.
  */
+#include "fuzz_ctx.h"
 #include "pxl/vm.h"
 
 #include <stdint.h>
@@ -40,11 +41,8 @@ static void cleanup(void) {
 }
 
 static void setup(void) {
-    pxl_ctx_options o = pxl_ctx_options_default();
-    o.backend = PXL_BACKEND_CPU;
-    o.quiet = 1;
-    o.n_threads = 1;
-    if (pxl_ctx_create(&o, &g_ctx) != PXL_OK) die("cannot create a context", NULL);
+    g_ctx = fuzz_cpu_ctx();
+    if (!g_ctx) die("cannot create a context", NULL);
     snprintf(g_dir, sizeof g_dir, "/tmp/pxl_fuzz_file_XXXXXX");
     if (!mkdtemp(g_dir)) die("mkdtemp failed", NULL);
     snprintf(g_raw, sizeof g_raw, "%s/raw", g_dir);

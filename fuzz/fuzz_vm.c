@@ -8,6 +8,7 @@
  * fuzz_vm_pixels.c reaches the same code without the PNG layer; the GPU
  * interpreter is compared separately by tests/test_vm_gpu.c.
  */
+#include "fuzz_ctx.h"
 #include "png_crc.h"
 #include "pxl/vm.h"
 
@@ -32,21 +33,9 @@ static void check_one(pxl_ctx *ctx, const uint8_t *data, size_t size) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    pxl_ctx_options o = pxl_ctx_options_default();
-    o.backend = PXL_BACKEND_CPU;
-    o.n_threads = 1;
-    o.quiet = 1;
-    pxl_ctx *ctx = NULL;
-    if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
-        pxl_ctx_free(ctx);
-        return 0;
-    }
-    check_one(ctx, data, size);
-    uint8_t *fixed = fuzz_fix_png_crcs(data, size);
-    if (fixed) {
-        check_one(ctx, fixed, size);
-        free(fixed);
-    }
+    pxl_ctx *ctx = fuzz_cpu_ctx();
+    if (!ctx) return 0;
+    fuzz_png_both(ctx, data, size, check_one);
     pxl_ctx_free(ctx);
     return 0;
 }

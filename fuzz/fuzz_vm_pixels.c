@@ -8,6 +8,7 @@
  * defines, and a refusal must say why. fuzz_vm.c does the same through .pxi
  * files; this one spends no time in libpng and zlib.
  */
+#include "fuzz_ctx.h"
 #include "pxl/vm.h"
 
 #include <stdint.h>
@@ -26,11 +27,8 @@ static void die(const char *what, const char *msg) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!g_ctx) {
-        pxl_ctx_options o = pxl_ctx_options_default();
-        o.backend = PXL_BACKEND_CPU;
-        o.quiet = 1;
-        o.n_threads = 1;
-        if (pxl_ctx_create(&o, &g_ctx) != PXL_OK) die("cannot create a context", NULL);
+        g_ctx = fuzz_cpu_ctx();
+        if (!g_ctx) die("cannot create a context", NULL);
     }
     if (size < 1) return 0;
     uint32_t w = 1u + data[0];

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "pxl/core.h"
+
 /* A malloc'ed copy with each complete chunk's CRC made right; NULL when none was wrong. */
 static uint8_t *fuzz_fix_png_crcs(const uint8_t *data, size_t size) {
     uint8_t *copy = NULL;
@@ -38,6 +40,18 @@ static uint8_t *fuzz_fix_png_crcs(const uint8_t *data, size_t size) {
         at += 12 + (size_t)len;
     }
     return copy;
+}
+
+/* Runs check(ctx, data, size) on the input, then on its CRC-repaired copy if
+ * any CRC was wrong. */
+static void fuzz_png_both(pxl_ctx *ctx, const uint8_t *data, size_t size,
+                          void (*check)(pxl_ctx *, const uint8_t *, size_t)) {
+    check(ctx, data, size);
+    uint8_t *fixed = fuzz_fix_png_crcs(data, size);
+    if (fixed) {
+        check(ctx, fixed, size);
+        free(fixed);
+    }
 }
 
 #endif
