@@ -182,6 +182,39 @@ PXL_API pxl_progress *pxl_progress_begin(pxl_ctx *ctx, const char *label, uint64
 PXL_API void pxl_progress_update(pxl_progress *p, uint64_t done);
 PXL_API void pxl_progress_end(pxl_progress *p); /* NULL is a no-op */
 
+/*
+ * Files: every file pxl reads or writes whole (.pxi images, assembler text and
+ * its file: data, disassembly, model files), and every file the pxl CLI
+ * writes, goes through these two.
+ *
+ * pxl_file_read reads a whole regular file of at most max bytes into *data
+ * (pxl_alloc'ed, free with pxl_free; a NUL byte follows the data and is not
+ * counted in *len). It opens the path without blocking and requires a regular
+ * file: a FIFO, directory, device or socket fails at once with PXL_ERR_IO
+ * ("X is a FIFO, not a regular file"); a file over max bytes fails with
+ * PXL_ERR_FORMAT ("X is too large ..."), without reading past the cap.
+ *
+ * pxl_file_write replaces path with len bytes atomically: they go to a new
+ * temporary file in the target's directory, are fsync'ed, and the temporary is
+ * renamed over the target. Any failure leaves the old file as it was and no
+ * temporary behind (PXL_ERR_IO, naming the path and the reason). The rules:
+ *  - a new file gets mode 0666 & ~umask; an existing file keeps its permission
+ *    bits (not set-id bits) and, where the process may, its owner and group;
+ *  - a symbolic link is followed: the file it resolves to is replaced (the
+ *    temporary lives beside that file) and the link stays; a link that does
+ *    not resolve is refused;
+ *  - an existing target that is not a regular file (a FIFO, a directory, a
+ *    device such as /dev/null, even for root) is refused;
+ *  - a read-only target (no write bit, or not writable by this process) is
+ *    refused with "is read-only", even for root;
+ *  - a target with more than one hard link is refused: a rename would split
+ *    the links (the other names would keep the old bytes).
+ * The checks and the rename are not one atomic step: a target changed by
+ * someone else in between is replaced as the rename finds it.
+ */
+PXL_API pxl_status pxl_file_read(pxl_ctx *ctx, const char *path, size_t max, uint8_t **data, size_t *len);
+PXL_API pxl_status pxl_file_write(pxl_ctx *ctx, const char *path, const void *data, size_t len);
+
 /* Monotonic clock in seconds. */
 PXL_API double pxl_time_now(void);
 

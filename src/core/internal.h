@@ -130,4 +130,18 @@ void pxl_copy_str(char *dst, size_t cap, const char *src);
 /* Duplicates a string with the context's allocator; NULL on OOM. */
 char *pxl_strdup(pxl_ctx *ctx, const char *s);
 
+/* ---- files (file.c) ---------------------------------------------------------- */
+
+#include <sys/stat.h>
+
+/* "a FIFO", "a directory", "a character device", ... for a stat mode. */
+const char *pxl_file_kind(mode_t mode);
+/*
+ * Opens path for reading without blocking on a FIFO or device: O_NONBLOCK,
+ * fstat, a regular file required, then blocking mode restored. Returns the
+ * descriptor (the caller closes it) and fills *st; or -1 with a sentence that
+ * names the path in why ("cannot open X: ...", "X is a FIFO, not a regular file").
+ */
+int pxl_open_regular(const char *path, struct stat *st, char *why, size_t cap);
+
 #endif

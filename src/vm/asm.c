@@ -586,7 +586,7 @@ static pxl_status data_file(as *a, const tok *t, obj *o, unsigned esize) {
     /* without blocking on a FIFO or device: a regular file is required */
     struct stat st;
     char why[512];
-    int fd = pxl_vm_open_regular(path, &st, why, sizeof why);
+    int fd = pxl_open_regular(path, &st, why, sizeof why);
     FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
     if (!f) {
         if (fd >= 0) {

@@ -62,18 +62,4 @@ size_t pxl_vm_budget_fit(const pxl_vm_program *p, uint64_t max_steps, char *msg,
  * same for both interpreters' traces (decode.c). */
 void pxl_vm_insn_text(int version, const pxl_vm_insn *in, char *buf, size_t cap);
 
-/* ---- files (file.c) ---------------------------------------------------------- */
-
-#include <sys/stat.h>
-
-/* "a FIFO", "a directory", "a character device", ... for a stat mode. */
-const char *pxl_vm_file_kind(mode_t mode);
-/*
- * Opens path for reading without blocking on a FIFO or device: O_NONBLOCK,
- * fstat, a regular file required, then blocking mode restored. Returns the
- * descriptor (the caller closes it) and fills *st; or -1 with a sentence that
- * names the path in why ("cannot open X: ...", "X is a FIFO, not a regular file").
- */
-int pxl_vm_open_regular(const char *path, struct stat *st, char *why, size_t cap);
-
 #endif

@@ -12,7 +12,7 @@
  * rules on what may be replaced are in pxl/vm.h; this file implements them.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
-#include "vm_internal.h"
+#include "internal.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-const char *pxl_vm_file_kind(mode_t mode) {
+const char *pxl_file_kind(mode_t mode) {
     if (S_ISREG(mode)) return "a regular file";
     if (S_ISDIR(mode)) return "a directory";
     if (S_ISFIFO(mode)) return "a FIFO";
@@ -37,7 +37,7 @@ const char *pxl_vm_file_kind(mode_t mode) {
     return "not a file";
 }
 
-int pxl_vm_open_regular(const char *path, struct stat *st, char *why, size_t cap) {
+int pxl_open_regular(const char *path, struct stat *st, char *why, size_t cap) {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
         snprintf(why, cap, "cannot open %s: %s", path, strerror(errno));
@@ -49,7 +49,7 @@ int pxl_vm_open_regular(const char *path, struct stat *st, char *why, size_t cap
         return -1;
     }
     if (!S_ISREG(st->st_mode)) {
-        snprintf(why, cap, "%s is %s, not a regular file", path, pxl_vm_file_kind(st->st_mode));
+        snprintf(why, cap, "%s is %s, not a regular file", path, pxl_file_kind(st->st_mode));
         close(fd);
         return -1;
     }
@@ -68,7 +68,7 @@ pxl_status pxl_file_read(pxl_ctx *ctx, const char *path, size_t max, uint8_t **d
     *len = 0;
     char why[PXL_ERR_MAX];
     struct stat st;
-    int fd = pxl_vm_open_regular(path, &st, why, sizeof why);
+    int fd = pxl_open_regular(path, &st, why, sizeof why);
     if (fd < 0) return pxl_fail(ctx, PXL_ERR_IO, "%s", why);
     if (st.st_size < 0 || (uint64_t)st.st_size > max) {
         close(fd);
@@ -164,7 +164,7 @@ static pxl_status resolve_target(pxl_ctx *ctx, const char *path, char **target, 
     *exists = 1;
     if (!S_ISREG(st->st_mode)) {
         return pxl_fail(ctx, PXL_ERR_IO, "refusing to write %s: it is %s, not a regular file", path,
-                        pxl_vm_file_kind(st->st_mode));
+                        pxl_file_kind(st->st_mode));
     }
     if ((st->st_mode & 0222) == 0 || access(t, W_OK) != 0) {
         return pxl_fail(ctx, PXL_ERR_IO, "refusing to write %s: it is read-only", path);
