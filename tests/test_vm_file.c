@@ -1,5 +1,5 @@
 /*
- * pxl_file_read and pxl_file_write (pxl/vm.h), and the paths that use them
+ * pxl_file_read and pxl_file_write (pxl/core.h), and the paths that use them
  * (pxl_pxi_load/save, the assembler's file: data): nothing blocks on a FIFO,
  * reads stop at their cap, writes are atomic and follow the replacement rules
  * (mode kept, symlinks followed, read-only / non-regular / hard-linked targets

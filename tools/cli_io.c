@@ -5,7 +5,7 @@
  * --json), the final check of stdout (a write error anywhere fails the
  * command), text inputs (a file or stdin, capped), and the reason given when
  * there is no GPU. Files themselves are read and written through the
- * library's pxl_file_read / pxl_file_write (pxl/vm.h).
+ * library's pxl_file_read / pxl_file_write (pxl/core.h).
  */
 #include "cli.h"
 #include "pxl/vm.h"
