@@ -269,14 +269,14 @@ static void run_view_case(pxl_ctx *ctx, const view_case *c) {
         int nd = c->nd[i];
         int64_t n = 1;
         for (int d = 0; d < nd; d++) n *= s[d];
-        pxl_tensor *p = mk(ctx, PXL_F32, nd, s[0], s[1], s[2]);
-        int k = i == c->n_in ? 4 : i;
-        if (i < c->n_in) fill(ctx, p, 0.1f * (float)(i + 1), 0.013f * (float)(i + 2));
         if (i == c->n_in && c->in_place) {
             views.out = view(ctx, bases[0], nd, s[0], s[1], s[2], (size_t)margin * 4);
             plain.out = plain.in[0]; /* in place in the plain run too */
             break;
         }
+        pxl_tensor *p = mk(ctx, PXL_F32, nd, s[0], s[1], s[2]);
+        int k = i == c->n_in ? 4 : i;
+        if (i < c->n_in) fill(ctx, p, 0.1f * (float)(i + 1), 0.013f * (float)(i + 2));
         bases[k] = mk(ctx, PXL_F32, 1, n + 2 * margin, 0, 0);
         fill_const(ctx, bases[k], SENTINEL);
         pxl_tensor *v = view(ctx, bases[k], nd, s[0], s[1], s[2], (size_t)margin * 4);
