@@ -72,19 +72,21 @@ static pxl_status run(pxl_ctx *ctx, const char *op_name, int op, const char *an,
     }
     if (a->nelem > UINT32_MAX - 3)
         return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: more than 2^32 - 4 elements on the GPU", op_name);
-    if (!binary) b = a;
     /* vec4 when every view starts on a vec4 and y's last vec4 is its own */
     int y_tail_free = a->nelem % 4 == 0 || y->offset + y->bytes == y->st->bytes;
-    int vec = y_tail_free && pxl_op_offset(ctx, a) % 4 == 0 && pxl_op_offset(ctx, b) % 4 == 0 &&
+    int vec = y_tail_free && pxl_op_offset(ctx, a) % 4 == 0 && (!binary || pxl_op_offset(ctx, b) % 4 == 0) &&
               pxl_op_offset(ctx, y) % 4 == 0;
-    const pxl_tensor *t[3] = {a, b, y};
+    /* binary: (a, b, y) and params at 3; unary: (a, y) and params at 2 */
+    const pxl_tensor *t[3] = {a, binary ? b : y, y};
+    size_t n = binary ? 3 : 2;
     pxl_op_bindings bd;
-    if ((st = pxl_op_bind(ctx, op_name, t, 3, 4u, vec ? 3u : 0u, &bd)) != PXL_OK) return st;
-    ew_params p = {(uint32_t)a->nelem, (uint32_t)cols, s, bd.off[0], bd.off[1], bd.off[2], 0, 0};
+    if ((st = pxl_op_bind(ctx, op_name, t, n, 1u << (n - 1), vec ? (binary ? 3u : 1u) : 0u, &bd)) != PXL_OK) return st;
+    ew_params p = {(uint32_t)a->nelem, (uint32_t)cols, s, bd.off[0], binary ? bd.off[1] : 0, bd.off[n - 1], 0, 0};
     pxl_constant k[2] = {{"WG", EW_WG}, {"OP", op}};
     uint64_t items = vec ? ((uint64_t)a->nelem + 3) / 4 : (uint64_t)a->nelem;
-    return pxl_op_dispatch(ctx, "elementwise.wgsl", pxl_wgsl_ops_elementwise, vec ? "ew4" : "ew1", k, 2, &bd, &p,
-                           sizeof p, (items + EW_WG - 1) / EW_WG);
+    const char *entry = binary ? (vec ? "ew4" : "ew1") : (vec ? "ew4u" : "ew1u");
+    return pxl_op_dispatch(ctx, "elementwise.wgsl", pxl_wgsl_ops_elementwise, entry, k, 2, &bd, &p, sizeof p,
+                           (items + EW_WG - 1) / EW_WG);
 }
 
 pxl_status pxl_gelu(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, pxl_gelu_form form) {

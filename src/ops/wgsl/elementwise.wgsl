@@ -1,6 +1,7 @@
 // Element-wise ops over f32 tensors: y = f(a, b). The op is the override
-// constant OP, so each op compiles to straight-line code. Unary ops bind a a
-// second time as b (never read).
+// constant OP, so each op compiles to straight-line code. Binary ops bind
+// (a, b, y, params) and run ew4 / ew1; unary ops bind (a, y, params) and run
+// ew4u / ew1u, one binding fewer for the driver to track per dispatch.
 //
 // ew4 handles four elements per invocation through vec4 loads and stores. The
 // host uses it when every offset is a multiple of four elements and the last
@@ -31,6 +32,11 @@ struct Params {
 @group(0) @binding(1) var<storage, read> b1: array<f32>;
 @group(0) @binding(2) var<storage, read_write> y1: array<f32>;
 
+// unary: y at 1, params at 2 (off_b unused)
+@group(0) @binding(1) var<storage, read_write> yu4: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> yu1: array<f32>;
+@group(0) @binding(2) var<uniform> pu: Params;
+
 // erf with |error| < 1.2e-7 (Numerical Recipes' erfc Chebyshev fit)
 fn erf4(x: vec4<f32>) -> vec4<f32> {
     let z = abs(x);
@@ -51,12 +57,12 @@ fn silu4(x: vec4<f32>) -> vec4<f32> {
     return x / (1.0 + exp(-x));
 }
 
-fn f4(x: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+fn f4(x: vec4<f32>, b: vec4<f32>, s: f32) -> vec4<f32> {
     switch OP {
         case 0u: { return 0.5 * x * (1.0 + tanh4(0.79788456080286536 * (x + 0.044715 * x * x * x))); }
         case 1u: { return 0.5 * x * (1.0 + erf4(x * 0.70710678118654752)); }
         case 2u: { return silu4(x); }
-        case 3u: { return p.s * x; }
+        case 3u: { return s * x; }
         case 4u: { return x + b; }
         case 5u: { return x * b; }
         default: { return silu4(x) * b; }
@@ -82,7 +88,7 @@ fn ew1(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
     if (e >= p.n) { return; }
     var bv = 0.0;
     if (binary()) { bv = b_elem(e); }
-    y1[p.off_y + e] = f4(vec4<f32>(a1[p.off_a + e]), vec4<f32>(bv)).x;
+    y1[p.off_y + e] = f4(vec4<f32>(a1[p.off_a + e]), vec4<f32>(bv), p.s).x;
 }
 
 // element e of a broadcast b, read through the vec4 view (ew4 may not use b1)
@@ -107,5 +113,21 @@ fn ew4(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
     if (i >= (p.n + 3u) / 4u) { return; }
     var bv = vec4<f32>(0.0);
     if (binary()) { bv = b_vec(i); }
-    y4[(p.off_y >> 2u) + i] = f4(a4[(p.off_a >> 2u) + i], bv);
+    y4[(p.off_y >> 2u) + i] = f4(a4[(p.off_a >> 2u) + i], bv, p.s);
+}
+
+@compute @workgroup_size(WG)
+fn ew1u(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let e = index(lid, wid, nwg);
+    if (e >= pu.n) { return; }
+    yu1[pu.off_y + e] = f4(vec4<f32>(a1[pu.off_a + e]), vec4<f32>(0.0), pu.s).x;
+}
+
+@compute @workgroup_size(WG)
+fn ew4u(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = index(lid, wid, nwg);
+    if (i >= (pu.n + 3u) / 4u) { return; }
+    yu4[(pu.off_y >> 2u) + i] = f4(a4[(pu.off_a >> 2u) + i], vec4<f32>(0.0), pu.s);
 }
