@@ -265,3 +265,14 @@ done:
     pxl_free(ctx, target);
     return s;
 }
+
+int pxl_exe_dir(char *buf, size_t cap) {
+    if (cap < 2) return 0;
+    ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+    if (n <= 0 || (size_t)n >= cap - 1) return 0; /* error, or possibly cut short */
+    buf[n] = '\0';
+    char *slash = strrchr(buf, '/');
+    if (!slash) return 0;
+    *slash = '\0';
+    return 1;
+}

@@ -143,5 +143,9 @@ const char *pxl_file_kind(mode_t mode);
  * names the path in why ("cannot open X: ...", "X is a FIFO, not a regular file").
  */
 int pxl_open_regular(const char *path, struct stat *st, char *why, size_t cap);
+/* The directory of the running executable (from /proc/self/exe) into
+ * buf[cap]; 0 when it cannot be found or does not fit. Where pxl looks for
+ * what ships beside the tool (the Dawn library, the Pixel-LLM model). */
+int pxl_exe_dir(char *buf, size_t cap);
 
 #endif

@@ -53,11 +53,7 @@ static void build_candidates(pxl_ctx *ctx, candidates *c) {
     }
     if (ctx->webgpu_library_env) add(c, NULL, ctx->webgpu_library_env);
     char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) *slash = '\0';
+    if (pxl_exe_dir(exe, sizeof exe)) {
         add(c, exe, "../deps/dawn/" DAWN_SO);
         add(c, exe, "../../deps/dawn/" DAWN_SO);
         add(c, exe, "../lib/pxl/" DAWN_SO);

@@ -20,10 +20,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifndef PXL_SOURCE_DEPS_DIR
-#define PXL_SOURCE_DEPS_DIR ""
-#endif
-
 #define PLLM_W 256u
 #define PLLM_N_INSNS 6u
 
@@ -405,23 +401,15 @@ pxl_status pxl_pllm_load(pxl_ctx *ctx, const char *path, pxl_pllm **out) {
 static int file_exists(const char *p) { return access(p, R_OK) == 0; }
 
 pxl_status pxl_pllm_default_path(pxl_ctx *ctx, char *buf, size_t cap) {
-    char cand[5][PATH_MAX];
+    char cand[3][PATH_MAX];
     int n = 0;
     char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) *slash = '\0';
+    if (pxl_exe_dir(exe, sizeof exe)) {
         int w = snprintf(cand[n], PATH_MAX, "%s/../models/pixel-llm.pxi", exe);
         if (w > 0 && w < PATH_MAX) n++;
         w = snprintf(cand[n], PATH_MAX, "%s/../../models/pixel-llm.pxi", exe);
         if (w > 0 && w < PATH_MAX) n++;
         w = snprintf(cand[n], PATH_MAX, "%s/../share/pxl/models/pixel-llm.pxi", exe); /* installed */
-        if (w > 0 && w < PATH_MAX) n++;
-    }
-    if (PXL_SOURCE_DEPS_DIR[0]) {
-        int w = snprintf(cand[n], PATH_MAX, "%s/../models/pixel-llm.pxi", PXL_SOURCE_DEPS_DIR);
         if (w > 0 && w < PATH_MAX) n++;
     }
     for (int i = 0; i < n; i++) {
