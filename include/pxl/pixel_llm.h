@@ -88,8 +88,8 @@ PXL_API void pxl_pllm_free(pxl_pllm *m); /* NULL is a no-op */
 
 /*
  * The default model path: <exe_dir>/../models/pixel-llm.pxi,
- * <exe_dir>/../../models/, <exe_dir>/../share/pxl/models/ (make install),
- * then the source tree pxl was built from. Writes the first that exists
+ * <exe_dir>/../../models/, <exe_dir>/../share/pxl/models/ (make install).
+ * Writes the first that exists
  * into buf; PXL_ERR_IO (with the places tried) if none.
  */
 PXL_API pxl_status pxl_pllm_default_path(pxl_ctx *ctx, char *buf, size_t cap);
