@@ -252,7 +252,32 @@ static void test_tuning_option(void) {
     }
 }
 
+/* The NULL rule (core.h) holds in release builds too: no assert to compile away. */
+static void test_null_rule(void) {
+    CHECK(pxl_ctx_create(NULL, NULL) == PXL_ERR_INVALID_ARG);
+    pxl_allocator half = {NULL, NULL, NULL, NULL};
+    pxl_ctx_options o = pxl_ctx_options_default();
+    o.backend = PXL_BACKEND_CPU;
+    o.allocator = &half;
+    pxl_ctx *ctx = (pxl_ctx *)&half; /* must be left alone */
+    CHECK(pxl_ctx_create(&o, &ctx) == PXL_ERR_INVALID_ARG && ctx == (pxl_ctx *)&half);
+    CHECK(pxl_alloc(NULL, 8) == NULL && pxl_realloc(NULL, NULL, 8) == NULL);
+    pxl_free(NULL, NULL);
+    o.allocator = NULL;
+    ctx = NULL;
+    CHECK(pxl_ctx_create(&o, &ctx) == PXL_OK);
+    uint8_t *data = NULL;
+    size_t len = 0;
+    CHECK(pxl_file_read(NULL, "x", 1, &data, &len) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_file_read(ctx, NULL, 1, &data, &len) == PXL_ERR_INVALID_ARG);
+    CHECK(strstr(pxl_ctx_error(ctx), "pxl_file_read: path is NULL") != NULL);
+    CHECK(pxl_file_write(ctx, "x", NULL, 3) == PXL_ERR_INVALID_ARG);
+    CHECK(strstr(pxl_ctx_error(ctx), "data is NULL") != NULL);
+    pxl_ctx_free(ctx);
+}
+
 int main(void) {
+    test_null_rule();
     test_utf8();
     test_status_and_backend();
     test_size_math();

@@ -764,6 +764,22 @@ static void test_files(pxl_ctx *ctx) {
     remove_dir(dir);
 }
 
+/* The NULL rule (core.h) for the image, codec and session functions. */
+static void test_null_rule(pxl_ctx *ctx) {
+    pxl_image *img = NULL;
+    CHECK(pxl_image_create(NULL, 2, 2, &img) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_image_create(ctx, 2, 2, NULL) == PXL_ERR_INVALID_ARG);
+    CHECK(strstr(pxl_ctx_error(ctx), "pxl_image_create: out is NULL") != NULL);
+    CHECK(pxl_image_clone(ctx, NULL, &img) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_pxi_decode(ctx, NULL, 5, &img) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_pxi_load(ctx, NULL, &img) == PXL_ERR_INVALID_ARG);
+    CHECK(strstr(pxl_ctx_error(ctx), "path is NULL") != NULL);
+    CHECK(pxl_pxi_save(ctx, NULL, "x.pxi") == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_vm_session_create(ctx, NULL) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_vm_session_run(NULL, NULL, NULL) == PXL_ERR_INVALID_ARG);
+    CHECK(img == NULL);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     (void)argv;
@@ -771,6 +787,7 @@ int main(int argc, char **argv) {
     g_verbose = verbose && verbose[0] == '1';
     pxl_ctx *ctx = make_ctx();
     long live = g_count.live;
+    test_null_rule(ctx);
     test_images(ctx);
     test_roundtrip(ctx);
     test_libpng_variants(ctx);

@@ -145,7 +145,9 @@ PXL_API pxl_ctx_options pxl_ctx_options_default(void);
  * - GPU: returns the loader/adapter error if no GPU can be opened.
  * Like sqlite3_open, *out is set to a context even when the status is an error
  * other than PXL_ERR_OUT_OF_MEMORY, so that pxl_ctx_error() can be read; the
- * caller frees it either way. opts may be NULL (defaults).
+ * caller frees it either way. opts may be NULL (defaults). Without a context
+ * to put a message in, it returns PXL_ERR_INVALID_ARG and leaves *out alone
+ * when out is NULL or an allocator lacks one of its three hooks.
  */
 PXL_API pxl_status pxl_ctx_create(const pxl_ctx_options *opts, pxl_ctx **out);
 PXL_API void pxl_ctx_free(pxl_ctx *ctx);

@@ -1,12 +1,12 @@
 /* Allocation through the context's hooks. */
 #include "internal.h"
 
-#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* NULL context: NULL (no allocator to ask), as for a failed allocation. */
 void *pxl_alloc(pxl_ctx *ctx, size_t size) {
-    assert(ctx);
+    if (!ctx) return NULL;
     return ctx->alloc.alloc(ctx->alloc.user, size ? size : 1);
 }
 
@@ -19,12 +19,12 @@ void *pxl_calloc(pxl_ctx *ctx, size_t count, size_t size) {
 }
 
 void *pxl_realloc(pxl_ctx *ctx, void *ptr, size_t size) {
-    assert(ctx);
+    if (!ctx) return NULL;
     return ctx->alloc.realloc(ctx->alloc.user, ptr, size ? size : 1);
 }
 
 void pxl_free(pxl_ctx *ctx, void *ptr) {
-    if (ptr) ctx->alloc.free(ctx->alloc.user, ptr);
+    if (ptr && ctx) ctx->alloc.free(ctx->alloc.user, ptr);
 }
 
 char *pxl_strdup(pxl_ctx *ctx, const char *s) {

@@ -67,8 +67,8 @@ pxl_status pxl_ctx_init(const pxl_ctx_options *opts, pxl_ctx **out, pxl_backend 
     *want = PXL_BACKEND_CPU;
     pxl_ctx_options o = opts ? *opts : pxl_ctx_options_default();
     pxl_allocator a = {default_alloc, default_realloc, default_free, NULL};
-    if (o.allocator) {
-        assert(o.allocator->alloc && o.allocator->realloc && o.allocator->free);
+    if (o.allocator) { /* all three hooks, or no context (and nowhere for a message) */
+        if (!o.allocator->alloc || !o.allocator->realloc || !o.allocator->free) return PXL_ERR_INVALID_ARG;
         a = *o.allocator;
     }
     pxl_ctx *ctx = a.alloc(a.user, sizeof *ctx);

@@ -63,7 +63,10 @@ int pxl_open_regular(const char *path, struct stat *st, char *why, size_t cap) {
 }
 
 pxl_status pxl_file_read(pxl_ctx *ctx, const char *path, size_t max, uint8_t **data, size_t *len) {
-    assert(ctx && path && data && len);
+    PXL_REQUIRE_CTX(ctx);
+    PXL_REQUIRE(ctx, "pxl_file_read", path);
+    PXL_REQUIRE(ctx, "pxl_file_read", data);
+    PXL_REQUIRE(ctx, "pxl_file_read", len);
     *data = NULL;
     *len = 0;
     char why[PXL_ERR_MAX];
@@ -184,7 +187,9 @@ copy:;
 }
 
 pxl_status pxl_file_write(pxl_ctx *ctx, const char *path, const void *data, size_t len) {
-    assert(ctx && path && (data || len == 0));
+    PXL_REQUIRE_CTX(ctx);
+    PXL_REQUIRE(ctx, "pxl_file_write", path);
+    if (!data && len) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_file_write: data is NULL");
     if (!path[0]) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "cannot write a file with an empty name");
     char *target = NULL, *tmp = NULL;
     int exists = 0;

@@ -80,6 +80,15 @@ static inline uint64_t pxl_splitmix64(uint64_t *state) {
     return z ^ (z >> 31);
 }
 
+/*
+ * The NULL rule of pxl/core.h, for functions that return a pxl_status, in
+ * every build: a NULL context returns PXL_ERR_INVALID_ARG (there is nowhere to
+ * put a message); a NULL argument fails with "fn: name is NULL".
+ */
+#define PXL_REQUIRE_CTX(ctx) do { if (!(ctx)) return PXL_ERR_INVALID_ARG; } while (0)
+#define PXL_REQUIRE(ctx, fn, arg) \
+    do { if (!(arg)) return pxl_fail((ctx), PXL_ERR_INVALID_ARG, "%s: %s is NULL", (fn), #arg); } while (0)
+
 /* Records a formatted message on the context and returns `s`. */
 pxl_status pxl_fail(pxl_ctx *ctx, pxl_status s, const char *fmt, ...) PXL_PRINTF(3, 4);
 pxl_status pxl_failv(pxl_ctx *ctx, pxl_status s, const char *fmt, va_list ap) PXL_PRINTF(3, 0);

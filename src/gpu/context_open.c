@@ -9,7 +9,7 @@
 #include <assert.h>
 
 pxl_status pxl_ctx_create(const pxl_ctx_options *opts, pxl_ctx **out) {
-    assert(out);
+    if (!out) return PXL_ERR_INVALID_ARG;
     pxl_backend b = PXL_BACKEND_CPU;
     pxl_status s = pxl_ctx_init(opts, out, &b);
     if (s != PXL_OK || b == PXL_BACKEND_CPU) return s;

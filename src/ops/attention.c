@@ -239,7 +239,7 @@ pxl_status pxl_attention(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k,
                          pxl_tensor *y, int64_t kv_len, float scale) {
     static const char *op = "pxl_attention";
     pxl_status s;
-    PXL_OP_CHECK_CTX(ctx);
+    PXL_REQUIRE_CTX(ctx);
     if ((s = pxl_check_dtype(ctx, op, "q", q, PXL_F32)) != PXL_OK) return s;
     if ((s = pxl_check_dtype(ctx, op, "k", k, PXL_F32)) != PXL_OK) return s;
     if ((s = pxl_check_dtype(ctx, op, "v", v, PXL_F32)) != PXL_OK) return s;

@@ -51,7 +51,7 @@ static void ew_range(void *arg, int64_t lo, int64_t hi) {
  * b: NULL for unary ops; broadcast_ok: b may be one row of a. */
 static pxl_status run(pxl_ctx *ctx, const char *op_name, int op, const char *an, const pxl_tensor *a,
                       const char *bn, const pxl_tensor *b, pxl_tensor *y, float s, int binary, int broadcast_ok) {
-    PXL_OP_CHECK_CTX(ctx);
+    PXL_REQUIRE_CTX(ctx);
     pxl_status st;
     if ((st = pxl_check_dtype(ctx, op_name, an, a, PXL_F32)) != PXL_OK) return st;
     if ((st = pxl_check_dtype(ctx, op_name, "y", y, PXL_F32)) != PXL_OK) return st;

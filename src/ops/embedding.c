@@ -61,7 +61,7 @@ static void emb_range(void *arg, int64_t lo, int64_t hi) {
 pxl_status pxl_embedding(pxl_ctx *ctx, const pxl_tensor *table, const pxl_tensor *ids, pxl_tensor *out) {
     static const char *op = "pxl_embedding";
     pxl_status st;
-    PXL_OP_CHECK_CTX(ctx);
+    PXL_REQUIRE_CTX(ctx);
     if ((st = pxl_check_tensor(ctx, op, "table", table)) != PXL_OK) return st;
     if ((st = pxl_check_dtype(ctx, op, "ids", ids, PXL_I32)) != PXL_OK) return st;
     if ((st = pxl_check_dtype(ctx, op, "out", out, PXL_F32)) != PXL_OK) return st;

@@ -106,7 +106,7 @@ static void mm_rows(void *arg, int64_t lo, int64_t hi) {
 pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
                       const pxl_matmul_options *opts) {
     static const char op[] = "pxl_matmul";
-    PXL_OP_CHECK_CTX(ctx);
+    PXL_REQUIRE_CTX(ctx);
     pxl_matmul_options o = {0, 0, 1.0f, 0.0f};
     if (opts) {
         o = *opts;

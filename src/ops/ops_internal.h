@@ -45,9 +45,8 @@ static inline int pxl_on_gpu(const pxl_ctx *ctx) { return pxl_ctx_backend(ctx) =
  * Argument checks, run by every op before it branches on the backend. Each
  * returns PXL_OK or fails with a message naming the op and the operand.
  * A NULL context cannot carry a message: ops return PXL_ERR_INVALID_ARG for
- * it first (PXL_OP_CHECK_CTX).
+ * it first (PXL_REQUIRE_CTX, core/internal.h).
  */
-#define PXL_OP_CHECK_CTX(ctx) do { if (!(ctx)) return PXL_ERR_INVALID_ARG; } while (0)
 /* t is not NULL and belongs to ctx. */
 pxl_status pxl_check_tensor(pxl_ctx *ctx, const char *op, const char *name, const pxl_tensor *t);
 /* pxl_check_tensor, then the dtype. */

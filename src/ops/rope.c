@@ -115,7 +115,7 @@ pxl_status pxl_rope(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, int64_t po
                     pxl_rope_layout layout) {
     static const char *op = "pxl_rope";
     pxl_status s;
-    PXL_OP_CHECK_CTX(ctx);
+    PXL_REQUIRE_CTX(ctx);
     if ((s = pxl_check_dtype(ctx, op, "x", x, PXL_F32)) != PXL_OK) return s;
     if ((s = pxl_check_dtype(ctx, op, "y", y, PXL_F32)) != PXL_OK) return s;
     if ((s = pxl_check_output(ctx, op, "y", y)) != PXL_OK) return s;

@@ -163,7 +163,7 @@ static void softmax_rows(void *arg, int64_t lo, int64_t hi) {
 pxl_status pxl_softmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, float scale, int causal,
                        int64_t causal_offset) {
     static const char op[] = "pxl_softmax";
-    PXL_OP_CHECK_CTX(ctx);
+    PXL_REQUIRE_CTX(ctx);
     pxl_status s = check_xy(ctx, op, x, y);
     if (s != PXL_OK) return s;
     int64_t L = pxl_t_cols(x);
@@ -235,7 +235,7 @@ static pxl_status check_eps(pxl_ctx *ctx, const char *op, float eps) {
 pxl_status pxl_rmsnorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w, pxl_tensor *y,
                        float eps) {
     static const char op[] = "pxl_rmsnorm";
-    PXL_OP_CHECK_CTX(ctx);
+    PXL_REQUIRE_CTX(ctx);
     pxl_status s = check_xy(ctx, op, x, y);
     if (s == PXL_OK) s = check_weight(ctx, op, "w", w, x, y);
     if (s == PXL_OK) s = check_eps(ctx, op, eps);
@@ -255,7 +255,7 @@ pxl_status pxl_rmsnorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w, p
 pxl_status pxl_layernorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_tensor *w,
                          const pxl_tensor *b, pxl_tensor *y, float eps) {
     static const char op[] = "pxl_layernorm";
-    PXL_OP_CHECK_CTX(ctx);
+    PXL_REQUIRE_CTX(ctx);
     pxl_status s = check_xy(ctx, op, x, y);
     if (s == PXL_OK) s = check_weight(ctx, op, "w", w, x, y);
     if (s == PXL_OK && b) s = check_weight(ctx, op, "b", b, x, y);
@@ -310,7 +310,7 @@ static void argmax_rows(void *arg, int64_t lo, int64_t hi) {
 
 pxl_status pxl_argmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *idx) {
     static const char op[] = "pxl_argmax";
-    PXL_OP_CHECK_CTX(ctx);
+    PXL_REQUIRE_CTX(ctx);
     pxl_status s = pxl_check_dtype(ctx, op, "x", x, PXL_F32);
     if (s == PXL_OK) s = pxl_check_dtype(ctx, op, "idx", idx, PXL_I32);
     if (s == PXL_OK) s = pxl_check_output(ctx, op, "idx", idx);
@@ -408,7 +408,7 @@ static pxl_status check_topk_out(pxl_ctx *ctx, const char *name, const pxl_tenso
 
 pxl_status pxl_topk(pxl_ctx *ctx, const pxl_tensor *x, int k, pxl_tensor *vals, pxl_tensor *idx) {
     static const char op[] = "pxl_topk";
-    PXL_OP_CHECK_CTX(ctx);
+    PXL_REQUIRE_CTX(ctx);
     pxl_status s = pxl_check_dtype(ctx, op, "x", x, PXL_F32);
     if (s == PXL_OK) s = pxl_check_tensor(ctx, op, "vals", vals);
     if (s == PXL_OK) s = pxl_check_tensor(ctx, op, "idx", idx);

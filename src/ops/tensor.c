@@ -81,7 +81,7 @@ static pxl_status new_tensor(pxl_ctx *ctx, const char *fn, pxl_dtype dtype, int 
 pxl_status pxl_tensor_create(pxl_ctx *ctx, pxl_dtype dtype, int ndim, const int64_t *shape,
                              pxl_tensor **out) {
     static const char fn[] = "pxl_tensor_create";
-    PXL_OP_CHECK_CTX(ctx);
+    PXL_REQUIRE_CTX(ctx);
     if (!out) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: out is NULL", fn);
     int64_t nelem;
     size_t bytes;
@@ -109,7 +109,7 @@ pxl_status pxl_tensor_create(pxl_ctx *ctx, pxl_dtype dtype, int ndim, const int6
 pxl_status pxl_tensor_wrap(pxl_ctx *ctx, pxl_dtype dtype, int ndim, const int64_t *shape,
                            const void *data, size_t bytes, pxl_tensor **out) {
     static const char fn[] = "pxl_tensor_wrap";
-    PXL_OP_CHECK_CTX(ctx);
+    PXL_REQUIRE_CTX(ctx);
     if (!out) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: out is NULL", fn);
     if (!data) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: data is NULL", fn);
     int64_t nelem;
@@ -134,7 +134,7 @@ pxl_status pxl_tensor_wrap(pxl_ctx *ctx, pxl_dtype dtype, int ndim, const int64_
 pxl_status pxl_tensor_view(pxl_ctx *ctx, pxl_tensor *base, int ndim, const int64_t *shape,
                            size_t byte_offset, pxl_tensor **out) {
     static const char fn[] = "pxl_tensor_view";
-    PXL_OP_CHECK_CTX(ctx);
+    PXL_REQUIRE_CTX(ctx);
     pxl_status s = pxl_check_tensor(ctx, fn, "base", base);
     if (s != PXL_OK) return s;
     if (!out) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: out is NULL", fn);
@@ -153,7 +153,7 @@ pxl_status pxl_tensor_view(pxl_ctx *ctx, pxl_tensor *base, int ndim, const int64
 
 pxl_status pxl_tensor_reshape(pxl_ctx *ctx, pxl_tensor *t, int ndim, const int64_t *shape, pxl_tensor **out) {
     static const char fn[] = "pxl_tensor_reshape";
-    PXL_OP_CHECK_CTX(ctx);
+    PXL_REQUIRE_CTX(ctx);
     pxl_status s = pxl_check_tensor(ctx, fn, "t", t);
     if (s != PXL_OK) return s;
     int64_t n;
@@ -166,7 +166,7 @@ pxl_status pxl_tensor_reshape(pxl_ctx *ctx, pxl_tensor *t, int ndim, const int64
 }
 
 pxl_status pxl_tensor_slice(pxl_ctx *ctx, pxl_tensor *t, int64_t start, int64_t count, pxl_tensor **out) {
-    PXL_OP_CHECK_CTX(ctx);
+    PXL_REQUIRE_CTX(ctx);
     pxl_status s = pxl_check_tensor(ctx, "pxl_tensor_slice", "t", t);
     if (s != PXL_OK) return s;
     if (start < 0 || count < 1 || start > t->shape[0] || count > t->shape[0] - start)
@@ -215,7 +215,7 @@ static void word_range(const pxl_tensor *t, size_t *lo, size_t *hi) {
 
 pxl_status pxl_tensor_write(pxl_ctx *ctx, pxl_tensor *t, const void *src, size_t bytes) {
     static const char fn[] = "pxl_tensor_write";
-    PXL_OP_CHECK_CTX(ctx);
+    PXL_REQUIRE_CTX(ctx);
     pxl_status s = pxl_check_tensor(ctx, fn, "t", t);
     if (s != PXL_OK) return s;
     if (!src) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: src is NULL", fn);
@@ -243,7 +243,7 @@ pxl_status pxl_tensor_write(pxl_ctx *ctx, pxl_tensor *t, const void *src, size_t
 
 pxl_status pxl_tensor_read(pxl_ctx *ctx, const pxl_tensor *t, void *dst, size_t bytes) {
     static const char fn[] = "pxl_tensor_read";
-    PXL_OP_CHECK_CTX(ctx);
+    PXL_REQUIRE_CTX(ctx);
     pxl_status s = pxl_check_tensor(ctx, fn, "t", t);
     if (s != PXL_OK) return s;
     if (!dst) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: dst is NULL", fn);
@@ -274,7 +274,7 @@ _Static_assert(sizeof(copy_params) == 16, "mirrors struct Params in copy.wgsl");
 
 pxl_status pxl_copy(pxl_ctx *ctx, const pxl_tensor *src, pxl_tensor *dst) {
     static const char op[] = "pxl_copy";
-    PXL_OP_CHECK_CTX(ctx);
+    PXL_REQUIRE_CTX(ctx);
     pxl_status s;
     if ((s = pxl_check_tensor(ctx, op, "src", src)) != PXL_OK) return s;
     if ((s = pxl_check_dtype(ctx, op, "dst", dst, src->dtype)) != PXL_OK) return s;
@@ -413,7 +413,7 @@ static void dequantize_32(pxl_dtype t, const uint8_t *p, float *dst, int64_t n) 
 /* Shared checks of pxl_quantize / pxl_dequantize. */
 static pxl_status check_codec(pxl_ctx *ctx, const char *fn, pxl_dtype t, const void *a, const void *b, int64_t n,
                               size_t bytes) {
-    PXL_OP_CHECK_CTX(ctx);
+    PXL_REQUIRE_CTX(ctx);
     if (!a || !b) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %s is NULL", fn, !a ? "src" : "dst");
     if (!pxl_dtype_is_quantized(t))
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %s is not a block format", fn, pxl_dtype_name(t));

@@ -48,12 +48,15 @@ static pxl_status image_new(pxl_ctx *ctx, uint32_t w, uint32_t h, int zero, pxl_
 }
 
 pxl_status pxl_image_create(pxl_ctx *ctx, uint32_t w, uint32_t h, pxl_image **out) {
-    assert(ctx && out);
+    PXL_REQUIRE_CTX(ctx);
+    PXL_REQUIRE(ctx, "pxl_image_create", out);
     return image_new(ctx, w, h, 1, out);
 }
 
 pxl_status pxl_image_clone(pxl_ctx *ctx, const pxl_image *src, pxl_image **out) {
-    assert(ctx && src && src->px && out);
+    PXL_REQUIRE_CTX(ctx);
+    PXL_REQUIRE(ctx, "pxl_image_clone", src);
+    PXL_REQUIRE(ctx, "pxl_image_clone", out);
     pxl_image *img = NULL;
     pxl_status s = image_new(ctx, src->w, src->h, 0, &img);
     if (s != PXL_OK) return s;

@@ -440,7 +440,7 @@ pxl_status pxl_vm_run_cpu(pxl_ctx *ctx, pxl_image *img, const pxl_vm_options *op
 }
 
 pxl_status pxl_vm_session_run(pxl_vm_session *ss, pxl_image *img, const pxl_vm_options *opts) {
-    assert(ss);
+    if (!ss) return PXL_ERR_INVALID_ARG; /* no context to keep a message in */
     pxl_ctx *ctx = pxl_vm_session_ctx(ss);
     return run(ctx, img, opts, pxl_ctx_backend(ctx) == PXL_BACKEND_GPU, ss);
 }

@@ -481,7 +481,8 @@ struct pxl_vm_session {
 };
 
 pxl_status pxl_vm_session_create(pxl_ctx *ctx, pxl_vm_session **out) {
-    assert(ctx && out);
+    PXL_REQUIRE_CTX(ctx);
+    PXL_REQUIRE(ctx, "pxl_vm_session_create", out);
     *out = NULL;
     pxl_vm_session *ss = pxl_calloc(ctx, 1, sizeof *ss);
     if (!ss) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_vm_session_create: out of memory");

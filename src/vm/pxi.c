@@ -270,7 +270,9 @@ static int pxi_decode_png(pxi_io *io) {
 }
 
 pxl_status pxl_pxi_decode(pxl_ctx *ctx, const uint8_t *data, size_t len, pxl_image **out) {
-    assert(ctx && out && (data || len == 0));
+    PXL_REQUIRE_CTX(ctx);
+    PXL_REQUIRE(ctx, "pxl_pxi_decode", out);
+    if (!data && len) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_pxi_decode: data is NULL");
     if (len < 8)
         return pxl_fail(ctx, PXL_ERR_FORMAT,
                         "not a PNG: %zu bytes, shorter than the 8-byte PNG signature", len);
@@ -334,7 +336,10 @@ static pxl_status pxi_check_image(pxl_ctx *ctx, const pxl_image *img) {
 }
 
 pxl_status pxl_pxi_encode(pxl_ctx *ctx, const pxl_image *img, uint8_t **out, size_t *len) {
-    assert(ctx && img && out && len);
+    PXL_REQUIRE_CTX(ctx);
+    PXL_REQUIRE(ctx, "pxl_pxi_encode", img);
+    PXL_REQUIRE(ctx, "pxl_pxi_encode", out);
+    PXL_REQUIRE(ctx, "pxl_pxi_encode", len);
     pxl_status s = pxi_check_image(ctx, img);
     if (s != PXL_OK) return s;
 
@@ -365,7 +370,9 @@ pxl_status pxl_pxi_encode(pxl_ctx *ctx, const pxl_image *img, uint8_t **out, siz
 /* ---- files ----------------------------------------------------------------------- */
 
 pxl_status pxl_pxi_load(pxl_ctx *ctx, const char *path, pxl_image **out) {
-    assert(ctx && path && out);
+    PXL_REQUIRE_CTX(ctx);
+    PXL_REQUIRE(ctx, "pxl_pxi_load", path);
+    PXL_REQUIRE(ctx, "pxl_pxi_load", out);
     uint8_t *buf = NULL;
     size_t n = 0;
     pxl_status s = pxl_file_read(ctx, path, (size_t)PXI_MAX_FILE, &buf, &n);
@@ -381,7 +388,9 @@ pxl_status pxl_pxi_load(pxl_ctx *ctx, const char *path, pxl_image **out) {
 }
 
 pxl_status pxl_pxi_save(pxl_ctx *ctx, const pxl_image *img, const char *path) {
-    assert(ctx && img && path);
+    PXL_REQUIRE_CTX(ctx);
+    PXL_REQUIRE(ctx, "pxl_pxi_save", img);
+    PXL_REQUIRE(ctx, "pxl_pxi_save", path);
     uint8_t *png;
     size_t len;
     pxl_status s = pxl_pxi_encode(ctx, img, &png, &len);
