@@ -515,7 +515,6 @@ pxl_status pxl_check_vec(pxl_ctx *ctx, const char *op, const char *name, const p
     return PXL_OK;
 }
 
-
 /* ---- dispatch ---------------------------------------------------------------------- */
 
 /* Alignment of bound offsets: the device's, and at least 16 bytes so that
