@@ -5,7 +5,7 @@ usage: python3 bench/compare_ops_json.py BASE_1.json [BASE_2.json ...] -- NEW_1.
 
 Prints each case's GPU time per call in every run, the ratio of the best new
 run to the best base run (< 1: the new build is faster), and the best host time
-to record one call (per dispatch for dispatch_chain_1000) of each build.
+to record one call (per dispatch for the *_1000 cases) of each build.
 """
 import json
 import sys

@@ -10,6 +10,7 @@
  */
 #include "cli.h"
 #include "pxl/gpu.h"
+#include "wgsl_tools.h"
 #include "pxl/ops.h"
 
 #include <math.h>
@@ -31,6 +32,8 @@ struct bench_case {
     char note[160];
     int turn; /* which weight copy the next call uses (quantized cases) */
     double host_us; /* host time to record one call (the op's CPU-side cost), median */
+    pxl_buffer *buf[2]; /* record_* cases */
+    pxl_kernel *kernel;
 };
 
 static float frand(uint32_t *s) {
@@ -129,6 +132,43 @@ static pxl_status chain_run(pxl_ctx *ctx, bench_case *c) {
     return s;
 }
 
+/* What recording costs below the op layer: 1000 pxl_recorder_dispatch calls
+ * of a scale kernel on 256 floats into the stream, either alternating between
+ * two bind groups as dispatch_chain_1000 does (x -> y, y -> x), or with the
+ * same one every time (Dawn then skips setting it). The difference between
+ * dispatch_chain_1000 and record_alternate_1000 is the op layer's own cost. */
+static pxl_status record_setup(pxl_ctx *ctx, bench_case *c) {
+    static const float zero[256];
+    pxl_status s = pxl_kernel_get_static(ctx, "bench_scale.wgsl", pxl_wgsl_tools_bench_scale, "main", NULL, 0,
+                                         &c->kernel);
+    for (int i = 0; i < 2 && s == PXL_OK; i++) {
+        s = pxl_buffer_create(ctx, sizeof zero, &c->buf[i]);
+        if (s == PXL_OK) s = pxl_buffer_upload(ctx, c->buf[i], 0, zero, sizeof zero);
+    }
+    return s;
+}
+static pxl_status record_run(pxl_ctx *ctx, bench_case *c) {
+    pxl_recorder *rec;
+    pxl_status s = pxl_gpu_stream(ctx, &rec);
+    struct {
+        uint32_t n;
+        float s;
+        uint32_t pad[2];
+    } params = {256, 1.0f, {0, 0}};
+    pxl_binding b[2][2] = {{{0, c->buf[0], 0, 0}, {1, c->buf[1], 0, 0}}, {{0, c->buf[1], 0, 0}, {1, c->buf[0], 0, 0}}};
+    for (int i = 0; i < 1000 && s == PXL_OK; i++) {
+        pxl_dispatch d = {c->kernel, b[c->n[0] ? i & 1 : 0], 2, &params, sizeof params, 2, {1, 1, 1}};
+        s = pxl_recorder_dispatch(rec, &d);
+    }
+    return s;
+}
+
+/* Cases named *_1000 make 1000 dispatches per call; they report per dispatch. */
+static int per_dispatch(const bench_case *c) {
+    size_t n = strlen(c->name);
+    return n > 5 && !strcmp(c->name + n - 5, "_1000");
+}
+
 /* Times k calls recorded into one timed stream; returns microseconds per call
  * (GPU time by timestamps where there are, else wall time) and the host time
  * spent recording per call. */
@@ -160,7 +200,7 @@ static void measure(pxl_ctx *ctx, bench_case *c, uint32_t reps) {
     int k = us1 > 0 ? (int)(100000.0 / us1) : 1; /* ~0.1 s per timed recording */
     if (k < 1) k = 1;
     if (k > 200) k = 200;
-    if (!strcmp(c->name, "dispatch_chain_1000")) k = 1;
+    if (per_dispatch(c)) k = 1;
     double t[64], h[64];
     if (reps > 64) reps = 64;
     for (uint32_t i = 0; s == PXL_OK && i < reps; i++) s = time_calls(ctx, c, k, gi->has_timestamps, &t[i], &h[i]);
@@ -172,7 +212,7 @@ static void measure(pxl_ctx *ctx, bench_case *c, uint32_t reps) {
         qsort(h, reps, sizeof h[0], cmp_d);
         c->us = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
         c->host_us = reps % 2 ? h[reps / 2] : 0.5 * (h[reps / 2 - 1] + h[reps / 2]);
-        if (!strcmp(c->name, "dispatch_chain_1000")) { /* per dispatch */
+        if (per_dispatch(c)) {
             c->us /= 1000.0;
             c->host_us /= 1000.0;
         }
@@ -184,6 +224,10 @@ static void measure(pxl_ctx *ctx, bench_case *c, uint32_t reps) {
     for (int i = 0; i < 6; i++) {
         pxl_tensor_free(c->t[i]);
         c->t[i] = NULL;
+    }
+    for (int i = 0; i < 2; i++) {
+        pxl_buffer_free(c->buf[i]);
+        c->buf[i] = NULL;
     }
     pxl_finish(ctx);
 }
@@ -201,19 +245,21 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
     double e = (double)rows * 4096.0, fb = (double)big, fh = (double)huge;
     double qbytes = (double)qn * (double)qk / 32.0;
     bench_case cases[] = {
-        {"matmul_f32_4096", "TFLOP/s", 2.0 * fb * fb * fb, mm_setup, mm_run, {0}, {big, big, big, PXL_F32}, 0, 0, 0, "", 0, 0},
-        {"matmul_f32_8192", "TFLOP/s", 2.0 * fh * fh * fh, mm_setup, mm_run, {0}, {huge, huge, huge, PXL_F32}, 0, 0, 0, "", 0, 0},
-        {"matmul_f16_8192", "TFLOP/s", 2.0 * fh * fh * fh, mm_setup, mm_run, {0}, {huge, huge, huge, PXL_F16}, 0, 0, 0, "", 0, 0},
-        {"softmax_64M", "GB/s", 8.0 * e, rows_setup, softmax_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0},
-        {"rmsnorm_64M", "GB/s", 8.0 * e, rows_setup, rmsnorm_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0},
-        {"add_64M", "GB/s", 12.0 * e, rows_setup, add_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0},
-        {"silu_64M", "GB/s", 8.0 * e, rows_setup, silu_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0},
-        {"q4_0_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_0}, 0, 0, 0, "", 0, 0},
-        {"q8_0_matvec_4096x14336", "GB/s", qbytes * 34.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q8_0}, 0, 0, 0, "", 0, 0},
-        {"q4_k_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_K}, 0, 0, 0, "", 0, 0},
-        {"q6_k_matvec_4096x14336", "GB/s", qbytes * 26.25, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q6_K}, 0, 0, 0, "", 0, 0},
-        {"attention_decode_32x8x128_ctx4096", "us", 0, attn_setup, attn_run, {0}, {32, 8, 128, ctxlen}, 0, 0, 0, "", 0, 0},
-        {"dispatch_chain_1000", "us", 0, chain_setup, chain_run, {0}, {0}, 0, 0, 0, "", 0, 0},
+        {"matmul_f32_4096", "TFLOP/s", 2.0 * fb * fb * fb, mm_setup, mm_run, {0}, {big, big, big, PXL_F32}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"matmul_f32_8192", "TFLOP/s", 2.0 * fh * fh * fh, mm_setup, mm_run, {0}, {huge, huge, huge, PXL_F32}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"matmul_f16_8192", "TFLOP/s", 2.0 * fh * fh * fh, mm_setup, mm_run, {0}, {huge, huge, huge, PXL_F16}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"softmax_64M", "GB/s", 8.0 * e, rows_setup, softmax_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"rmsnorm_64M", "GB/s", 8.0 * e, rows_setup, rmsnorm_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"add_64M", "GB/s", 12.0 * e, rows_setup, add_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"silu_64M", "GB/s", 8.0 * e, rows_setup, silu_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"q4_0_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_0}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"q8_0_matvec_4096x14336", "GB/s", qbytes * 34.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"q4_k_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"q6_k_matvec_4096x14336", "GB/s", qbytes * 26.25, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"attention_decode_32x8x128_ctx4096", "us", 0, attn_setup, attn_run, {0}, {32, 8, 128, ctxlen}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"dispatch_chain_1000", "us", 0, chain_setup, chain_run, {0}, {0}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"record_alternate_1000", "us", 0, record_setup, record_run, {0}, {1}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"record_same_1000", "us", 0, record_setup, record_run, {0}, {0}, 0, 0, 0, "", 0, 0, {0}, 0},
     };
     size_t n = sizeof cases / sizeof cases[0];
     pxl_progress *prog = pxl_progress_begin(ctx, "bench ops", n);

@@ -33,7 +33,8 @@ static const char *k_about =
     "     the CPU and, unless --backend cpu, on the GPU. Reports GB/s counting 8n bytes\n"
     "     read, the GPU/CPU ratio, and the GPU result's error against the CPU reference.\n"
     "ops: times the kernel library on the GPU: f32/f16 matmul, softmax, RMSNorm, add,\n"
-    "     SiLU, Q4_0/Q8_0/Q4_K/Q6_K matvec, decode attention, and a chain of 1000 dispatches.\n"
+    "     SiLU, Q4_0/Q8_0/Q4_K/Q6_K matvec, decode attention, a chain of 1000 scale ops, and\n"
+    "     1000 raw recorder dispatches (alternating two bind groups, or one): host cost per dispatch.\n"
     "     bench/ops_compare.py runs the same cases in PyTorch and prints ratios.";
 
 static int parse(int argc, char **argv, bench_opts *o, const char **what) {

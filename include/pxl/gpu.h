@@ -135,10 +135,11 @@ typedef struct pxl_constant {
 PXL_API pxl_status pxl_kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, const char *entry,
                           const pxl_constant *constants, size_t n_constants, pxl_kernel **out);
 /*
- * pxl_kernel_get for WGSL text that never changes while the context lives (a
- * string literal, an embedded .wgsl file): a call with a text pointer seen
- * before skips reading the text, the cost of every op call. Passing text
- * that later changes at the same address gives the old pipeline.
+ * pxl_kernel_get for WGSL text, entry name and constant names that never
+ * change while the context lives (string literals, an embedded .wgsl file):
+ * a call with pointers seen before skips reading the strings, the cost of
+ * every op call. Passing a string that later changes at the same address
+ * gives the old pipeline.
  */
 PXL_API pxl_status pxl_kernel_get_static(pxl_ctx *ctx, const char *label, const char *wgsl, const char *entry,
                                          const pxl_constant *constants, size_t n_constants, pxl_kernel **out);

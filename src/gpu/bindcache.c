@@ -32,23 +32,34 @@
 
 #include <string.h>
 
-static uint64_t mix64(uint64_t h, uint64_t v) {
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+static uint64_t mix64(uint64_t h) {
+    h ^= h >> 31;
     h *= 0xbf58476d1ce4e5b9ull;
-    return h ^ (h >> 31);
+    return h ^ (h >> 29);
+}
+
+static uint64_t rotl(uint64_t x, int r) { return x << r | x >> (64 - r); }
+
+/* A hash of n words in two independent lanes (one multiply per word), mixed
+ * once at the end: this runs twice for every dispatch recorded. */
+static uint64_t words_hash(const uint64_t *w, size_t n, uint64_t seed) {
+    uint64_t a = seed ^ n, b = 0x243f6a8885a308d3ull;
+    size_t i = 0;
+    for (; i + 2 <= n; i += 2) {
+        a = rotl((a ^ w[i]) * 0x9e3779b97f4a7c15ull, 29);
+        b = rotl((b ^ w[i + 1]) * 0x94d049bb133111ebull, 31);
+    }
+    if (i < n) a = rotl((a ^ w[i]) * 0x9e3779b97f4a7c15ull, 29);
+    return mix64(a ^ rotl(b, 17));
 }
 
 static uint64_t bytes_hash(const void *data, size_t n) {
-    const uint8_t *p = data;
-    uint64_t h = 0x243f6a8885a308d3ull ^ n;
-    for (; n >= 8; n -= 8, p += 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = mix64(h, w);
-    }
-    uint64_t t = 0;
-    if (n) memcpy(&t, p, n);
-    return mix64(h, t);
+    uint64_t w[PXL_UNIFORM_MAX / 8]; /* n <= PXL_UNIFORM_MAX (recorder.c checks) */
+    if (n == 0) return mix64(n);
+    size_t nw = (n + 7) / 8;
+    w[nw - 1] = 0;
+    memcpy(w, data, n);
+    return words_hash(w, nw, 0x13198a2e03707344ull ^ n);
 }
 
 /* ---- LRU lists over index arrays (links are index + 1) ---------------------------- */
@@ -74,9 +85,12 @@ static uint64_t bytes_hash(const void *data, size_t n) {
 
 /* ---- uniform slots ------------------------------------------------------------------ */
 
+/* Slots are PXL_UNIFORM_MAX (256) bytes apart: a multiple of the uniform
+ * offset alignment, which WebGPU caps at 256 (src/gpu/device.c refuses an
+ * adapter that reports more), so slot addresses are shifts and masks. */
 static uint32_t slot_stride(const pxl_gpu *g) {
-    uint32_t a = g->limits.minUniformBufferOffsetAlignment ? g->limits.minUniformBufferOffsetAlignment : 256;
-    return (PXL_UNIFORM_MAX + a - 1) / a * a;
+    (void)g;
+    return PXL_UNIFORM_MAX;
 }
 
 static uint8_t *slot_data(pxl_gpu *g, uint32_t i, pxl_uniform_block **block, uint32_t *offset) {
@@ -225,8 +239,7 @@ WGPUBindGroup pxl_gpu_bind_group(pxl_gpu *g, const pxl_kernel *k, const WGPUBind
         key[len++] = e[i].offset;
         key[len++] = e[i].size;
     }
-    uint64_t h = 0x452821e638d01377ull;
-    for (uint32_t i = 0; i < len; i++) h = mix64(h, key[i]);
+    uint64_t h = words_hash(key, len, 0x452821e638d01377ull);
     for (uint32_t l = g->bg_buckets[h & (PXL_BG_BUCKETS - 1)]; l; l = g->bgs[l - 1].hnext) {
         pxl_bg_entry *c = &g->bgs[l - 1];
         if (c->hash != h || c->key_len != len || memcmp(c->key, key, len * sizeof key[0]) != 0) continue;

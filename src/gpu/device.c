@@ -396,6 +396,14 @@ static pxl_status create_device(pxl_gpu *g) {
     g->queue = g->fn.DeviceGetQueue(g->device);
     if (g->fn.DeviceGetLimits(g->device, &g->limits) != PXL_WGPU_SUCCESS) g->limits = limits;
     g->limits.nextInChain = NULL;
+    /* WebGPU makes both offset alignments powers of two of at most 256:
+     * ops mask with them, uniform slots are 256 bytes apart (bindcache.c) */
+    uint32_t sa = g->limits.minStorageBufferOffsetAlignment, ua = g->limits.minUniformBufferOffsetAlignment;
+    if (!sa || (sa & (sa - 1)) || sa > 256 || !ua || (ua & (ua - 1)) || ua > 256)
+        return pxl_fail(g->ctx, PXL_ERR_NO_ADAPTER,
+                        "the %s adapter '%s' reports offset alignments %u and %u (WebGPU requires powers of "
+                        "two up to 256)",
+                        backend_name(g->backend), g->name, sa, ua);
     for (size_t i = 0; i < n_want && g->n_features < PXL_GPU_MAX_FEATURES; i++)
         if (g->fn.DeviceHasFeature(g->device, want[i])) g->features[g->n_features++] = want[i];
     return PXL_OK;

@@ -49,6 +49,10 @@ struct pxl_kernel {
     pxl_constant *constants; /* names point into const_names */
     char *const_names;       /* owned: the constants' names, NUL-terminated, back to back */
     size_t n_constants;
+    /* pxl_kernel_get_static's entry and constant-name pointers last verified
+     * equal to entry and constants[i].name (compared before the text) */
+    const char *fixed_entry;
+    const char **fixed_names;
     WGPUComputePipeline pipeline;
     WGPUBindGroupLayout layout;
 };

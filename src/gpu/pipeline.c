@@ -57,6 +57,26 @@ static int key_meta_equal(const pxl_kernel *k, const char *entry, const pxl_cons
     return 1;
 }
 
+/* key_meta_equal for pxl_kernel_get_static, whose names never change at an
+ * address either: the entry and constant-name pointers last verified are
+ * kept (fixed_entry, fixed_names), so an op passing the same literals costs
+ * pointer comparisons; other pointers are compared as text and then kept. */
+static int fixed_meta_equal(pxl_kernel *k, const char *entry, const pxl_constant *c, size_t nc) {
+    if (k->n_constants != nc) return 0;
+    if (k->fixed_entry != entry) {
+        if (strcmp(k->entry, entry) != 0) return 0;
+        k->fixed_entry = entry;
+    }
+    for (size_t i = 0; i < nc; i++) {
+        if (k->constants[i].value != c[i].value) return 0;
+        if (k->fixed_names[i] != c[i].name) {
+            if (strcmp(k->constants[i].name, c[i].name) != 0) return 0;
+            k->fixed_names[i] = c[i].name;
+        }
+    }
+    return 1;
+}
+
 static int key_equal(const pxl_kernel *k, const char *wgsl, size_t len, const char *entry,
                      const pxl_constant *c, size_t nc) {
     return k->wgsl_len == len && key_meta_equal(k, entry, c, nc) && memcmp(k->wgsl, wgsl, len) == 0;
@@ -71,6 +91,7 @@ static void kernel_free(pxl_gpu *g, pxl_kernel *k) {
     if (k->pipeline) g->fn.ComputePipelineRelease(k->pipeline);
     pxl_free(g->ctx, k->const_names);
     pxl_free(g->ctx, k->constants);
+    pxl_free(g->ctx, k->fixed_names);
     pxl_free(g->ctx, k->label);
     pxl_free(g->ctx, k->wgsl);
     pxl_free(g->ctx, k->entry);
@@ -357,7 +378,7 @@ static pxl_status kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, 
      * seen), else one. */
     size_t slot = fast_slot(wgsl, entry, constants, n_constants);
     pxl_kernel *f = g->kernel_fast[slot];
-    if (fixed && f && f->src == wgsl && key_meta_equal(f, entry, constants, n_constants)) {
+    if (fixed && f && f->src == wgsl && fixed_meta_equal(f, entry, constants, n_constants)) {
         *out = hit(g, f, wgsl, slot);
         return PXL_OK;
     }
@@ -392,7 +413,9 @@ static pxl_status kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, 
     for (size_t i = 0; i < n_constants; i++) names_len += strlen(constants[i].name) + 1;
     k->constants = n_constants ? pxl_calloc(ctx, n_constants, sizeof *k->constants) : NULL;
     k->const_names = n_constants ? pxl_alloc(ctx, names_len) : NULL;
-    int oom = !k->label || !k->wgsl || !k->entry || (n_constants && (!k->constants || !k->const_names));
+    k->fixed_names = n_constants ? pxl_calloc(ctx, n_constants, sizeof *k->fixed_names) : NULL;
+    int oom = !k->label || !k->wgsl || !k->entry ||
+              (n_constants && (!k->constants || !k->const_names || !k->fixed_names));
     for (size_t i = 0, at = 0; !oom && i < n_constants; i++) {
         size_t n = strlen(constants[i].name) + 1;
         memcpy(k->const_names + at, constants[i].name, n);

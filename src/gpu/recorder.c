@@ -162,16 +162,15 @@ pxl_status pxl_recorder_dispatch(pxl_recorder *r, const pxl_dispatch *d) {
                                         d->kernel->label, d->groups[i], i,
                                         g->limits.maxComputeWorkgroupsPerDimension));
 
-    WGPUBindGroupEntry e[PXL_BG_MAX_ENTRIES];
+    WGPUBindGroupEntry e[PXL_BG_MAX_ENTRIES]; /* entries [0, n) set in full */
     uint64_t ids[PXL_BG_MAX_ENTRIES];
-    memset(e, 0, sizeof e);
     size_t n = 0;
     for (size_t i = 0; i < d->n_bindings; i++, n++) {
         const pxl_binding *b = &d->bindings[i];
-        e[n].binding = b->binding;
-        e[n].buffer = b->buffer->handle;
-        e[n].offset = b->offset;
-        e[n].size = b->size ? b->size : WGPU_WHOLE_SIZE;
+        e[n] = (WGPUBindGroupEntry){.binding = b->binding,
+                                    .buffer = b->buffer->handle,
+                                    .offset = b->offset,
+                                    .size = b->size ? b->size : WGPU_WHOLE_SIZE};
         ids[n] = b->buffer->id;
     }
     int cacheable = 1;
@@ -197,10 +196,10 @@ pxl_status pxl_recorder_dispatch(pxl_recorder *r, const pxl_dispatch *d) {
             b->used += span;
             cacheable = 0;
         }
-        e[n].binding = d->uniform_binding;
-        e[n].buffer = b->handle;
-        e[n].offset = offset;
-        e[n].size = (d->uniforms_size + 15) / 16 * 16;
+        e[n] = (WGPUBindGroupEntry){.binding = d->uniform_binding,
+                                    .buffer = b->handle,
+                                    .offset = offset,
+                                    .size = (d->uniforms_size + 15) / 16 * 16};
         n++;
     }
     WGPUBindGroup bg = NULL;

@@ -113,8 +113,6 @@ pxl_status pxl_op_dispatch3(pxl_ctx *ctx, const char *label, const char *wgsl, c
 /* Lays out `groups` workgroups as g[0] x g[1] within the device's limit per
  * dimension; fails naming op when even that grid is too small. */
 pxl_status pxl_op_grid(pxl_ctx *ctx, const char *op, uint64_t groups, uint32_t g[2]);
-/* Fails naming op when t is larger than one storage binding may be. */
-pxl_status pxl_op_check_binding(pxl_ctx *ctx, const char *op, const pxl_tensor *t);
 
 /* The K-quant codecs (kquant.c); n is a multiple of 256, sizes checked by the caller. */
 void pxl_q4k_quantize(const float *x, int64_t n, uint8_t *o);

@@ -518,19 +518,22 @@ pxl_status pxl_check_vec(pxl_ctx *ctx, const char *op, const char *name, const p
 /* ---- dispatch ---------------------------------------------------------------------- */
 
 /* Alignment of bound offsets: the device's, and at least 16 bytes so that
- * vec4 arrays start on a vec4. */
+ * vec4 arrays start on a vec4. A power of two (WebGPU requires it of the
+ * device limit; src/gpu/device.c refuses an adapter that breaks it), so the
+ * offset arithmetic below is masks and shifts: this runs for every tensor
+ * of every op call. */
 static size_t bind_align(pxl_ctx *ctx) {
     size_t a = pxl_gpu_get_info(ctx)->min_storage_offset_alignment;
     return a < 16 ? 16 : a;
 }
 
-/* off[] units: elements of 4 or 2 bytes, or bytes for the block formats. */
-static size_t off_unit(pxl_dtype t) {
-    return t == PXL_F16 ? 2 : pxl_dtype_is_quantized(t) ? 1 : 4;
+/* off[] units as a shift: elements of 4 or 2 bytes, or bytes for the block formats. */
+static unsigned off_shift(pxl_dtype t) {
+    return t == PXL_F32 ? 2u : t == PXL_F16 ? 1u : pxl_dtype_is_quantized(t) ? 0u : 2u;
 }
 
 uint32_t pxl_op_offset(pxl_ctx *ctx, const pxl_tensor *t) {
-    return (uint32_t)(t->offset % bind_align(ctx) / off_unit(t->dtype));
+    return (uint32_t)((t->offset & (bind_align(ctx) - 1)) >> off_shift(t->dtype));
 }
 
 static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
@@ -538,15 +541,20 @@ static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
 pxl_status pxl_op_bind(pxl_ctx *ctx, const char *op, const pxl_tensor *const *tensors, size_t n,
                        uint32_t writes, uint32_t vec4, pxl_op_bindings *out) {
     if (n > PXL_OP_MAX_TENSORS) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: too many tensors", op);
-    size_t align = bind_align(ctx);
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+    size_t align = gi->min_storage_offset_alignment < 16 ? 16 : gi->min_storage_offset_alignment;
+    uint64_t max_binding = gi->max_storage_binding_size;
     pxl_status s;
     out->n = n;
     for (size_t i = 0; i < n; i++) {
         const pxl_tensor *t = tensors[i];
-        if ((s = pxl_op_check_binding(ctx, op, t)) != PXL_OK) return s;
-        size_t base = t->offset / align * align, rem = t->offset - base;
+        if (round16((t->offset & (align - 1)) + t->bytes) > max_binding)
+            return pxl_fail(ctx, PXL_ERR_UNSUPPORTED,
+                            "%s: a tensor of %zu bytes exceeds the device's storage binding limit (%llu)", op,
+                            t->bytes, (unsigned long long)max_binding);
+        size_t base = t->offset & ~(align - 1), rem = t->offset - base;
         out->b[i] = (pxl_binding){(uint32_t)i, t->buf, base, round16(rem + t->bytes)};
-        out->off[i] = (uint32_t)(rem / off_unit(t->dtype));
+        out->off[i] = (uint32_t)(rem >> off_shift(t->dtype));
     }
     for (size_t i = 0; i < n; i++) { /* outputs against outputs */
         if (!(writes >> i & 1u)) continue;
@@ -573,7 +581,7 @@ pxl_status pxl_op_bind(pxl_ctx *ctx, const char *op, const pxl_tensor *const *te
         if ((s = pxl_recorder_scratch(rec, round16(size), &scratch)) != PXL_OK) return s;
         if ((s = pxl_recorder_copy(rec, t->buf, lo, scratch, 0, size)) != PXL_OK) return s;
         out->b[i] = (pxl_binding){(uint32_t)i, scratch, 0, round16(size)};
-        out->off[i] = (uint32_t)(rem / off_unit(t->dtype));
+        out->off[i] = (uint32_t)(rem >> off_shift(t->dtype));
     }
     return PXL_OK;
 }
@@ -613,13 +621,6 @@ pxl_status pxl_op_grid(pxl_ctx *ctx, const char *op, uint64_t groups, uint32_t g
     return PXL_OK;
 }
 
-pxl_status pxl_op_check_binding(pxl_ctx *ctx, const char *op, const pxl_tensor *t) {
-    uint64_t max = pxl_gpu_get_info(ctx)->max_storage_binding_size;
-    if (round16(t->offset % bind_align(ctx) + t->bytes) > max)
-        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: a tensor of %zu bytes exceeds the device's storage binding limit (%llu)",
-                        op, t->bytes, (unsigned long long)max);
-    return PXL_OK;
-}
 
 typedef struct {
     int64_t n, chunk;
