@@ -167,6 +167,97 @@ PXL_API pxl_status pxl_gguf_writer_write(pxl_gguf_writer *w, const char *path);
 /* Or into memory: *data allocated with pxl_alloc (free with pxl_free). */
 PXL_API pxl_status pxl_gguf_writer_to_memory(pxl_gguf_writer *w, uint8_t **data, size_t *size);
 
+/* ==== Models ============================================================================ */
+
+/*
+ * A llama-family model loaded from a GGUF file onto the context's backend.
+ * Architectures: "llama" (Llama 2/3, TinyLlama, Mistral, SmolLM, llama2.c
+ * exports) and "qwen2" (llama with Q/K/V biases). Every hyperparameter comes
+ * from the metadata; any other architecture, a missing tensor, a shape that
+ * does not match the metadata, or a weight type pxl has no kernel for fails
+ * at load with a message naming it.
+ *
+ * CPU: the weights are used in place in the file's mapping (the pxl_gguf must
+ * outlive the model). GPU: every weight is uploaded once in its GGUF type;
+ * the KV cache and activations live on the GPU and only logits come back.
+ */
+typedef struct pxl_llm pxl_llm;
+
+/* Zero-initialised (or NULL) means the defaults. */
+typedef struct pxl_llm_options {
+    uint32_t n_ctx;   /* KV cache positions; 0: the trained context, at most 4096 */
+    uint32_t n_batch; /* most tokens per forward pass (prefill chunk); 0: 512 */
+} pxl_llm_options;
+
+typedef struct pxl_llm_info {
+    const char *arch; /* "llama" or "qwen2" */
+    const char *name; /* general.name, or "" */
+    int64_t n_vocab, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff;
+    int64_t n_ctx_train; /* {arch}.context_length */
+    int64_t n_ctx;       /* the KV cache's capacity */
+    int64_t n_batch;
+    float rope_base, rope_freq_scale, norm_eps;
+    int rope_halves;     /* 1: pairs (i, i + d/2) (qwen2); 0: adjacent pairs (llama) */
+    int tied_output;     /* 1: no output.weight, the token embedding is used */
+    uint64_t weight_bytes;   /* the weights as stored */
+    uint64_t kv_cache_bytes; /* the KV cache (f32) */
+} pxl_llm_info;
+
+/* Loads a model; on a GPU context uploads its weights (with a progress bar on
+ * stderr when it is a terminal). Fails with PXL_ERR_UNSUPPORTED for an
+ * architecture or weight type that pxl cannot run, PXL_ERR_FORMAT for
+ * missing tensors or mismatched shapes, PXL_ERR_INVALID_ARG for an n_ctx
+ * beyond the trained context. The caller frees it with pxl_llm_free; g must
+ * outlive it. */
+PXL_API pxl_status pxl_llm_load(pxl_ctx *ctx, const pxl_gguf *g, const pxl_llm_options *opts, pxl_llm **out);
+PXL_API void pxl_llm_free(pxl_llm *m);
+PXL_API const pxl_llm_info *pxl_llm_get_info(const pxl_llm *m);
+
+/*
+ * Runs n tokens (1 <= n, n_past + n <= n_ctx) at positions n_past .. n_past +
+ * n - 1, appending their keys and values to the cache, in chunks of at most
+ * n_batch. logits: NULL, or room for n_vocab floats (the last token's
+ * logits), or with all_logits = 1 room for n * n_vocab floats (every token's,
+ * row by row, for perplexity). A prompt that does not fit fails with
+ * PXL_ERR_INVALID_ARG and changes nothing.
+ */
+PXL_API pxl_status pxl_llm_eval(pxl_llm *m, const int32_t *ids, size_t n, float *logits, int all_logits);
+/* Positions in the KV cache so far. */
+PXL_API int64_t pxl_llm_n_past(const pxl_llm *m);
+/* Forgets cached positions from n_past on (0: start over). */
+PXL_API pxl_status pxl_llm_rewind(pxl_llm *m, int64_t n_past);
+
+/* ==== Sampling =========================================================================== */
+
+/*
+ * Zero-initialised means greedy with no penalties. Applied in llama.cpp's
+ * order: penalties over the last repeat_last_n tokens, top-k, top-p, min-p,
+ * temperature, then a draw from the seeded generator. temperature <= 0 is
+ * greedy (the first largest logit). The same seed and logits give the same
+ * tokens on every machine.
+ */
+typedef struct pxl_sampler_options {
+    float temperature;
+    int32_t top_k;          /* <= 0: off */
+    float top_p;            /* 0 or >= 1: off */
+    float min_p;            /* <= 0: off */
+    float repeat_penalty;   /* 0 or 1: off */
+    int32_t repeat_last_n;  /* 0: 64; -1: the whole history */
+    float frequency_penalty, presence_penalty;
+    uint64_t seed;
+} pxl_sampler_options;
+
+typedef struct pxl_sampler pxl_sampler;
+PXL_API pxl_status pxl_sampler_create(pxl_ctx *ctx, int64_t n_vocab, const pxl_sampler_options *opts,
+                                      pxl_sampler **out);
+PXL_API void pxl_sampler_free(pxl_sampler *s);
+/* Picks a token from n_vocab logits (modified in place). */
+PXL_API pxl_status pxl_sampler_sample(pxl_sampler *s, float *logits, int32_t *token);
+/* Adds a token to the history the penalties look at (prompt tokens, and
+ * every sampled token: pxl_sampler_sample does not add it). */
+PXL_API void pxl_sampler_accept(pxl_sampler *s, int32_t token);
+PXL_API void pxl_sampler_reset(pxl_sampler *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,37 @@
+/* Internal: the model's layout (model.c). Not installed. */
+#ifndef PXL_LLM_MODEL_H
+#define PXL_LLM_MODEL_H
+
+#include "../core/internal.h"
+#include "pxl/llm.h"
+
+typedef struct pxl_llm_layer {
+    pxl_tensor *attn_norm, *ffn_norm;           /* [E] f32 */
+    pxl_tensor *wq, *wk, *wv, *wo;              /* [Hq*D, E], [Hkv*D, E] x2, [E, Hq*D]: GGUF types */
+    pxl_tensor *bq, *bk, *bv;                   /* qwen2's biases, else NULL */
+    pxl_tensor *wg, *wu, *wd;                   /* [F, E] x2, [E, F] */
+    pxl_tensor *cache_k, *cache_v;              /* [C, Hkv, D] f32 */
+} pxl_llm_layer;
+
+struct pxl_llm {
+    pxl_ctx *ctx;
+    const pxl_gguf *g;
+    pxl_llm_info info;
+    char arch[32], name[128];
+    pxl_tensor *tok_embd, *output_norm, *output; /* output NULL: tied to tok_embd */
+    pxl_llm_layer *layers;
+    /* activations for up to n_batch tokens */
+    pxl_tensor *ids;                    /* [B] i32 */
+    pxl_tensor *x, *h;                  /* [B, E] */
+    pxl_tensor *q, *k, *att;            /* [B, Hq*D], [B, Hkv*D], [B, Hq*D] */
+    pxl_tensor *gate, *up;              /* [B, F] */
+    pxl_tensor *logits1, *logits_all;   /* [1, V]; [B, V] made on first use */
+    int64_t n_past;
+    pxl_progress *progress;
+    uint64_t n_loaded;
+};
+
+/* The pxl dtype of a ggml type pxl's kernels run; 0 when there is none. */
+int pxl_llm_dtype_of(uint32_t ggml_type, pxl_dtype *out);
+
+#endif

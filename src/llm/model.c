@@ -1,0 +1,473 @@
+/*
+ * llama-family models on the ops of pxl/ops.h: loading from a GGUF file
+ * (hyperparameters from the metadata, every tensor checked against them) and
+ * the forward pass.
+ *
+ * Shapes (llama2.c style; E = n_embd, Hq/Hkv heads of D, F = n_ff, V = vocab,
+ * T = tokens in this pass, C = the cache's capacity):
+ *
+ *   x = tok_embd[ids]                          [T, E]
+ *   per layer:
+ *     h = rmsnorm(x) * attn_norm               [T, E]
+ *     q = h Wq^T (+ bq)                        [T, Hq*D]  -> rope -> [T, Hq, D]
+ *     k = h Wk^T (+ bk)                        [T, Hkv*D] -> rope -> cache_k[n_past : n_past+T]
+ *     v = h Wv^T (+ bv)                        [T, Hkv*D] ->         cache_v[n_past : n_past+T]
+ *     a = attention(q, cache_k, cache_v)       [T, Hq, D] (causal, grouped-query)
+ *     x = x + a Wo^T                           [T, E]
+ *     h = rmsnorm(x) * ffn_norm
+ *     x = x + (silu(h Wg^T) * (h Wu^T)) Wd^T   [T, F] -> [T, E]
+ *   logits = rmsnorm(x) * output_norm . Wout^T [T or 1, V]
+ *
+ * GGUF stores a weight of N outputs over K inputs with ne = [K, N], which is
+ * pxl's [N, K] with trans_b. K and V rows go straight into the cache: RoPE
+ * writes k into its cache slice, and the V product writes into its slice.
+ */
+#include "llm_model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- metadata ---------------------------------------------------------------------- */
+
+static pxl_status meta_int(pxl_llm *m, const char *suffix, int required, int64_t def, int64_t *out) {
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", m->info.arch, suffix);
+    int64_t i = pxl_gguf_find_key(m->g, key);
+    if (i < 0) {
+        if (required) return pxl_fail(m->ctx, PXL_ERR_FORMAT, "model: the metadata has no '%s'", key);
+        *out = def;
+        return PXL_OK;
+    }
+    pxl_status s = pxl_gguf_kv_int(m->g, (size_t)i, out);
+    if (s != PXL_OK) return s;
+    if (*out < 0 || *out > ((int64_t)1 << 31))
+        return pxl_fail(m->ctx, PXL_ERR_FORMAT, "model: '%s' = %lld is out of range", key, (long long)*out);
+    return PXL_OK;
+}
+
+static pxl_status meta_float(pxl_llm *m, const char *suffix, double def, float *out) {
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", m->info.arch, suffix);
+    int64_t i = pxl_gguf_find_key(m->g, key);
+    if (i < 0) {
+        *out = (float)def;
+        return PXL_OK;
+    }
+    double v;
+    pxl_status s = pxl_gguf_kv_float(m->g, (size_t)i, &v);
+    if (s != PXL_OK) return s;
+    if (!isfinite(v)) return pxl_fail(m->ctx, PXL_ERR_FORMAT, "model: '%s' is not finite", key);
+    *out = (float)v;
+    return PXL_OK;
+}
+
+/* A string value copied into buf ("" when absent). */
+static pxl_status meta_string(pxl_llm *m, const char *key, char *buf, size_t cap) {
+    buf[0] = 0;
+    int64_t i = pxl_gguf_find_key(m->g, key);
+    if (i < 0) return PXL_OK;
+    const char *s;
+    size_t len;
+    pxl_status st = pxl_gguf_kv_string(m->g, (size_t)i, &s, &len);
+    if (st != PXL_OK) return st;
+    if (len >= cap) len = cap - 1;
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    return PXL_OK;
+}
+
+/* ---- weights ----------------------------------------------------------------------- */
+
+int pxl_llm_dtype_of(uint32_t ggml_type, pxl_dtype *out) {
+    switch (ggml_type) {
+    case PXL_GGML_F32: *out = PXL_F32; return 1;
+    case PXL_GGML_F16: *out = PXL_F16; return 1;
+    case PXL_GGML_Q8_0: *out = PXL_Q8_0; return 1;
+    case PXL_GGML_Q4_0: *out = PXL_Q4_0; return 1;
+    case PXL_GGML_Q4_K: *out = PXL_Q4_K; return 1;
+    case PXL_GGML_Q6_K: *out = PXL_Q6_K; return 1;
+    default: return 0;
+    }
+}
+
+/*
+ * The tensor `name` as a pxl tensor of shape [ne1, ne0] (or [ne0] when ne1
+ * is 0), checked against the GGUF file: present (unless optional), exactly
+ * that shape, a type pxl runs (F32 only when f32_only). On a CPU context the
+ * tensor wraps the mapping; on a GPU it is created and uploaded.
+ */
+static pxl_status weight(pxl_llm *m, const char *name, int64_t ne0, int64_t ne1, int f32_only, int optional,
+                         pxl_tensor **out) {
+    *out = NULL;
+    int64_t i = pxl_gguf_find_tensor(m->g, name);
+    if (i < 0) {
+        if (optional) return PXL_OK;
+        return pxl_fail(m->ctx, PXL_ERR_FORMAT, "model: tensor '%s' is missing", name);
+    }
+    const pxl_gguf_tensor *t = pxl_gguf_tensor_at(m->g, (size_t)i);
+    int nd = ne1 ? 2 : 1;
+    int ok = t->ne[0] == ne0 && (nd == 1 ? t->ndim == 1 || (t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1)
+                                         : t->ne[1] == ne1 && t->ne[2] == 1 && t->ne[3] == 1);
+    if (!ok)
+        return pxl_fail(m->ctx, PXL_ERR_FORMAT,
+                        "model: tensor '%s' has shape [%lld, %lld, %lld, %lld]; the metadata says [%lld, %lld]",
+                        name, (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2],
+                        (long long)t->ne[3], (long long)ne0, (long long)(ne1 ? ne1 : 1));
+    pxl_dtype dt;
+    if (!pxl_llm_dtype_of(t->type, &dt) || (f32_only && dt != PXL_F32))
+        return pxl_fail(m->ctx, PXL_ERR_UNSUPPORTED, "model: tensor '%s' has type %s, which pxl cannot run%s", name,
+                        pxl_ggml_type_name(t->type), f32_only ? " here (F32 expected)" : "");
+    int64_t shape[2] = {ne1 ? ne1 : ne0, ne0};
+    int64_t *sh = ne1 ? shape : shape + 1;
+    pxl_status s;
+    if (pxl_ctx_backend(m->ctx) == PXL_BACKEND_GPU) {
+        s = pxl_tensor_create(m->ctx, dt, nd, sh, out);
+        if (s == PXL_OK) s = pxl_tensor_write(m->ctx, *out, t->data, (size_t)t->bytes);
+    } else {
+        s = pxl_tensor_wrap(m->ctx, dt, nd, sh, t->data, (size_t)t->bytes, out);
+    }
+    if (s != PXL_OK) {
+        pxl_tensor_free(*out);
+        *out = NULL;
+        return s;
+    }
+    m->info.weight_bytes += t->bytes;
+    m->n_loaded++;
+    if (m->progress) pxl_progress_update(m->progress, m->n_loaded);
+    return PXL_OK;
+}
+
+static pxl_status load_weights(pxl_llm *m) {
+    const pxl_llm_info *I = &m->info;
+    int64_t E = I->n_embd, Dq = I->n_head * I->head_dim, Dkv = I->n_head_kv * I->head_dim, F = I->n_ff;
+    pxl_status s = weight(m, "token_embd.weight", E, I->n_vocab, 0, 0, &m->tok_embd);
+    if (s == PXL_OK) s = weight(m, "output_norm.weight", E, 0, 1, 0, &m->output_norm);
+    if (s == PXL_OK) s = weight(m, "output.weight", E, I->n_vocab, 0, 1, &m->output);
+    if (s != PXL_OK) return s;
+    m->info.tied_output = m->output == NULL;
+    int qkv_bias = !strcmp(I->arch, "qwen2");
+    for (int64_t l = 0; l < I->n_layer && s == PXL_OK; l++) {
+        pxl_llm_layer *L = &m->layers[l];
+        char n[96];
+#define W(field, suffix, ne0, ne1, f32only, opt)                                                          \
+    if (s == PXL_OK) {                                                                                    \
+        snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, suffix);                                       \
+        s = weight(m, n, ne0, ne1, f32only, opt, &L->field);                                              \
+    }
+        W(attn_norm, "attn_norm.weight", E, 0, 1, 0)
+        W(wq, "attn_q.weight", E, Dq, 0, 0)
+        W(wk, "attn_k.weight", E, Dkv, 0, 0)
+        W(wv, "attn_v.weight", E, Dkv, 0, 0)
+        W(wo, "attn_output.weight", Dq, E, 0, 0)
+        W(bq, "attn_q.bias", Dq, 0, 1, !qkv_bias)
+        W(bk, "attn_k.bias", Dkv, 0, 1, !qkv_bias)
+        W(bv, "attn_v.bias", Dkv, 0, 1, !qkv_bias)
+        W(ffn_norm, "ffn_norm.weight", E, 0, 1, 0)
+        W(wg, "ffn_gate.weight", E, F, 0, 0)
+        W(wu, "ffn_up.weight", E, F, 0, 0)
+        W(wd, "ffn_down.weight", F, E, 0, 0)
+#undef W
+    }
+    return s;
+}
+
+/* ---- activations and cache ----------------------------------------------------------- */
+
+static pxl_status make(pxl_llm *m, pxl_dtype dt, int nd, int64_t d0, int64_t d1, int64_t d2, pxl_tensor **out) {
+    int64_t shape[3] = {d0, d1, d2};
+    return pxl_tensor_create(m->ctx, dt, nd, shape, out);
+}
+
+static pxl_status alloc_state(pxl_llm *m) {
+    const pxl_llm_info *I = &m->info;
+    int64_t B = I->n_batch, E = I->n_embd, D = I->head_dim;
+    int64_t Dq = I->n_head * D, Dkv = I->n_head_kv * D, F = I->n_ff;
+    pxl_status s = make(m, PXL_I32, 1, B, 0, 0, &m->ids);
+    if (s == PXL_OK) s = make(m, PXL_F32, 2, B, E, 0, &m->x);
+    if (s == PXL_OK) s = make(m, PXL_F32, 2, B, E, 0, &m->h);
+    if (s == PXL_OK) s = make(m, PXL_F32, 2, B, Dq, 0, &m->q);
+    if (s == PXL_OK) s = make(m, PXL_F32, 2, B, Dkv, 0, &m->k);
+    if (s == PXL_OK) s = make(m, PXL_F32, 2, B, Dq, 0, &m->att);
+    if (s == PXL_OK) s = make(m, PXL_F32, 2, B, F, 0, &m->gate);
+    if (s == PXL_OK) s = make(m, PXL_F32, 2, B, F, 0, &m->up);
+    if (s == PXL_OK) s = make(m, PXL_F32, 2, 1, I->n_vocab, 0, &m->logits1);
+    for (int64_t l = 0; l < I->n_layer && s == PXL_OK; l++) {
+        s = make(m, PXL_F32, 3, I->n_ctx, I->n_head_kv, D, &m->layers[l].cache_k);
+        if (s == PXL_OK) s = make(m, PXL_F32, 3, I->n_ctx, I->n_head_kv, D, &m->layers[l].cache_v);
+    }
+    m->info.kv_cache_bytes = (uint64_t)I->n_layer * 2u * (uint64_t)I->n_ctx * (uint64_t)Dkv * 4u;
+    return s;
+}
+
+/* ---- load / free ----------------------------------------------------------------------- */
+
+void pxl_llm_free(pxl_llm *m) {
+    if (!m) return;
+    pxl_tensor *ts[] = {m->tok_embd, m->output_norm, m->output, m->ids, m->x, m->h, m->q, m->k,
+                        m->att, m->gate, m->up, m->logits1, m->logits_all};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) pxl_tensor_free(ts[i]);
+    if (m->layers) {
+        for (int64_t l = 0; l < m->info.n_layer; l++) {
+            pxl_llm_layer *L = &m->layers[l];
+            pxl_tensor *lt[] = {L->attn_norm, L->wq, L->wk, L->wv, L->wo, L->bq, L->bk, L->bv,
+                                L->ffn_norm, L->wg, L->wu, L->wd, L->cache_k, L->cache_v};
+            for (size_t i = 0; i < sizeof lt / sizeof lt[0]; i++) pxl_tensor_free(lt[i]);
+        }
+    }
+    pxl_free(m->ctx, m->layers);
+    pxl_free(m->ctx, m);
+}
+
+static pxl_status read_hparams(pxl_llm *m, const pxl_llm_options *o) {
+    pxl_llm_info *I = &m->info;
+    pxl_status s = meta_string(m, "general.architecture", m->arch, sizeof m->arch);
+    if (s != PXL_OK) return s;
+    if (!m->arch[0]) return pxl_fail(m->ctx, PXL_ERR_FORMAT, "model: the metadata has no 'general.architecture'");
+    if (strcmp(m->arch, "llama") != 0 && strcmp(m->arch, "qwen2") != 0)
+        return pxl_fail(m->ctx, PXL_ERR_UNSUPPORTED,
+                        "model: architecture '%s' is not supported (pxl runs llama and qwen2)", m->arch);
+    I->arch = m->arch;
+    if ((s = meta_string(m, "general.name", m->name, sizeof m->name)) != PXL_OK) return s;
+    I->name = m->name;
+    if ((s = meta_int(m, "embedding_length", 1, 0, &I->n_embd)) != PXL_OK) return s;
+    if ((s = meta_int(m, "block_count", 1, 0, &I->n_layer)) != PXL_OK) return s;
+    if ((s = meta_int(m, "feed_forward_length", 1, 0, &I->n_ff)) != PXL_OK) return s;
+    if ((s = meta_int(m, "attention.head_count", 1, 0, &I->n_head)) != PXL_OK) return s;
+    if ((s = meta_int(m, "attention.head_count_kv", 0, I->n_head, &I->n_head_kv)) != PXL_OK) return s;
+    if ((s = meta_int(m, "context_length", 1, 0, &I->n_ctx_train)) != PXL_OK) return s;
+    if (I->n_embd < 1 || I->n_layer < 1 || I->n_ff < 1 || I->n_head < 1 || I->n_head_kv < 1 ||
+        I->n_ctx_train < 1)
+        return pxl_fail(m->ctx, PXL_ERR_FORMAT, "model: a zero size in the metadata (embedding %lld, blocks %lld, "
+                        "feed-forward %lld, heads %lld/%lld, context %lld)", (long long)I->n_embd,
+                        (long long)I->n_layer, (long long)I->n_ff, (long long)I->n_head, (long long)I->n_head_kv,
+                        (long long)I->n_ctx_train);
+    if (I->n_embd % I->n_head || I->n_head % I->n_head_kv)
+        return pxl_fail(m->ctx, PXL_ERR_FORMAT,
+                        "model: %lld heads do not divide the embedding of %lld, or %lld KV heads the heads",
+                        (long long)I->n_head, (long long)I->n_embd, (long long)I->n_head_kv);
+    int64_t key_len, rope_dims;
+    if ((s = meta_int(m, "attention.key_length", 0, I->n_embd / I->n_head, &key_len)) != PXL_OK) return s;
+    int64_t val_len;
+    if ((s = meta_int(m, "attention.value_length", 0, key_len, &val_len)) != PXL_OK) return s;
+    if (key_len != val_len || key_len < 2 || key_len % 2)
+        return pxl_fail(m->ctx, PXL_ERR_UNSUPPORTED, "model: key length %lld and value length %lld (pxl needs "
+                        "equal, even lengths)", (long long)key_len, (long long)val_len);
+    I->head_dim = key_len;
+    if ((s = meta_int(m, "rope.dimension_count", 0, key_len, &rope_dims)) != PXL_OK) return s;
+    if (rope_dims != key_len)
+        return pxl_fail(m->ctx, PXL_ERR_UNSUPPORTED, "model: RoPE over %lld of %lld head dimensions is not supported",
+                        (long long)rope_dims, (long long)key_len);
+    if ((s = meta_float(m, "rope.freq_base", 10000.0, &I->rope_base)) != PXL_OK) return s;
+    if (!(I->rope_base >= 1.0f)) return pxl_fail(m->ctx, PXL_ERR_FORMAT, "model: RoPE base %g < 1", (double)I->rope_base);
+    if ((s = meta_float(m, "attention.layer_norm_rms_epsilon", 1e-5, &I->norm_eps)) != PXL_OK) return s;
+    if (!(I->norm_eps > 0.0f)) return pxl_fail(m->ctx, PXL_ERR_FORMAT, "model: RMS norm epsilon %g", (double)I->norm_eps);
+    char scaling[32], key[96];
+    snprintf(key, sizeof key, "%s.rope.scaling.type", m->arch);
+    if ((s = meta_string(m, key, scaling, sizeof scaling)) != PXL_OK) return s;
+    I->rope_freq_scale = 1.0f;
+    if (scaling[0] && strcmp(scaling, "none") != 0) {
+        /* llama3-style factors come as the tensor rope_freqs.weight; linear
+         * scaling as a factor. Neither is implemented yet: refuse rather than
+         * run with the wrong positions. */
+        return pxl_fail(m->ctx, PXL_ERR_UNSUPPORTED, "model: RoPE scaling '%s' is not supported yet", scaling);
+    }
+    if (pxl_gguf_find_tensor(m->g, "rope_freqs.weight") >= 0)
+        return pxl_fail(m->ctx, PXL_ERR_UNSUPPORTED,
+                        "model: RoPE frequency factors (rope_freqs.weight, llama3 scaling) are not supported yet");
+    I->rope_halves = !strcmp(m->arch, "qwen2");
+    /* vocabulary: the embedding's rows */
+    int64_t te = pxl_gguf_find_tensor(m->g, "token_embd.weight");
+    if (te < 0) return pxl_fail(m->ctx, PXL_ERR_FORMAT, "model: tensor 'token_embd.weight' is missing");
+    I->n_vocab = pxl_gguf_tensor_at(m->g, (size_t)te)->ne[1];
+    int64_t vs;
+    if ((s = meta_int(m, "vocab_size", 0, I->n_vocab, &vs)) != PXL_OK) return s;
+    if (vs != I->n_vocab)
+        return pxl_fail(m->ctx, PXL_ERR_FORMAT, "model: '%s.vocab_size' = %lld but token_embd.weight has %lld rows",
+                        m->arch, (long long)vs, (long long)I->n_vocab);
+    /* context and batch */
+    int64_t n_ctx = o && o->n_ctx ? (int64_t)o->n_ctx : (I->n_ctx_train < 4096 ? I->n_ctx_train : 4096);
+    if (n_ctx > I->n_ctx_train)
+        return pxl_fail(m->ctx, PXL_ERR_INVALID_ARG, "model: a context of %lld is beyond the %lld the model was "
+                        "trained for", (long long)n_ctx, (long long)I->n_ctx_train);
+    I->n_ctx = n_ctx;
+    int64_t nb = o && o->n_batch ? (int64_t)o->n_batch : 512;
+    I->n_batch = nb < n_ctx ? nb : n_ctx;
+    return PXL_OK;
+}
+
+pxl_status pxl_llm_load(pxl_ctx *ctx, const pxl_gguf *g, const pxl_llm_options *opts, pxl_llm **out) {
+    PXL_REQUIRE_CTX(ctx);
+    PXL_REQUIRE(ctx, "pxl_llm_load", g);
+    PXL_REQUIRE(ctx, "pxl_llm_load", out);
+    pxl_llm *m = pxl_calloc(ctx, 1, sizeof *m);
+    if (!m) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
+    m->ctx = ctx;
+    m->g = g;
+    pxl_status s = read_hparams(m, opts);
+    if (s == PXL_OK) {
+        m->layers = pxl_calloc(ctx, (size_t)m->info.n_layer, sizeof *m->layers);
+        if (!m->layers) s = pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    if (s == PXL_OK) {
+        uint64_t total = 3 + 12 * (uint64_t)m->info.n_layer;
+        m->progress = pxl_ctx_backend(ctx) == PXL_BACKEND_GPU ? pxl_progress_begin(ctx, "loading", total) : NULL;
+        s = load_weights(m);
+        pxl_progress_end(m->progress);
+        m->progress = NULL;
+    }
+    if (s == PXL_OK) s = alloc_state(m);
+    if (s == PXL_OK) s = pxl_finish(ctx);
+    if (s != PXL_OK) {
+        pxl_llm_free(m);
+        return s;
+    }
+    *out = m;
+    return PXL_OK;
+}
+
+const pxl_llm_info *pxl_llm_get_info(const pxl_llm *m) { return m ? &m->info : NULL; }
+int64_t pxl_llm_n_past(const pxl_llm *m) { return m ? m->n_past : 0; }
+
+pxl_status pxl_llm_rewind(pxl_llm *m, int64_t n_past) {
+    if (!m) return PXL_ERR_INVALID_ARG;
+    if (n_past < 0 || n_past > m->n_past)
+        return pxl_fail(m->ctx, PXL_ERR_INVALID_ARG, "pxl_llm_rewind: %lld is outside [0, %lld]", (long long)n_past,
+                        (long long)m->n_past);
+    m->n_past = n_past;
+    return PXL_OK;
+}
+
+/* ---- the forward pass ---------------------------------------------------------------------- */
+
+/* Views made for one pass, freed together. */
+typedef struct {
+    pxl_tensor *t[32];
+    int n;
+} views;
+
+static pxl_status view(pxl_llm *m, views *v, pxl_tensor *base, int nd, int64_t d0, int64_t d1, int64_t d2,
+                       size_t offset, pxl_tensor **out) {
+    if (v->n == (int)(sizeof v->t / sizeof v->t[0]))
+        return pxl_fail(m->ctx, PXL_ERR_INVALID_ARG, "model: too many views in one pass (internal)");
+    int64_t shape[3] = {d0, d1, d2};
+    pxl_status s = pxl_tensor_view(m->ctx, base, nd, shape, offset, out);
+    if (s == PXL_OK) v->t[v->n++] = *out;
+    return s;
+}
+
+static void views_free(views *v) {
+    for (int i = 0; i < v->n; i++) pxl_tensor_free(v->t[i]);
+    v->n = 0;
+}
+
+static pxl_status matmul_t(pxl_llm *m, const pxl_tensor *a, const pxl_tensor *w, pxl_tensor *c) {
+    pxl_matmul_options o = {0, 1, 0.0f, 0.0f};
+    return pxl_matmul(m->ctx, a, w, c, &o);
+}
+
+/* One chunk of T <= n_batch tokens at positions n_past .. n_past + T - 1.
+ * logits: NULL, the last token's row (all_logits 0), or T rows. */
+static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logits, int all_logits) {
+    const pxl_llm_info *I = &m->info;
+    int64_t E = I->n_embd, D = I->head_dim, Hq = I->n_head, Hkv = I->n_head_kv, F = I->n_ff, V = I->n_vocab;
+    int64_t P = m->n_past;
+    pxl_ctx *ctx = m->ctx;
+    views v = {{0}, 0};
+    pxl_tensor *ids, *x, *h, *q, *q3, *k, *k3, *att, *att3, *g, *u;
+    pxl_status s = view(m, &v, m->ids, 1, T, 0, 0, 0, &ids);
+    if (s == PXL_OK) s = view(m, &v, m->x, 2, T, E, 0, 0, &x);
+    if (s == PXL_OK) s = view(m, &v, m->h, 2, T, E, 0, 0, &h);
+    if (s == PXL_OK) s = view(m, &v, m->q, 2, T, Hq * D, 0, 0, &q);
+    if (s == PXL_OK) s = view(m, &v, m->q, 3, T, Hq, D, 0, &q3);
+    if (s == PXL_OK) s = view(m, &v, m->k, 2, T, Hkv * D, 0, 0, &k);
+    if (s == PXL_OK) s = view(m, &v, m->k, 3, T, Hkv, D, 0, &k3);
+    if (s == PXL_OK) s = view(m, &v, m->att, 2, T, Hq * D, 0, 0, &att);
+    if (s == PXL_OK) s = view(m, &v, m->att, 3, T, Hq, D, 0, &att3);
+    if (s == PXL_OK) s = view(m, &v, m->gate, 2, T, F, 0, 0, &g);
+    if (s == PXL_OK) s = view(m, &v, m->up, 2, T, F, 0, 0, &u);
+    if (s == PXL_OK) s = pxl_tensor_write(ctx, ids, tok, (size_t)T * sizeof *tok);
+    if (s == PXL_OK) s = pxl_embedding(ctx, m->tok_embd, ids, x);
+    size_t row_kv = (size_t)(Hkv * D) * sizeof(float);
+    pxl_rope_layout layout = I->rope_halves ? PXL_ROPE_HALVES : PXL_ROPE_ADJACENT;
+    float scale = 1.0f / sqrtf((float)D);
+    for (int64_t l = 0; l < I->n_layer && s == PXL_OK; l++) {
+        pxl_llm_layer *L = &m->layers[l];
+        int mark = v.n;
+        pxl_tensor *ck, *cv;
+        /* this pass's rows of the cache: k after RoPE, v straight from the product */
+        s = view(m, &v, L->cache_k, 3, T, Hkv, D, (size_t)P * row_kv, &ck);
+        if (s == PXL_OK) s = view(m, &v, L->cache_v, 2, T, Hkv * D, 0, (size_t)P * row_kv, &cv);
+        if (s == PXL_OK) s = pxl_rmsnorm(ctx, x, L->attn_norm, h, I->norm_eps);
+        if (s == PXL_OK) s = matmul_t(m, h, L->wq, q);
+        if (s == PXL_OK) s = matmul_t(m, h, L->wk, k);
+        if (s == PXL_OK) s = matmul_t(m, h, L->wv, cv);
+        if (s == PXL_OK && L->bq) s = pxl_add(ctx, q, L->bq, q);
+        if (s == PXL_OK && L->bk) s = pxl_add(ctx, k, L->bk, k);
+        if (s == PXL_OK && L->bv) s = pxl_add(ctx, cv, L->bv, cv);
+        if (s == PXL_OK) s = pxl_rope(ctx, q3, q3, P, I->rope_base, layout);
+        if (s == PXL_OK) s = pxl_rope(ctx, k3, ck, P, I->rope_base, layout);
+        if (s == PXL_OK) s = pxl_attention(ctx, q3, L->cache_k, L->cache_v, att3, P + T, scale);
+        if (s == PXL_OK) s = matmul_t(m, att, L->wo, h);
+        if (s == PXL_OK) s = pxl_add(ctx, x, h, x);
+        if (s == PXL_OK) s = pxl_rmsnorm(ctx, x, L->ffn_norm, h, I->norm_eps);
+        if (s == PXL_OK) s = matmul_t(m, h, L->wg, g);
+        if (s == PXL_OK) s = matmul_t(m, h, L->wu, u);
+        if (s == PXL_OK) s = pxl_swiglu(ctx, g, u, g);
+        if (s == PXL_OK) s = matmul_t(m, g, L->wd, h);
+        if (s == PXL_OK) s = pxl_add(ctx, x, h, x);
+        /* the layer's cache views go now (the others live to the end of the pass) */
+        for (int i = mark; i < v.n; i++) pxl_tensor_free(v.t[i]);
+        v.n = mark;
+    }
+    if (s == PXL_OK && logits) {
+        const pxl_tensor *wout = m->output ? m->output : m->tok_embd;
+        if (all_logits) {
+            if (!m->logits_all) s = make(m, PXL_F32, 2, I->n_batch, V, 0, &m->logits_all);
+            pxl_tensor *la;
+            if (s == PXL_OK) s = view(m, &v, m->logits_all, 2, T, V, 0, 0, &la);
+            if (s == PXL_OK) s = pxl_rmsnorm(ctx, x, m->output_norm, h, I->norm_eps);
+            if (s == PXL_OK) s = matmul_t(m, h, wout, la);
+            if (s == PXL_OK) s = pxl_tensor_read(ctx, la, logits, (size_t)(T * V) * sizeof(float));
+        } else {
+            pxl_tensor *xl, *hl;
+            size_t last = (size_t)((T - 1) * E) * sizeof(float);
+            s = view(m, &v, m->x, 2, 1, E, 0, last, &xl);
+            if (s == PXL_OK) s = view(m, &v, m->h, 2, 1, E, 0, 0, &hl);
+            if (s == PXL_OK) s = pxl_rmsnorm(ctx, xl, m->output_norm, hl, I->norm_eps);
+            if (s == PXL_OK) s = matmul_t(m, hl, wout, m->logits1);
+            if (s == PXL_OK) s = pxl_tensor_read(ctx, m->logits1, logits, (size_t)V * sizeof(float));
+        }
+    }
+    views_free(&v);
+    if (s == PXL_OK) m->n_past = P + T;
+    return s;
+}
+
+pxl_status pxl_llm_eval(pxl_llm *m, const int32_t *ids, size_t n, float *logits, int all_logits) {
+    if (!m) return PXL_ERR_INVALID_ARG;
+    PXL_REQUIRE(m->ctx, "pxl_llm_eval", ids);
+    const pxl_llm_info *I = &m->info;
+    if (n == 0) return pxl_fail(m->ctx, PXL_ERR_INVALID_ARG, "pxl_llm_eval: no tokens");
+    if ((uint64_t)n > (uint64_t)(I->n_ctx - m->n_past))
+        return pxl_fail(m->ctx, PXL_ERR_INVALID_ARG,
+                        "pxl_llm_eval: %zu tokens after %lld do not fit the context of %lld", n,
+                        (long long)m->n_past, (long long)I->n_ctx);
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= I->n_vocab)
+            return pxl_fail(m->ctx, PXL_ERR_INVALID_ARG, "pxl_llm_eval: token %d at %zu is outside the vocabulary "
+                            "of %lld", ids[i], i, (long long)I->n_vocab);
+    int64_t start = m->n_past;
+    pxl_status s = PXL_OK;
+    for (size_t done = 0; done < n && s == PXL_OK;) {
+        size_t T = n - done < (size_t)I->n_batch ? n - done : (size_t)I->n_batch;
+        int last = done + T == n;
+        float *lg = NULL;
+        if (logits && all_logits) lg = logits + done * (size_t)I->n_vocab;
+        else if (logits && last) lg = logits;
+        s = forward(m, ids + done, (int64_t)T, lg, all_logits);
+        done += T;
+    }
+    if (s != PXL_OK) m->n_past = start; /* a failed pass leaves the cache as it was before the call */
+    return s;
+}
