@@ -168,6 +168,18 @@ static pxl_status load_weights(pxl_llm *m) {
         W(wu, "ffn_up.weight", E, F, 0, 0)
         W(wd, "ffn_down.weight", F, E, 0, 0)
 #undef W
+        /* biases as one row [1, N]: pxl_add broadcasts a row over [T, N], and for T = 1 the shapes match */
+        pxl_tensor **bias[3] = {&L->bq, &L->bk, &L->bv};
+        for (int b = 0; b < 3 && s == PXL_OK; b++) {
+            if (!*bias[b]) continue;
+            int64_t row[2] = {1, pxl_tensor_nelem(*bias[b])};
+            pxl_tensor *r;
+            s = pxl_tensor_reshape(m->ctx, *bias[b], 2, row, &r);
+            if (s == PXL_OK) {
+                pxl_tensor_free(*bias[b]);
+                *bias[b] = r;
+            }
+        }
     }
     return s;
 }

@@ -1,0 +1,153 @@
+/*
+ * pxl's forward pass against llama.cpp's, on the same GGUF file.
+ *
+ *   test_llm_ref MODEL.gguf REF.txt cpu|gpu TOL
+ *
+ * REF.txt is what llama.cpp printed for a greedy run (tests/data/llm/make.sh,
+ * through the llbench peer): "prompt_ids: ...", then "step k top5: id:logit
+ * ..." lines, then "gen_ids: ...". The test feeds the same prompt ids, then at
+ * every step:
+ *  - the logits pxl gives the reference's five ids are within TOL of
+ *    llama.cpp's (llama.cpp computes with f16 K/V and, for quantized weights,
+ *    quantized activations; pxl in f32, so TOL is stated per file);
+ *  - pxl's greedy token is llama.cpp's, wherever llama.cpp's own margin
+ *    between its first two candidates exceeds 2 TOL (a closer race could go
+ *    either way within the tolerance and is reported, not failed);
+ * and feeds llama.cpp's token, so one near tie cannot derail later steps.
+ * Exit 0 when all hold, 1 otherwise, 77 when the GPU is asked for and absent.
+ */
+#include "pxl/llm.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXS 64
+
+typedef struct {
+    int32_t prompt[512];
+    int n_prompt;
+    int32_t top_id[MAXS][5];
+    float top_logit[MAXS][5];
+    int n_steps;
+    int32_t gen[MAXS];
+    int n_gen;
+} ref_run;
+
+static int read_ids(const char *s, int32_t *out, int cap) {
+    int n = 0;
+    char *end;
+    for (;;) {
+        long v = strtol(s, &end, 10);
+        if (end == s || n == cap) break;
+        out[n++] = (int32_t)v;
+        s = end;
+    }
+    return n;
+}
+
+static int read_ref(const char *path, ref_run *r) {
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    memset(r, 0, sizeof *r);
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "prompt_ids:", 11)) r->n_prompt = read_ids(line + 11, r->prompt, 512);
+        else if (!strncmp(line, "gen_ids:", 8)) r->n_gen = read_ids(line + 8, r->gen, MAXS);
+        else if (!strncmp(line, "step ", 5) && r->n_steps < MAXS) {
+            char *p = strstr(line, "top5:");
+            if (!p) continue;
+            p += 5;
+            for (int k = 0; k < 5; k++) {
+                char *end;
+                long id = strtol(p, &end, 10);
+                if (end == p || *end != ':') break;
+                p = end + 1;
+                r->top_id[r->n_steps][k] = (int32_t)id;
+                r->top_logit[r->n_steps][k] = strtof(p, &end);
+                p = end;
+            }
+            r->n_steps++;
+        }
+    }
+    fclose(f);
+    return r->n_prompt > 0 && r->n_steps > 0 && r->n_gen == r->n_steps ? 0 : -1;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 5) {
+        fprintf(stderr, "usage: test_llm_ref MODEL.gguf REF.txt cpu|gpu TOL\n");
+        return 2;
+    }
+    ref_run r;
+    if (read_ref(argv[2], &r) != 0) {
+        fprintf(stderr, "cannot read the reference %s\n", argv[2]);
+        return 1;
+    }
+    int gpu = !strcmp(argv[3], "gpu");
+    float tol = strtof(argv[4], NULL);
+    pxl_ctx_options o = pxl_ctx_options_default();
+    o.backend = gpu ? PXL_BACKEND_GPU : PXL_BACKEND_CPU;
+    o.quiet = 1;
+    pxl_ctx *ctx = NULL;
+    if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
+        fprintf(stderr, "no %s context: %s\n", argv[3], ctx ? pxl_ctx_error(ctx) : "");
+        pxl_ctx_free(ctx);
+        return gpu ? 77 : 1;
+    }
+    pxl_gguf *g = NULL;
+    pxl_llm *m = NULL;
+    int fails = 0, races = 0;
+    float worst = 0.0f;
+    if (pxl_gguf_open(ctx, argv[1], &g) != PXL_OK || pxl_llm_load(ctx, g, NULL, &m) != PXL_OK) {
+        fprintf(stderr, "%s: %s\n", argv[1], pxl_ctx_error(ctx));
+        fails = 1;
+        goto done;
+    }
+    int64_t V = pxl_llm_get_info(m)->n_vocab;
+    float *logits = malloc((size_t)V * sizeof *logits);
+    if (!logits) return 1;
+    if (pxl_llm_eval(m, r.prompt, (size_t)r.n_prompt, logits, 0) != PXL_OK) {
+        fprintf(stderr, "eval: %s\n", pxl_ctx_error(ctx));
+        fails = 1;
+    }
+    for (int s = 0; s < r.n_steps && !fails; s++) {
+        int64_t best = 0;
+        for (int64_t i = 1; i < V; i++)
+            if (logits[i] > logits[best]) best = i;
+        for (int k = 0; k < 5; k++) {
+            float d = fabsf(logits[r.top_id[s][k]] - r.top_logit[s][k]);
+            if (d > worst) worst = d;
+            if (!(d <= tol)) {
+                fprintf(stderr, "step %d: logit of %d is %.5f, llama.cpp %.5f (|diff| %.5f > %.5f)\n", s,
+                        r.top_id[s][k], (double)logits[r.top_id[s][k]], (double)r.top_logit[s][k], (double)d,
+                        (double)tol);
+                fails++;
+            }
+        }
+        float margin = r.top_logit[s][0] - r.top_logit[s][1];
+        if (best != r.gen[s]) {
+            if (margin > 2.0f * tol) {
+                fprintf(stderr, "step %d: greedy token %lld, llama.cpp %d (its margin %.4f)\n", s, (long long)best,
+                        r.gen[s], (double)margin);
+                fails++;
+            } else {
+                races++;
+            }
+        }
+        if (s + 1 < r.n_steps && pxl_llm_eval(m, &r.gen[s], 1, logits, 0) != PXL_OK) {
+            fprintf(stderr, "eval: %s\n", pxl_ctx_error(ctx));
+            fails++;
+        }
+    }
+    free(logits);
+    printf("%s on %s: %d prompt tokens, %d steps, largest |logit diff| %.5f (tolerance %.5f), %d near ties "
+           "decided otherwise, %d failures\n",
+           argv[1], argv[3], r.n_prompt, r.n_steps, (double)worst, (double)tol, races, fails);
+done:
+    pxl_llm_free(m);
+    pxl_gguf_free(g);
+    pxl_ctx_free(ctx);
+    return fails ? 1 : 0;
+}
