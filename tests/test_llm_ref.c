@@ -1,20 +1,25 @@
 /*
  * pxl's forward pass against llama.cpp's, on the same GGUF file.
  *
- *   test_llm_ref MODEL.gguf REF.txt cpu|gpu TOL
+ *   test_llm_ref MODEL.gguf REF.txt cpu|gpu TOL [N_BATCH]
  *
  * REF.txt is what llama.cpp printed for a greedy run (tests/data/llm/make.sh,
  * through the llbench peer): "prompt_ids: ...", then "step k top5: id:logit
  * ..." lines, then "gen_ids: ...". The test feeds the same prompt ids, then at
- * every step:
- *  - the logits pxl gives the reference's five ids are within TOL of
- *    llama.cpp's (llama.cpp computes with f16 K/V and, for quantized weights,
- *    quantized activations; pxl in f32, so TOL is stated per file);
- *  - pxl's greedy token is llama.cpp's, wherever llama.cpp's own margin
- *    between its first two candidates exceeds 2 TOL (a closer race could go
- *    either way within the tolerance and is reported, not failed);
- * and feeds llama.cpp's token, so one near tie cannot derail later steps.
- * Exit 0 when all hold, 1 otherwise, 77 when the GPU is asked for and absent.
+ * every step checks that the logits pxl gives the reference's five ids are
+ * within TOL of llama.cpp's (llama.cpp keeps K/V in f16 and, for quantized
+ * weights, quantizes the activations too; pxl computes in f32, so TOL is
+ * stated per file), and counts the steps where pxl's greedy token is not
+ * llama.cpp's; then it feeds llama.cpp's token, so that one near tie cannot
+ * derail the later steps.
+ *
+ *   test_llm_ref MODEL.gguf REF.txt cpu|gpu TOL [MISMATCHES [N_BATCH]]
+ *
+ * Passes when every logit is within TOL and at most MISMATCHES (default 0)
+ * greedy tokens differ. N_BATCH (default: the model's) splits the prompt
+ * into passes of that many tokens, to check a chunked prefill. Exit 77 when
+ * the GPU is asked for and there is none. PXL_DUMP_LOGITS=FILE writes the
+ * first step's logits as raw f32 (for bench/peers comparisons).
  */
 #include "pxl/llm.h"
 
@@ -98,9 +103,11 @@ int main(int argc, char **argv) {
     }
     pxl_gguf *g = NULL;
     pxl_llm *m = NULL;
-    int fails = 0, races = 0;
+    int fails = 0;
     float worst = 0.0f;
-    if (pxl_gguf_open(ctx, argv[1], &g) != PXL_OK || pxl_llm_load(ctx, g, NULL, &m) != PXL_OK) {
+    int allowed = argc > 5 ? atoi(argv[5]) : 0, mismatches = 0;
+    pxl_llm_options lo = {0, argc > 6 ? (uint32_t)strtoul(argv[6], NULL, 10) : 0};
+    if (pxl_gguf_open(ctx, argv[1], &g) != PXL_OK || pxl_llm_load(ctx, g, &lo, &m) != PXL_OK) {
         fprintf(stderr, "%s: %s\n", argv[1], pxl_ctx_error(ctx));
         fails = 1;
         goto done;
@@ -126,15 +133,14 @@ int main(int argc, char **argv) {
                 fails++;
             }
         }
-        float margin = r.top_logit[s][0] - r.top_logit[s][1];
         if (best != r.gen[s]) {
-            if (margin > 2.0f * tol) {
-                fprintf(stderr, "step %d: greedy token %lld, llama.cpp %d (its margin %.4f)\n", s, (long long)best,
-                        r.gen[s], (double)margin);
-                fails++;
-            } else {
-                races++;
-            }
+            fprintf(stderr, "step %d: greedy token %lld, llama.cpp %d (llama.cpp's margin %.4f)\n", s,
+                    (long long)best, r.gen[s], (double)(r.top_logit[s][0] - r.top_logit[s][1]));
+            mismatches++;
+        }
+        if (s == 0 && getenv("PXL_DUMP_LOGITS")) {
+            FILE *f = fopen(getenv("PXL_DUMP_LOGITS"), "wb");
+            if (!f || fwrite(logits, sizeof *logits, (size_t)V, f) != (size_t)V || fclose(f) != 0) fails++;
         }
         if (s + 1 < r.n_steps && pxl_llm_eval(m, &r.gen[s], 1, logits, 0) != PXL_OK) {
             fprintf(stderr, "eval: %s\n", pxl_ctx_error(ctx));
@@ -142,9 +148,10 @@ int main(int argc, char **argv) {
         }
     }
     free(logits);
-    printf("%s on %s: %d prompt tokens, %d steps, largest |logit diff| %.5f (tolerance %.5f), %d near ties "
-           "decided otherwise, %d failures\n",
-           argv[1], argv[3], r.n_prompt, r.n_steps, (double)worst, (double)tol, races, fails);
+    if (mismatches > allowed) fails++;
+    printf("%s on %s: %d prompt tokens, %d steps, largest |logit diff| %.5f (tolerance %.5f), %d greedy tokens "
+           "differ (%d allowed), %d failures\n",
+           argv[1], argv[3], r.n_prompt, r.n_steps, (double)worst, (double)tol, mismatches, allowed, fails);
 done:
     pxl_llm_free(m);
     pxl_gguf_free(g);
