@@ -518,12 +518,13 @@ static void emb_fixup(const op_case *c, const layout *l, float **x, uint64_t *rn
 }
 
 /* exact (the table's values as pxl_dequantize decodes them), except that a
- * GPU may fuse Q4_K's (d sc) q - dmin m into one rounding: 1e-6 there */
+ * GPU may fuse Q4_K's and Q5_K's (d sc) q - dmin m, and Q4_1's and Q5_1's
+ * d q + m, into one rounding: 1e-6 there */
 static void emb_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
     (void)v, (void)out;
     int64_t n = c->s[2] * c->s[1];
-    for (int64_t i = 0; i < n; i++)
-        tol[i] = (c->dt == PXL_Q4_K && mode != TOL_CPU) ? 1e-6 * (1.0 + fabs(want[0][i])) : 0.0;
+    int fused = c->dt == PXL_Q4_K || c->dt == PXL_Q5_K || c->dt == PXL_Q4_1 || c->dt == PXL_Q5_1;
+    for (int64_t i = 0; i < n; i++) tol[i] = (fused && mode != TOL_CPU) ? 1e-6 * (1.0 + fabs(want[0][i])) : 0.0;
 }
 
 /* ---- rope --------------------------------------------------------------------------- */
@@ -737,6 +738,31 @@ static const op_case k_cases[] = {
     MM(1, 1, 3, 9, 64, PXL_Q8_0, CF_TB | CF_VIEW, 1, 0), MM(1, 1, 1, 9, 64, PXL_Q4_0, CF_TB | CF_VIEW, 1, 0),
     MM(1, 1, 10, 5, 256, PXL_Q4_K, CF_TB | CF_VIEW, 1, 0), MM(1, 1, 1, 5, 256, PXL_Q6_K, CF_TB | CF_SLICE, 1, 0),
     MM(1, 1, 65, 9, 96, PXL_Q4_0, CF_TB | CF_SLICE, 1, 0), MM(1, 1, 2, 3, 64, PXL_Q8_0, CF_TB | CF_BAD, 1, 0),
+    /* Q5_0, Q4_1, Q5_1 (32) and Q5_K (256), wgsl/xquant.wgsl: matvec (M <= 8, 1 to 4 rows per group), tiled
+     * (M > 8), batches and broadcasts, alpha / beta, views at 3 blocks (66 / 60 / 72 / 528 bytes), row slices */
+    MM(1, 1, 1, 7, 32, PXL_Q5_0, CF_TB, 1, 0), MM(1, 1, 2, 33, 96, PXL_Q5_0, CF_TB, -0.75f, 0.5f),
+    MM(1, 1, 1, 130, 1024, PXL_Q5_0, CF_TB, 1, 0), MM(1, 1, 8, 37, 160, PXL_Q5_0, CF_TB, 1, 0),
+    MM(1, 1, 66, 70, 96, PXL_Q5_0, CF_TB, 1, 0.5f), MM(3, 3, 1, 45, 128, PXL_Q5_0, CF_TB, 1, 0),
+    MM(2, 1, 17, 65, 64, PXL_Q5_0, CF_TB, -1, 0.25f), MM(1, 2, 3, 19, 64, PXL_Q5_0, CF_TB, 2, 0),
+    MM(1, 1, 1, 9, 64, PXL_Q5_0, CF_TB | CF_VIEW, 1, 0), MM(1, 1, 10, 9, 64, PXL_Q5_0, CF_TB | CF_VIEW, 1, 0),
+    MM(1, 1, 65, 9, 96, PXL_Q5_0, CF_TB | CF_SLICE, 1, 0), MM(1, 1, 2, 3, 64, PXL_Q5_0, CF_TB | CF_BAD, 1, 0),
+    MM(1, 1, 1, 7, 256, PXL_Q5_K, CF_TB, 1, 0), MM(1, 1, 8, 130, 768, PXL_Q5_K, CF_TB, -0.75f, 0.5f),
+    MM(1, 1, 1, 130, 4096, PXL_Q5_K, CF_TB, 1, 0), MM(1, 1, 3, 1, 768, PXL_Q5_K, CF_TB, 1, 0.5f),
+    MM(1, 1, 9, 7, 1024, PXL_Q5_K, CF_TB, 1, 0), MM(1, 1, 70, 130, 256, PXL_Q5_K, CF_TB, 1, 0),
+    MM(3, 3, 1, 45, 512, PXL_Q5_K, CF_TB, 1, 0), MM(2, 1, 17, 65, 512, PXL_Q5_K, CF_TB, -1, 0.25f),
+    MM(1, 3, 66, 31, 256, PXL_Q5_K, CF_TB, 0.5f, 0), MM(1, 1, 10, 5, 256, PXL_Q5_K, CF_TB | CF_VIEW, 1, 0),
+    MM(1, 1, 1, 5, 256, PXL_Q5_K, CF_TB | CF_SLICE, 1, 0), MM(1, 1, 1, 5, 512, PXL_Q5_K, CF_TB | CF_VIEW, 1, 0),
+    MM(1, 1, 1, 7, 32, PXL_Q4_1, CF_TB, 1, 0), MM(1, 1, 4, 33, 96, PXL_Q4_1, CF_TB, -0.75f, 0.5f),
+    MM(1, 1, 66, 70, 96, PXL_Q4_1, CF_TB, 1, 0), MM(2, 1, 1, 45, 128, PXL_Q4_1, CF_TB, 1, 0),
+    MM(1, 1, 1, 9, 64, PXL_Q4_1, CF_TB | CF_VIEW, 1, 0), MM(1, 1, 65, 9, 96, PXL_Q4_1, CF_TB | CF_SLICE, 1, 0),
+    MM(1, 1, 1, 7, 32, PXL_Q5_1, CF_TB, 1, 0), MM(1, 1, 4, 33, 96, PXL_Q5_1, CF_TB, -0.75f, 0.5f),
+    MM(1, 1, 66, 70, 96, PXL_Q5_1, CF_TB, 1, 0), MM(1, 2, 1, 45, 128, PXL_Q5_1, CF_TB, 1, 0),
+    MM(1, 1, 3, 9, 64, PXL_Q5_1, CF_TB | CF_VIEW, 1, 0), MM(1, 1, 65, 9, 96, PXL_Q5_1, CF_TB | CF_SLICE, 1, 0),
+    /* bf16 B (matmul.wgsl): every transpose, matvecs, batches, views at an odd element offset */
+    MM4(7, 13, 17, PXL_BF16, 0, -0.5f, 0.25f), MM4(1, 100, 257, PXL_BF16, 0, 1, 0), MM4(33, 1, 70, PXL_BF16, 0, 2, 0),
+    MM(2, 2, 1, 200, 96, PXL_BF16, CF_TB, 1, 0), MM(1, 3, 9, 19, 33, PXL_BF16, CF_TB, 1, 0.5f),
+    MM(1, 1, 1, 33, 64, PXL_BF16, CF_VIEW | CF_TB, 1, 0), MM(2, 2, 9, 5, 11, PXL_BF16, CF_VIEW, 1, 0),
+    MM(1, 1, 7, 13, 17, PXL_BF16, CF_SLICE | CF_TB, 1, 0), MM(1, 1, 4, 5, 6, PXL_BF16, CF_BAD, 1, 0.5f),
 
     /* -- softmax: row lengths around the lane counts, rows, scales */
     T2(OP_SOFTMAX, 1, 1, 0, 1, 0, 0), T2(OP_SOFTMAX, 3, 2, 0, 1, 0, 0), T2(OP_SOFTMAX, 7, 31, 0, 1, 0, 0),
@@ -818,6 +844,12 @@ static const op_case k_cases[] = {
     EMB(37, 64, 9, PXL_F32, CF_SPECIAL), EMB(37, 256, 4, PXL_Q4_K, CF_SPECIAL), EMB(11, 96, 5, PXL_F32, CF_VIEW), EMB(11, 96, 5, PXL_F16, CF_VIEW),
     EMB(11, 64, 5, PXL_Q8_0, CF_VIEW), EMB(11, 256, 5, PXL_Q4_K, CF_SLICE), EMB(11, 256, 5, PXL_Q6_K, CF_VIEW),
     EMB(11, 32, 5, PXL_Q4_0, CF_SLICE), EMB(5, 32, 2, PXL_F32, CF_BAD),
+    EMB(37, 512, 7, PXL_Q5_0, 0), EMB(37, 512, 7, PXL_Q5_K, 0), EMB(37, 512, 7, PXL_Q4_1, 0),
+    EMB(37, 512, 7, PXL_Q5_1, 0), EMB(37, 512, 7, PXL_BF16, 0), EMB(37, 96, 4, PXL_Q5_0, CF_SPECIAL),
+    EMB(37, 256, 4, PXL_Q5_K, CF_SPECIAL), EMB(37, 64, 9, PXL_BF16, CF_SPECIAL), EMB(11, 64, 5, PXL_Q5_0, CF_VIEW),
+    EMB(11, 96, 5, PXL_Q5_0, CF_SLICE), EMB(11, 256, 5, PXL_Q5_K, CF_VIEW), EMB(11, 512, 5, PXL_Q5_K, CF_SLICE),
+    EMB(11, 64, 5, PXL_Q4_1, CF_VIEW), EMB(11, 64, 5, PXL_Q5_1, CF_VIEW), EMB(11, 32, 5, PXL_Q5_1, CF_SLICE),
+    EMB(11, 95, 5, PXL_BF16, CF_VIEW), EMB(11, 33, 5, PXL_BF16, CF_SLICE),
 
     /* -- rope: both layouts, positions far from 0, odd head counts, more than one dispatch of pairs */
     ROPE(1, 1, 2, 0, 10000, 0), ROPE(5, 3, 64, 0, 10000, 0), ROPE(64, 8, 128, 0, 10000, 0),
@@ -845,6 +877,8 @@ static const op_case k_cases[] = {
     /* -- copy: every dtype, a flat destination (shapes may differ), row copies between slices, itself */
     COPY2(5, 7, PXL_F32, CF_SPECIAL), COPY2(3, 10, PXL_F16, 0), COPY2(4, 3, PXL_I32, 0), COPY2(3, 64, PXL_Q8_0, 0),
     COPY2(2, 64, PXL_Q4_0, CF_VIEW), COPY2(2, 256, PXL_Q4_K, CF_SLICE), COPY2(2, 256, PXL_Q6_K, 0),
+    COPY2(3, 64, PXL_Q5_0, CF_VIEW), COPY2(2, 256, PXL_Q5_K, CF_SLICE), COPY2(2, 32, PXL_Q4_1, 0),
+    COPY2(2, 64, PXL_Q5_1, CF_VIEW), COPY2(3, 11, PXL_BF16, CF_VIEW), COPY2(3, 10, PXL_BF16, CF_FLAT),
     COPY2(5, 7, PXL_F32, CF_FLAT), COPY2(5, 7, PXL_F32, CF_VIEW), COPY2(3, 9, PXL_F32, CF_SLICE),
     COPY2(3, 10, PXL_F16, CF_VIEW), COPY2(4, 6, PXL_F32, CF_INPLACE), COPY2(1000, 1000, PXL_F32, 0),
     COPY2(2, 5, PXL_F32, CF_BAD),
@@ -966,7 +1000,7 @@ static void gen_data(pxl_ctx *cpu, const op_case *c, uint64_t seed, host_data *h
             if ((c->flags & CF_TIES) && o->dt != PXL_I32) x[i][e] = (float)floor(u * 5.0) - 2.0f;
             else x[i][e] = (float)((double)o->lo + (double)(o->hi - o->lo) * u);
         }
-        if ((c->flags & CF_SPECIAL) && i == 0 && n >= 5 && (o->dt == PXL_F32 || o->dt == PXL_F16)) {
+        if ((c->flags & CF_SPECIAL) && i == 0 && n >= 5 && (o->dt == PXL_F32 || o->dt == PXL_F16 || o->dt == PXL_BF16)) {
             if (d->specials & SP_NAN) x[i][n / 5] = NAN;
             if (d->specials & SP_INF) x[i][2 * n / 5] = INFINITY, x[i][3 * n / 5] = -INFINITY;
             if (d->specials & SP_NEGZ) x[i][4 * n / 5] = -0.0f;

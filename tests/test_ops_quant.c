@@ -1,5 +1,5 @@
 /*
- * GGUF Q8_0/Q4_0 and the K-quants Q4_K/Q6_K: the reference codecs on golden
+ * GGUF Q8_0/Q4_0/Q4_1/Q5_0/Q5_1, the K-quants Q4_K/Q5_K/Q6_K and bf16: the reference codecs on golden
  * blocks (bytes written by hand, values worked by hand from the layouts),
  * quantize/dequantize error bounds, tensor shapes the block formats refuse,
  * and the messages of pxl_matmul's quantized path. The quantized products
@@ -15,6 +15,98 @@ pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor 
 static pxl_ctx *g_cpu; /* for the host codecs */
 
 /* ---- codecs: golden blocks ---------------------------------------------------- */
+
+/* Q5_0, Q5_K, Q4_1, Q5_1 and bf16 golden blocks; q4k_head: the Q4_K block head above (d, dmin, scales). */
+static void golden_more(const uint8_t *q4k_head) {
+    float got[256];
+    /* Q5_0: d = 0.5 (0x3800); qh bytes 0f f0 a5 5a (qh = 0x5aa5f00f: bits 0-3, 12-15, 16, 18, 21, 23, 25,
+     * 27, 28, 30 set); qs[j] = j | (15 - j) << 4. Element j < 16: q = j + 16 bit_j, element 16 + j:
+     * q = 15 - j + 16 bit_(16+j); x = (q - 16) * 0.5. */
+    uint8_t q5[44] = {0x00, 0x38, 0x0f, 0xf0, 0xa5, 0x5a};
+    for (int j = 0; j < 16; j++) q5[6 + j] = (uint8_t)(j | ((15 - j) << 4));
+    /* block 1: d = -2 (0xc000), qh = 0, every byte 0xf0: low nibble 0 -> 32, high 15 -> 2 */
+    q5[22] = 0x00, q5[23] = 0xc0;
+    for (int j = 0; j < 16; j++) q5[28 + j] = 0xf0;
+    CHECK(pxl_dequantize(g_cpu, PXL_Q5_0, q5, 44, got, 64) == PXL_OK);
+    static const int e5[8] = {0, 2, 5, 13, 16, 17, 21, 31};
+    static const float w5[8] = {0.0f, 1.0f, -5.5f, 6.5f, 7.5f, -1.0f, 5.0f, -8.0f};
+    for (int i = 0; i < 8; i++)
+        CHECK_MSG(got[e5[i]] == w5[i], "q5_0 golden [%d]: %g, want %g", e5[i], (double)got[e5[i]], (double)w5[i]);
+    int bad = 0;
+    for (int j = 0; j < 32; j++) {
+        uint32_t qh = 0x5aa5f00fu;
+        int q = (j < 16 ? j : 31 - j) + (int)((qh >> j) & 1u) * 16;
+        float want = (float)(q - 16) * 0.5f;
+        if (got[j] != want && bad++ < 3) fprintf(stderr, "q5_0 golden [%d]: %g, want %g\n", j, (double)got[j], (double)want);
+        want = j < 16 ? 32.0f : 2.0f;
+        if (got[32 + j] != want && bad++ < 3)
+            fprintf(stderr, "q5_0 golden [%d]: %g, want %g\n", 32 + j, (double)got[32 + j], (double)want);
+    }
+    CHECK(bad == 0);
+
+    /* Q5_K: the Q4_K head (d 0.5, dmin 0.25, sc 1 2 3 4 17 33 63 0, m 0 1 2 3 20 40 63 5), qh[l] = 37 l
+     * mod 256, qs[32p + l] = (l % 16) | (15 - l % 16) << 4. Element 64p + l: q = l % 16 + 16 bit 2p of
+     * qh[l]; element 64p + 32 + l: q = 15 - l % 16 + 16 bit 2p + 1; x = (d sc) q - dmin m. By hand: */
+    uint8_t q5k[176];
+    memcpy(q5k, q4k_head, 16);
+    for (int l = 0; l < 32; l++) q5k[16 + l] = (uint8_t)(37 * l);
+    for (int i = 0; i < 128; i++) q5k[48 + i] = (uint8_t)((i % 16) | ((15 - i % 16) << 4));
+    CHECK(pxl_dequantize(g_cpu, PXL_Q5_K, q5k, 176, got, 256) == PXL_OK);
+    CHECK_MSG(got[5] == 10.5f, "q5_k [5] = %g", (double)got[5]);       /* qh[5] = 185, bit 0: q 21, sc 1 */
+    CHECK_MSG(got[40] == 6.75f, "q5_k [40] = %g", (double)got[40]);    /* qh[8] = 40, bit 1 clear: q 7, sc 2, m 1 */
+    CHECK_MSG(got[70] == 32.5f, "q5_k [70] = %g", (double)got[70]);    /* qh[6] = 222, bit 2: q 22, sc 3, m 2 */
+    CHECK_MSG(got[131] == 20.5f, "q5_k [131] = %g", (double)got[131]); /* qh[3] = 111, bit 4 clear: q 3, sc 17, m 20 */
+    CHECK_MSG(got[180] == 435.5f, "q5_k [180] = %g", (double)got[180]); /* qh[20] = 228, bit 5: q 27, sc 33, m 40 */
+    CHECK_MSG(got[209] == 519.75f, "q5_k [209] = %g", (double)got[209]); /* qh[17] = 117, bit 6: q 17, sc 63, m 63 */
+    CHECK_MSG(got[255] == -1.25f, "q5_k [255] = %g", (double)got[255]); /* sc 0, m 5 */
+    static const int sc5[8] = {1, 2, 3, 4, 17, 33, 63, 0}, m5[8] = {0, 1, 2, 3, 20, 40, 63, 5};
+    bad = 0;
+    for (int e = 0; e < 256; e++) {
+        int sb = e / 32, l = e % 32, hb = ((37 * l) & 255) >> sb & 1;
+        int q = (sb % 2 ? 15 - l % 16 : l % 16) + 16 * hb;
+        float want = (0.5f * (float)sc5[sb]) * (float)q - 0.25f * (float)m5[sb];
+        if (got[e] != want && bad++ < 3) fprintf(stderr, "q5_k golden [%d]: %g, want %g\n", e, (double)got[e], (double)want);
+    }
+    CHECK(bad == 0);
+
+    /* Q4_1: d = 0.25 (0x3400), m = -1.5 (0xbe00), qs[j] = j | (15 - j) << 4: x = 0.25 q - 1.5 */
+    uint8_t q41[20] = {0x00, 0x34, 0x00, 0xbe};
+    for (int j = 0; j < 16; j++) q41[4 + j] = (uint8_t)(j | ((15 - j) << 4));
+    CHECK(pxl_dequantize(g_cpu, PXL_Q4_1, q41, 20, got, 32) == PXL_OK);
+    CHECK(got[0] == -1.5f && got[6] == 0.0f && got[15] == 2.25f && got[16] == 2.25f && got[26] == -0.25f &&
+          got[31] == -1.5f);
+    for (int j = 0; j < 16; j++) CHECK(got[j] == 0.25f * (float)j - 1.5f && got[16 + j] == 0.25f * (float)(15 - j) - 1.5f);
+
+    /* Q5_1: d = -0.5 (0xb800), m = 3 (0x4200), qh bits 0 and 31 set, qs as above: x = -0.5 q + 3 */
+    uint8_t q51[24] = {0x00, 0xb8, 0x00, 0x42, 0x01, 0x00, 0x00, 0x80};
+    for (int j = 0; j < 16; j++) q51[8 + j] = (uint8_t)(j | ((15 - j) << 4));
+    CHECK(pxl_dequantize(g_cpu, PXL_Q5_1, q51, 24, got, 32) == PXL_OK);
+    CHECK_MSG(got[0] == -5.0f && got[1] == 2.5f && got[15] == -4.5f && got[16] == -4.5f && got[20] == -2.5f &&
+                  got[31] == -5.0f,
+              "q5_1 golden: %g %g %g %g %g %g", (double)got[0], (double)got[1], (double)got[15], (double)got[16],
+              (double)got[20], (double)got[31]);
+
+    /* bf16: round to nearest even on the top half; NaN quiet; Inf, -0 and subnormals kept */
+    static const uint32_t fin[13] = {0x3f800000u, 0x3f808000u, 0x3f818000u, 0x3f808001u, 0x7f800001u,
+                                     0xff800001u, 0x7f800000u, 0x7f7fffffu, 0x00000001u, 0x00008000u,
+                                     0x00018000u, 0x0000c000u, 0x80000000u};
+    static const uint16_t fout[13] = {0x3f80, 0x3f80, 0x3f82, 0x3f81, 0x7fc0, 0xffc0, 0x7f80,
+                                      0x7f80, 0x0000, 0x0000, 0x0002, 0x0001, 0x8000};
+    float fx[13];
+    uint8_t bf[26];
+    memcpy(fx, fin, sizeof fx);
+    CHECK(pxl_quantize(g_cpu, PXL_BF16, fx, 13, bf, 26) == PXL_OK);
+    for (int i = 0; i < 13; i++) {
+        uint16_t h = (uint16_t)(bf[2 * i] | bf[2 * i + 1] << 8);
+        CHECK_MSG(h == fout[i], "bf16 of 0x%08x: 0x%04x, want 0x%04x", (unsigned)fin[i], (unsigned)h, (unsigned)fout[i]);
+    }
+    uint8_t bd[6] = {0x49, 0x40, 0xa0, 0xc0, 0xc0, 0x7f}; /* 0x4049, 0xc0a0, 0x7fc0 */
+    CHECK(pxl_dequantize(g_cpu, PXL_BF16, bd, 6, got, 3) == PXL_OK);
+    CHECK(got[0] == 3.140625f && got[1] == -5.0f && isnan(got[2]));
+    CHECK(pxl_dequantize(g_cpu, PXL_BF16, bd, 5, got, 3) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_dequantize(g_cpu, PXL_Q5_0, q5, 22, got, 16) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_quantize(g_cpu, PXL_Q5_K, got, 256, q5k, 175) == PXL_ERR_INVALID_ARG);
+}
 
 static void golden(void) {
     /* Q8_0: d = 0.5 (f16 0x3800), q = 0, 1, -1, 127, -128, then 2i - 31 for i >= 5 */
@@ -93,6 +185,8 @@ static void golden(void) {
     CHECK_MSG(gk[100] == -0.5f, "q6_k [100] = %g", (double)gk[100]); /* ql[36] >> 4 = 2, qh[4] bits 6-7 = 2: 34 - 32, scale -2 */
     CHECK_MSG(gk[200] == -14.0f, "q6_k [200] = %g", (double)gk[200]); /* ql[72] >> 4 = 4, qh[40] bits 4-5 = 0: 4 - 32, scale 4 */
     CHECK_MSG(gk[255] == -21.875f, "q6_k [255] = %g", (double)gk[255]); /* ql[127] >> 4 = 7, qh[63] bits 6-7 = 0: -25, scale 7 */
+
+    golden_more(q4k_head);
 
     /* the codecs refuse wrong sizes */
     CHECK(pxl_dequantize(g_cpu, PXL_Q4_K, q4k, 144, gk, 32) == PXL_ERR_INVALID_ARG); /* not a whole block */
@@ -183,6 +277,51 @@ static void round_trip(void) {
         }
         if (bad) g_failures++;
     }
+    /* Q5_0: like Q4_0 with 16 steps a side: |x - x'| <= 1.01 amax / 16.
+     * Q4_1 / Q5_1 (top = 15 / 31 steps over the block's range r from lo): half a step, the f16
+     * roundings of d (over up to top steps) and of m = lo: |x - x'| <= 0.5 r / top + (r + |lo|) 2^-10.
+     * Q5_K: Q4_K's bound with 31 steps. bf16: 8 significant bits, |x - x'| <= 2^-8 |x|. */
+    for (int f = 0; f < 5; f++) {
+        static const pxl_dtype dts[5] = {PXL_Q5_0, PXL_Q4_1, PXL_Q5_1, PXL_Q5_K, PXL_BF16};
+        pxl_dtype dt = dts[f];
+        size_t bytes = pxl_dtype_row_bytes(dt, N);
+        uint8_t *qq = malloc(bytes);
+        CHECK(pxl_quantize(g_cpu, dt, x, N, qq, bytes) == PXL_OK);
+        CHECK(pxl_dequantize(g_cpu, dt, qq, bytes, y, N) == PXL_OK);
+        int bad = 0, sub = dt == PXL_BF16 ? 1 : 32;
+        for (int b = 0; b < N / sub; b++) {
+            float lo = x[b * sub], hi = lo, amax = 0, slo = 0, shi = 0, smax = 0, omax = 0;
+            for (int i = 0; i < sub; i++) {
+                float v = x[b * sub + i];
+                lo = fminf(lo, v), hi = fmaxf(hi, v), amax = fmaxf(amax, fabsf(v));
+                slo = fminf(slo, v), shi = fmaxf(shi, v);
+            }
+            if (dt == PXL_Q5_K) /* the super-block's largest sub-block scale and offset */
+                for (int j = 0; j < 8; j++) {
+                    int s0 = (b / 8) * 256 + 32 * j;
+                    float l2 = 0, h2 = 0;
+                    for (int i = 0; i < 32; i++) l2 = fminf(l2, x[s0 + i]), h2 = fmaxf(h2, x[s0 + i]);
+                    smax = fmaxf(smax, (h2 - l2) / 31.0f), omax = fmaxf(omax, -l2);
+                }
+            double r = (double)hi - (double)lo, bound;
+            if (dt == PXL_Q5_0) bound = 1.01 * (double)amax / 16.0;
+            else if (dt == PXL_Q4_1) bound = 0.5 * r / 15.0 + (r + fabs((double)lo)) * 0x1p-10;
+            else if (dt == PXL_Q5_1) bound = 0.5 * r / 31.0 + (r + fabs((double)lo)) * 0x1p-10;
+            else if (dt == PXL_Q5_K)
+                bound = 0.5 * (((double)shi - (double)slo) / 31.0 + (double)smax / 63.0) + 0.5 * (double)omax / 63.0;
+            else bound = fabs((double)x[b]) * 0x1p-8;
+            bound = bound * 1.01 + 1e-30;
+            for (int i = 0; i < sub; i++) {
+                int k = b * sub + i;
+                double e = fabs((double)x[k] - (double)y[k]);
+                if (!(e <= bound) && bad++ < 3)
+                    fprintf(stderr, "%s round trip [%d]: %g -> %g (bound %g)\n", pxl_dtype_name(dt), k, (double)x[k],
+                            (double)y[k], bound);
+            }
+        }
+        if (bad) g_failures++;
+        free(qq);
+    }
     free(x), free(y), free(q);
 }
 
@@ -197,6 +336,14 @@ static void bad_args(pxl_ctx *ctx) {
     CHECK(pxl_tensor_create(ctx, PXL_Q4_K, 2, s_k, &t) == PXL_ERR_INVALID_ARG); /* 288 % 256 != 0 */
     CHECK_MSG(strstr(pxl_ctx_error(ctx), "blocks of 256") != NULL, "%s", pxl_ctx_error(ctx));
     CHECK(pxl_tensor_create(ctx, PXL_Q6_K, 1, s_bad + 1, &t) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_tensor_create(ctx, PXL_Q5_0, 2, s_bad, &t) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_tensor_create(ctx, PXL_Q4_1, 1, s_bad + 1, &t) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_tensor_create(ctx, PXL_Q5_1, 1, s_bad + 1, &t) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_tensor_create(ctx, PXL_Q5_K, 2, s_k, &t) == PXL_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(pxl_ctx_error(ctx), "q5_k (blocks of 256)") != NULL, "%s", pxl_ctx_error(ctx));
+    CHECK(pxl_tensor_create(ctx, PXL_BF16, 2, s_bad, &t) == PXL_OK); /* bf16 takes any row length */
+    pxl_tensor_free(t);
+    t = NULL;
     int64_t sa[2] = {2, 64}, sb[2] = {3, 64}, sc[2] = {2, 3}, sb32[2] = {3, 32}, sc_bad[2] = {2, 4};
     int64_t sa3[3] = {2, 2, 64}, sb3[3] = {3, 3, 64}, sc3[3] = {2, 2, 3};
     pxl_tensor *a = ops_tensor(ctx, PXL_F32, 2, sa, NULL), *b = ops_tensor(ctx, PXL_Q4_0, 2, sb, NULL);
@@ -211,6 +358,10 @@ static void bad_args(pxl_ctx *ctx) {
     o.trans_b = 0;
     CHECK(pxl_matmul(ctx, a, b, c, &o) == PXL_ERR_INVALID_ARG);
     CHECK(strstr(pxl_ctx_error(ctx), "trans_b") != NULL);
+    pxl_tensor *b5 = ops_tensor(ctx, PXL_Q5_0, 2, sb, NULL);
+    CHECK(pxl_matmul(ctx, a, b5, c, &o) == PXL_ERR_INVALID_ARG); /* every block format needs trans_b */
+    CHECK(strstr(pxl_ctx_error(ctx), "q5_0") != NULL && strstr(pxl_ctx_error(ctx), "trans_b") != NULL);
+    pxl_tensor_free(b5);
     CHECK(pxl_matmul(ctx, a, b, c, NULL) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_matmul(ctx, a, b, c, NULL) == PXL_ERR_INVALID_ARG);
     o.trans_b = 1;

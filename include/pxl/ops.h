@@ -9,8 +9,9 @@
  *
  * Layout: row-major and contiguous; the last dimension is the row. Shapes
  * have 1 to 4 dimensions. Quantized dtypes store each row as GGUF blocks
- * (32 elements for Q8_0/Q4_0, 256 for the K-quants Q4_K/Q6_K), so their row
- * length must be a multiple of the block (pxl_dtype_block).
+ * (32 elements for Q8_0/Q4_0/Q4_1/Q5_0/Q5_1, 256 for the K-quants
+ * Q4_K/Q5_K/Q6_K), so their row length must be a multiple of the block
+ * (pxl_dtype_block).
  *
  * Views: a tensor may be a view of another tensor's memory: another shape,
  * at a byte offset (pxl_tensor_view, pxl_tensor_reshape, pxl_tensor_slice).
@@ -65,16 +66,31 @@ typedef enum pxl_dtype {
     PXL_Q6_K,  /* GGUF Q6_K: blocks of 256 (210 bytes) = 128 bytes of low nibbles ql, 64 bytes
                   of high 2-bit pairs qh, 16 int8 scales (one per 16 elements), f16 d;
                   x = (d * scale) * (q - 32), q = 6 bits (ggml's dequantize_row_q6_K order) */
+    PXL_Q5_0,  /* GGUF Q5_0: blocks of 32 (22 bytes) = f16 d, 4 bytes qh (the 32 high bits, a
+                  little-endian uint32), 16 bytes of nibbles qs; element j < 16 is the low nibble
+                  of qs[j], element j >= 16 the high nibble of qs[j-16], each with bit j of qh as
+                  its fifth bit: x = d * (q - 16) */
+    PXL_Q5_K,  /* GGUF Q5_K: blocks of 256 (176 bytes) = f16 d, f16 dmin, 12 bytes of 6-bit
+                  scales and mins (packed as in Q4_K), 32 bytes qh, 128 bytes qs; element
+                  64p + l (l < 32) is the low nibble of qs[32p + l] with bit 2p of qh[l] as its
+                  fifth bit (sub-block 2p), element 64p + 32 + l the high nibble with bit 2p + 1
+                  (sub-block 2p + 1); x = (d * sc[s]) * q - dmin * m[s] */
+    PXL_BF16,  /* bfloat16, 2 bytes: the top half of an f32 (f32 -> bf16 rounds to nearest
+                  even, NaN stays a quiet NaN; subnormals are kept, as ggml does) */
+    PXL_Q4_1,  /* GGUF Q4_1: blocks of 32 (20 bytes) = f16 d, f16 m, 16 bytes of nibbles
+                  (ordered as Q4_0); x = d * q + m */
+    PXL_Q5_1,  /* GGUF Q5_1: blocks of 32 (24 bytes) = f16 d, f16 m, 4 bytes qh, 16 bytes qs
+                  (ordered as Q5_0); x = d * q + m */
     PXL_DTYPE_COUNT
 } pxl_dtype;
 
 #define PXL_MAX_DIMS 4
-#define PXL_QK 32   /* elements per Q8_0 / Q4_0 block */
-#define PXL_QK_K 256 /* elements per Q4_K / Q6_K block */
+#define PXL_QK 32   /* elements per Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 block */
+#define PXL_QK_K 256 /* elements per Q4_K / Q5_K / Q6_K block */
 
 PXL_API const char *pxl_dtype_name(pxl_dtype t);
 PXL_API int pxl_dtype_is_quantized(pxl_dtype t);
-/* Elements per block: 1 for f32/f16/i32, 32 or 256 for the GGUF formats. */
+/* Elements per block: 1 for f32/f16/bf16/i32, 32 or 256 for the GGUF formats. */
 PXL_API int64_t pxl_dtype_block(pxl_dtype t);
 /* Bytes of one row of n elements; 0 if n is not allowed for the dtype
  * (quantized: not a multiple of the block) or the size overflows. */
@@ -159,9 +175,13 @@ PXL_API uint16_t pxl_f32_to_f16(float f);
 PXL_API float pxl_f16_to_f32(uint16_t h);
 /* Quantizes n floats (a multiple of the block) into GGUF blocks / dequantizes
  * them; dst_bytes / src_bytes must be pxl_dtype_row_bytes(t, n). Host memory,
- * any backend. The K-quant encoders are simple (per-sub-block range, no
- * search), so their error is a little above llama.cpp's; the decoders are
- * exact. */
+ * any backend. Also converts to and from bf16 (t = PXL_BF16, any n). The
+ * decoders are exact (bit for bit ggml's dequantize_row_*). The encoders are
+ * simple round-to-nearest with one scale per block or sub-block and no
+ * search (Q4_K/Q5_K: per-sub-block range; Q6_K: per-sub-block magnitude;
+ * Q4_0/Q5_0: the value of largest magnitude maps to -8 / -16; Q4_1/Q5_1: the
+ * block's [min, max] in 15 / 31 steps), so the K-quants' error is a little
+ * above llama.cpp's. */
 PXL_API pxl_status pxl_quantize(pxl_ctx *ctx, pxl_dtype t, const float *src, int64_t n, void *dst,
                         size_t dst_bytes);
 PXL_API pxl_status pxl_dequantize(pxl_ctx *ctx, pxl_dtype t, const void *src, size_t src_bytes, float *dst,
@@ -197,9 +217,9 @@ typedef struct pxl_matmul_options {
 /*
  * C = alpha * op(A) . op(B) + beta * C, for any M, N, K >= 1.
  * A: [M, K] (or [K, M] with trans_a), f32.
- * B: [K, N] (or [N, K] with trans_b), f32 or f16; or Q8_0/Q4_0/Q4_K/Q6_K
- *    with trans_b (weights [N, K], K a multiple of the block), dequantized in
- *    the shader.
+ * B: [K, N] (or [N, K] with trans_b), f32, f16 or bf16; or a GGUF block
+ *    format (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K) with trans_b
+ *    (weights [N, K], K a multiple of the block), dequantized in the shader.
  * C: [M, N], f32.
  * Batched: a leading dimension on A, B and C ([batch, rows, cols]); A or B may
  * have batch 1, which is broadcast. M = 1 (a matrix-vector product) uses a
@@ -246,7 +266,8 @@ PXL_API pxl_status pxl_scale(pxl_ctx *ctx, const pxl_tensor *x, float s, pxl_ten
 
 /* ---- lookups and positions ---------------------------------------------------------- */
 
-/* out[i, :] = table[ids[i], :]; table: [V, D] f32/f16/Q8_0/Q4_0/Q4_K/Q6_K; ids: I32 [n]; out: f32 [n, D].
+/* out[i, :] = table[ids[i], :]; table: [V, D] f32/f16/bf16 or any GGUF block format above; ids: I32 [n];
+ * out: f32 [n, D].
  * An id outside [0, V) gives a row of NaN (on every backend: the GPU cannot refuse data it has not read). */
 PXL_API pxl_status pxl_embedding(pxl_ctx *ctx, const pxl_tensor *table, const pxl_tensor *ids,
                          pxl_tensor *out);

@@ -1,7 +1,8 @@
 /*
- * Embedding lookup: out[i, :] = table[ids[i], :] for f32, f16, Q8_0, Q4_0,
- * Q4_K and Q6_K tables (wgsl/embedding.wgsl on the GPU; the K-quants in
- * wgsl/kquant.wgsl). An id outside the table gives a row of NaN on every
+ * Embedding lookup: out[i, :] = table[ids[i], :] for f32, f16, bf16, Q8_0,
+ * Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K tables (wgsl/embedding.wgsl on
+ * the GPU; Q4_K and Q6_K in wgsl/kquant.wgsl, Q4_1, Q5_0, Q5_1 and Q5_K in
+ * wgsl/xquant.wgsl). An id outside the table gives a row of NaN on every
  * backend (the GPU cannot refuse data it has not read back).
  */
 #include "ops_internal.h"
@@ -17,13 +18,13 @@ typedef struct {
 } emb_params;
 _Static_assert(sizeof(emb_params) == 32, "mirrors struct Params in embedding.wgsl");
 
-/* The uniform block of kquant.wgsl, for its kemb entry. */
+/* The uniform block of kquant.wgsl and xquant.wgsl, for their kemb / xemb entries. */
 typedef struct {
     uint32_t M, N, K, nb, row_bytes, stride_a, stride_b, stride_c;
     float alpha, beta;
     uint32_t rpg, off_a, off_b, off_c, pad2, pad3;
 } kemb_params;
-_Static_assert(sizeof(kemb_params) == 64, "mirrors struct Params in kquant.wgsl");
+_Static_assert(sizeof(kemb_params) == 64, "mirrors struct Params in kquant.wgsl and xquant.wgsl");
 
 typedef struct {
     pxl_ctx *ctx;
@@ -53,7 +54,7 @@ static void emb_range(void *arg, int64_t lo, int64_t hi) {
                 y[k] = pxl_f16_to_f32(h);
             }
         } else {
-            pxl_dequantize(j->ctx, j->dt, row, j->row_bytes, y, j->D); /* cannot fail: checked sizes */
+            pxl_dequantize(j->ctx, j->dt, row, j->row_bytes, y, j->D); /* bf16 and blocks; cannot fail: checked sizes */
         }
     }
 }
@@ -68,8 +69,9 @@ pxl_status pxl_embedding(pxl_ctx *ctx, const pxl_tensor *table, const pxl_tensor
     if ((st = pxl_check_output(ctx, op, "out", out)) != PXL_OK) return st;
     if ((st = pxl_check_overlap(ctx, op, "out", out, "table", table, 0)) != PXL_OK) return st;
     if ((st = pxl_check_overlap(ctx, op, "out", out, "ids", ids, 0)) != PXL_OK) return st;
-    if (table->dtype != PXL_F32 && table->dtype != PXL_F16 && !pxl_dtype_is_quantized(table->dtype))
-        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: table is %s (f32, f16, q8_0, q4_0, q4_k or q6_k expected)", op,
+    if (table->dtype != PXL_F32 && table->dtype != PXL_F16 && table->dtype != PXL_BF16 &&
+        !pxl_dtype_is_quantized(table->dtype))
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: table is %s (f32, f16, bf16 or a GGUF block format expected)", op,
                         pxl_dtype_name(table->dtype));
     if (table->ndim != 2)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: table has %d dimensions, expected 2 ([V, D])", op,
@@ -95,17 +97,28 @@ pxl_status pxl_embedding(pxl_ctx *ctx, const pxl_tensor *table, const pxl_tensor
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
     pxl_op_bindings bd;
     uint32_t wg = gi->max_invocations_per_workgroup >= EMB_WG ? EMB_WG : 64u;
-    if (table->dtype == PXL_Q4_K || table->dtype == PXL_Q6_K) {
-        /* kquant.wgsl's kemb: eight outputs per invocation; ids bound first, the table as B */
+    if (pxl_dtype_is_quantized(table->dtype) && table->dtype != PXL_Q8_0 && table->dtype != PXL_Q4_0) {
+        /* kquant.wgsl's kemb (xquant.wgsl's xemb): eight outputs per invocation; ids bound first, the table as B */
         const pxl_tensor *kt[3] = {ids, table, out};
         if ((st = pxl_op_bind(ctx, op, kt, 3, 4u, 0u, &bd)) != PXL_OK) return st;
-        kemb_params kp = {(uint32_t)n, V32, (uint32_t)D, (uint32_t)(D / PXL_QK_K), (uint32_t)row_bytes, 0, 0, 0, 1, 0,
+        kemb_params kp = {(uint32_t)n, V32, (uint32_t)D, (uint32_t)(D / pxl_dtype_block(table->dtype)), (uint32_t)row_bytes, 0, 0, 0, 1, 0,
                           0, bd.off[0], bd.off[1], bd.off[2], 0, 0};
-        pxl_constant kk[2] = {{"WG", wg}, {"KQ6", table->dtype == PXL_Q6_K ? 1 : 0}};
-        return pxl_op_dispatch(ctx, "kquant.wgsl", pxl_wgsl_ops_kquant, "kemb", kk, 2, &bd, &kp, sizeof kp,
-                               ((uint64_t)out->nelem / 8 + wg - 1) / wg);
+        uint64_t groups = ((uint64_t)out->nelem / 8 + wg - 1) / wg;
+        if (table->dtype == PXL_Q4_K || table->dtype == PXL_Q6_K) {
+            pxl_constant kk[2] = {{"WG", wg}, {"KQ6", table->dtype == PXL_Q6_K ? 1 : 0}};
+            return pxl_op_dispatch(ctx, "kquant.wgsl", pxl_wgsl_ops_kquant, "kemb", kk, 2, &bd, &kp, sizeof kp,
+                                   groups);
+        }
+        /* Q4_1, Q5_0, Q5_1, Q5_K: xquant.wgsl's xemb, the same bindings and params */
+        double qt = table->dtype == PXL_Q5_0 ? 0 : table->dtype == PXL_Q4_1 ? 1 : table->dtype == PXL_Q5_1 ? 2 : 3;
+        pxl_constant kx[2] = {{"WG", wg}, {"QT", qt}};
+        return pxl_op_dispatch(ctx, "xquant.wgsl", pxl_wgsl_ops_xquant, "xemb", kx, 2, &bd, &kp, sizeof kp, groups);
     }
-    double dt = table->dtype == PXL_F32 ? 0 : table->dtype == PXL_F16 ? 1 : table->dtype == PXL_Q8_0 ? 2 : 3;
+    double dt = table->dtype == PXL_F32    ? 0
+                : table->dtype == PXL_F16  ? 1
+                : table->dtype == PXL_Q8_0 ? 2
+                : table->dtype == PXL_Q4_0 ? 3
+                                           : 4; /* bf16 */
     pxl_constant k[2] = {{"WG", wg}, {"DT", dt}};
     const pxl_tensor *t[3] = {table, ids, out};
     if ((st = pxl_op_bind(ctx, op, t, 3, 4u, 0u, &bd)) != PXL_OK) return st;

@@ -1,14 +1,16 @@
 /*
- * The GGUF K-quant block formats Q4_K and Q6_K (256 elements per block):
- * exact decoders in llama.cpp's arithmetic order, and simple encoders. The
- * layouts are described at PXL_Q4_K and PXL_Q6_K in include/pxl/ops.h; the
- * GPU decodes the same bytes in wgsl/kquant.wgsl.
+ * The GGUF K-quant block formats Q4_K, Q5_K and Q6_K (256 elements per
+ * block): exact decoders in llama.cpp's arithmetic order, and simple
+ * encoders. The layouts are described at PXL_Q4_K, PXL_Q5_K and PXL_Q6_K in
+ * include/pxl/ops.h; the GPU decodes the same bytes in wgsl/kquant.wgsl
+ * (Q4_K, Q6_K) and wgsl/xquant.wgsl (Q5_K).
  *
  * Encoders (no search, unlike llama.cpp's): Q4_K takes each 32-element
  * sub-block's range [min(x, 0), max(x)], the super-block scales d and dmin
  * as the largest sub-block scale and offset over 63, the 6-bit sub-block
  * scale rounded up (so the range fits 15 steps) and its offset rounded to
- * nearest; Q6_K takes each 16-element sub-block's largest magnitude over 31,
+ * nearest (Q5_K: the same with 31 steps); Q6_K takes each 16-element
+ * sub-block's largest magnitude over 31,
  * d as the largest of those over 127 and int8 sub-block scales rounded to
  * nearest.
  */
@@ -59,44 +61,86 @@ void pxl_q4k_dequantize(const uint8_t *p, float *y, int64_t n) {
     }
 }
 
+void pxl_q5k_dequantize(const uint8_t *p, float *y, int64_t n) {
+    for (int64_t b = 0; b < n / PXL_QK_K; b++, p += 176) {
+        float d = f16_at(p), dmin = f16_at(p + 2);
+        const uint8_t *qh = p + 16, *q = p + 48;
+        for (int pair = 0; pair < 4; pair++, q += 32) {
+            int sc, m;
+            q4k_scale_min(p + 4, 2 * pair, &sc, &m);
+            float d1 = d * (float)sc, m1 = dmin * (float)m;
+            q4k_scale_min(p + 4, 2 * pair + 1, &sc, &m);
+            float d2 = d * (float)sc, m2 = dmin * (float)m;
+            for (int l = 0; l < 32; l++) *y++ = d1 * (float)((q[l] & 0x0f) | (((qh[l] >> (2 * pair)) & 1) << 4)) - m1;
+            for (int l = 0; l < 32; l++) *y++ = d2 * (float)((q[l] >> 4) | (((qh[l] >> (2 * pair + 1)) & 1) << 4)) - m2;
+        }
+    }
+}
+
+/* The 12 scale bytes of Q4_K / Q5_K from 6-bit scales and mins. */
+static void pack_scales(uint8_t *s, const int *sc, const int *m) {
+    for (int j = 0; j < 4; j++) {
+        s[j] = (uint8_t)(sc[j] | ((sc[j + 4] >> 4) << 6));
+        s[j + 4] = (uint8_t)(m[j] | ((m[j + 4] >> 4) << 6));
+        s[j + 8] = (uint8_t)((sc[j + 4] & 0x0f) | ((m[j + 4] & 0x0f) << 4));
+    }
+}
+
+/* Q4_K (levels 15) and Q5_K (31): d, dmin at o, 6-bit scales at o + 4; the
+ * quant levels L[256] are returned for the caller to pack. */
+static void kq_range_encode(const float *x, int levels, uint8_t *o, uint8_t *L) {
+    float scale[8], offs[8], smax = 0, omax = 0;
+    for (int j = 0; j < 8; j++) {
+        float lo = 0, hi = 0;
+        for (int l = 0; l < 32; l++) {
+            float v = x[32 * j + l];
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+        scale[j] = (hi - lo) / (float)levels;
+        offs[j] = -lo;
+        smax = scale[j] > smax ? scale[j] : smax;
+        omax = offs[j] > omax ? offs[j] : omax;
+    }
+    f16_put(o, smax / 63.0f);
+    f16_put(o + 2, omax / 63.0f);
+    float d = f16_at(o), dmin = f16_at(o + 2);
+    int sc[8], m[8];
+    for (int j = 0; j < 8; j++) {
+        sc[j] = d > 0 ? clampi((int)ceilf(scale[j] / d), 0, 63) : 0;
+        m[j] = dmin > 0 ? clampi((int)lrintf(offs[j] / dmin), 0, 63) : 0;
+    }
+    pack_scales(o + 4, sc, m);
+    for (int j = 0; j < 8; j++) {
+        float d1 = d * (float)sc[j], m1 = dmin * (float)m[j];
+        float id = d1 > 0 ? 1.0f / d1 : 0.0f;
+        for (int l = 0; l < 32; l++) L[32 * j + l] = (uint8_t)clampi((int)lrintf((x[32 * j + l] + m1) * id), 0, levels);
+    }
+}
+
+void pxl_q5k_quantize(const float *x, int64_t n, uint8_t *o) {
+    for (int64_t b = 0; b < n / PXL_QK_K; b++, x += PXL_QK_K, o += 176) {
+        uint8_t L[PXL_QK_K];
+        memset(o, 0, 176);
+        kq_range_encode(x, 31, o, L);
+        uint8_t *qh = o + 16, *q = o + 48;
+        for (int j = 0; j < 8; j++)
+            for (int l = 0; l < 32; l++) {
+                int v = L[32 * j + l];
+                q[32 * (j / 2) + l] |= (uint8_t)(j % 2 ? (v & 15) << 4 : v & 15);
+                qh[l] |= (uint8_t)((v >> 4) << j);
+            }
+    }
+}
+
 void pxl_q4k_quantize(const float *x, int64_t n, uint8_t *o) {
     for (int64_t b = 0; b < n / PXL_QK_K; b++, x += PXL_QK_K, o += 144) {
-        float scale[8], offs[8], smax = 0, omax = 0;
-        for (int j = 0; j < 8; j++) {
-            float lo = 0, hi = 0;
-            for (int l = 0; l < 32; l++) {
-                float v = x[32 * j + l];
-                lo = v < lo ? v : lo;
-                hi = v > hi ? v : hi;
-            }
-            scale[j] = (hi - lo) / 15.0f;
-            offs[j] = -lo;
-            smax = scale[j] > smax ? scale[j] : smax;
-            omax = offs[j] > omax ? offs[j] : omax;
-        }
+        uint8_t L[PXL_QK_K];
         memset(o, 0, 144);
-        f16_put(o, smax / 63.0f);
-        f16_put(o + 2, omax / 63.0f);
-        float d = f16_at(o), dmin = f16_at(o + 2);
-        int sc[8], m[8];
+        kq_range_encode(x, 15, o, L);
         for (int j = 0; j < 8; j++) {
-            sc[j] = d > 0 ? clampi((int)ceilf(scale[j] / d), 0, 63) : 0;
-            m[j] = dmin > 0 ? clampi((int)lrintf(offs[j] / dmin), 0, 63) : 0;
-        }
-        uint8_t *s = o + 4;
-        for (int j = 0; j < 4; j++) {
-            s[j] = (uint8_t)(sc[j] | ((sc[j + 4] >> 4) << 6));
-            s[j + 4] = (uint8_t)(m[j] | ((m[j + 4] >> 4) << 6));
-            s[j + 8] = (uint8_t)((sc[j + 4] & 0x0f) | ((m[j + 4] & 0x0f) << 4));
-        }
-        for (int j = 0; j < 8; j++) {
-            float d1 = d * (float)sc[j], m1 = dmin * (float)m[j];
-            float id = d1 > 0 ? 1.0f / d1 : 0.0f;
             uint8_t *q = o + 16 + 32 * (j / 2);
-            for (int l = 0; l < 32; l++) {
-                int v = clampi((int)lrintf((x[32 * j + l] + m1) * id), 0, 15);
-                q[l] |= (uint8_t)(j % 2 ? v << 4 : v);
-            }
+            for (int l = 0; l < 32; l++) q[l] |= (uint8_t)(j % 2 ? L[32 * j + l] << 4 : L[32 * j + l]);
         }
     }
 }

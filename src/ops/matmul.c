@@ -1,6 +1,6 @@
 /*
  * Matrix products: C = alpha * op(A) . op(B) + beta * C, batched, any M, N, K.
- * f32 A; f32 or f16 B (quantized B goes to matmul_quant.c). M = 1 uses the
+ * f32 A; f32, f16 or bf16 B (quantized B goes to matmul_quant.c). M = 1 uses the
  * matrix-vector kernels.
  */
 #include "ops_internal.h"
@@ -120,19 +120,23 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
     if ((st = pxl_check_overlap(ctx, op, "C", c, "A", a, 0)) != PXL_OK) return st;
     if ((st = pxl_check_overlap(ctx, op, "C", c, "B", b, 0)) != PXL_OK) return st;
     if (pxl_dtype_is_quantized(b->dtype)) return pxl_matmul_quant(ctx, a, b, c, &o);
-    if (b->dtype != PXL_F32 && b->dtype != PXL_F16)
-        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_matmul: B is %s (f32, f16, q8_0, q4_0, q4_k or q6_k expected)",
+    if (b->dtype != PXL_F32 && b->dtype != PXL_F16 && b->dtype != PXL_BF16)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_matmul: B is %s (f32, f16, bf16 or a GGUF block format expected)",
                         pxl_dtype_name(b->dtype));
     mm_shape s;
     if ((st = shapes(ctx, a, b, c, &o, &s)) != PXL_OK) return st;
 
     if (!pxl_on_gpu(ctx)) {
-        float *bf = NULL; /* f16 B is widened once */
-        if (b->dtype == PXL_F16) {
+        float *bf = NULL; /* f16 / bf16 B is widened once */
+        if (b->dtype != PXL_F32) {
             bf = pxl_calloc(ctx, (size_t)b->nelem, sizeof *bf);
-            if (!bf) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_matmul: out of memory widening f16 B");
+            if (!bf) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_matmul: out of memory widening %s B",
+                                     pxl_dtype_name(b->dtype));
             const uint16_t *h = b->host;
-            for (int64_t i = 0; i < b->nelem; i++) bf[i] = pxl_f16_to_f32(h[i]);
+            if (b->dtype == PXL_F16)
+                for (int64_t i = 0; i < b->nelem; i++) bf[i] = pxl_f16_to_f32(h[i]);
+            else
+                for (int64_t i = 0; i < b->nelem; i++) bf[i] = pxl_bf16_to_f32(h[i]);
         }
         mm_job j = {a->host, bf ? bf : b->host, c->host, s, o};
         int64_t min_rows = 1 + 65536 / (s.N * s.K);
@@ -153,7 +157,7 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
     mm_params p = {(uint32_t)s.M, (uint32_t)s.N, (uint32_t)s.K, bd.off[0],
                    (uint32_t)(s.batch_a == 1 ? 0 : s.M * s.K), (uint32_t)(s.batch_b == 1 ? 0 : s.K * s.N),
                    (uint32_t)(s.M * s.N), bd.off[1], o.alpha, o.beta, bd.off[2], 0};
-    int f16 = b->dtype == PXL_F16;
+    int f16 = b->dtype == PXL_F16, bf16 = b->dtype == PXL_BF16;
     uint32_t maxd = gi->max_workgroups_per_dimension;
 
     if (s.M == 1) {
@@ -163,25 +167,25 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
             uint32_t g[2];
             st = pxl_op_grid(ctx, "pxl_matmul", ((uint64_t)s.N + rows - 1) / rows, g);
             if (st != PXL_OK) return st;
-            pxl_constant k[3] = {{"WG", wg}, {"ROWS", rows}, {"B_F16", f16}};
-            return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemv_t", k, 3, &bd, &p, sizeof p, g[0],
+            pxl_constant k[4] = {{"WG", wg}, {"ROWS", rows}, {"B_F16", f16}, {"B_BF16", bf16}};
+            return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemv_t", k, 4, &bd, &p, sizeof p, g[0],
                                     g[1], (uint32_t)s.batch);
         }
         uint32_t g[2];
         st = pxl_op_grid(ctx, "pxl_matmul", ((uint64_t)s.N + wg - 1) / wg, g);
         if (st != PXL_OK) return st;
-        pxl_constant k[2] = {{"WG", wg}, {"B_F16", f16}};
-        return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemv_n", k, 2, &bd, &p, sizeof p, g[0], g[1],
+        pxl_constant k[3] = {{"WG", wg}, {"B_F16", f16}, {"B_BF16", bf16}};
+        return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemv_n", k, 3, &bd, &p, sizeof p, g[0], g[1],
                                 (uint32_t)s.batch);
     }
     int check = !(s.M % 128 == 0 && s.N % 128 == 0 && s.K % 16 == 0);
-    pxl_constant k[4] = {{"TRANS_A", o.trans_a != 0}, {"TRANS_B", o.trans_b != 0}, {"B_F16", f16},
-                         {"CHECK", check}};
+    pxl_constant k[5] = {{"TRANS_A", o.trans_a != 0}, {"TRANS_B", o.trans_b != 0}, {"B_F16", f16},
+                         {"B_BF16", bf16}, {"CHECK", check}};
     uint64_t gx = ((uint64_t)s.N + 127) / 128, gy = ((uint64_t)s.M + 127) / 128;
     if (gx > maxd || gy > maxd)
         return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_matmul: %lldx%lld output exceeds the device grid",
                         (long long)s.M, (long long)s.N);
-    return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemm", k, 4, &bd, &p, sizeof p,
+    return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemm", k, 5, &bd, &p, sizeof p,
                             (uint32_t)gx, (uint32_t)gy, (uint32_t)s.batch);
 }
 

@@ -1,13 +1,14 @@
 /*
  * Quantized matrix products: C = alpha * A . B^T + beta * C with B a GGUF
- * Q8_0, Q4_0, Q4_K or Q6_K weight matrix [N, K] (or [batch, N, K]), A f32
- * [M, K] or [batch, M, K], C f32 [M, N] or [batch, M, N]. pxl_matmul hands
- * over here when B is quantized.
+ * Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K or Q6_K weight matrix [N, K] (or
+ * [batch, N, K]), A f32 [M, K] or [batch, M, K], C f32 [M, N] or
+ * [batch, M, N]. pxl_matmul hands over here when B is quantized.
  *
  * CPU: each output is a dot of an A row with the blocks of a B row, decoded
  * on the fly: Q8_0/Q4_0: 32 products per block summed in f32, scaled by the
- * block's d and accumulated in double; K-quants: each 256-element block
- * decoded to f32 (kquant.c), its products summed in f32, accumulated in double. Threads split (batch, tiles of 16 B rows); inside a
+ * block's d and accumulated in double; the others: each block (256 or 32
+ * elements) decoded to f32 (kquant.c, quant32.c), its products summed in f32,
+ * accumulated in double. Threads split (batch, tiles of 16 B rows); inside a
  * tile the A rows run outermost so that the tile of B stays in cache.
  *
  * GPU (wgsl/quant.wgsl): M = 1 uses qmv_xs, which keeps the A vector in
@@ -18,7 +19,8 @@
  * kernel that decodes B tiles into workgroup memory. Launch shapes are
  * override constants, chosen below and open to tuning through environment
  * variables (benchmarks only). The K-quants have their own two kernels in
- * wgsl/kquant.wgsl: kmv (M <= 8) and kmm (M > 8). */
+ * wgsl/kquant.wgsl: kmv (M <= 8) and kmm (M > 8); Q4_1, Q5_0, Q5_1 and Q5_K
+ * theirs in wgsl/xquant.wgsl: xmv (M <= 8) and xmm (M > 8). */
 #include "ops_internal.h"
 
 #include <stdio.h>
@@ -49,7 +51,7 @@ static pxl_status q_check(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b
     /* pxl_matmul checked that a, b, c are tensors of ctx, a and c f32, c a
      * writable output apart from a and b */
     if (!pxl_dtype_is_quantized(b->dtype))
-        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: B is %s, expected q8_0, q4_0, q4_k or q6_k", OP,
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: B is %s, expected a GGUF block format", OP,
                         pxl_dtype_name(b->dtype));
     if (!o->trans_b)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
@@ -124,21 +126,24 @@ static float block_dot_q4(const uint8_t *q, const float *x) {
     return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
 
-/* dot of 256 floats with a decoded K-quant block */
-static float block_dot_k(pxl_dtype dt, const uint8_t *q, const float *x) {
+/* dot of a block of 256 (K-quants) or 32 (Q4_1, Q5_0, Q5_1) floats with the decoded block */
+static float block_dot_dec(pxl_dtype dt, const uint8_t *q, const float *x, int n) {
     float y[PXL_QK_K], s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     if (dt == PXL_Q4_K) pxl_q4k_dequantize(q, y, PXL_QK_K);
-    else pxl_q6k_dequantize(q, y, PXL_QK_K);
-    for (int i = 0; i < PXL_QK_K; i += 8)
+    else if (dt == PXL_Q6_K) pxl_q6k_dequantize(q, y, PXL_QK_K);
+    else if (dt == PXL_Q5_K) pxl_q5k_dequantize(q, y, PXL_QK_K);
+    else pxl_qx_dequantize(dt, q, y, n);
+    for (int i = 0; i < n; i += 8)
         for (int j = 0; j < 8; j++) s[j] += y[i + j] * x[i + j];
     return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
 
 static double row_dot(pxl_dtype dt, const uint8_t *w, const float *x, int64_t nb) {
     double acc = 0;
-    if (dt == PXL_Q4_K || dt == PXL_Q6_K) {
-        size_t bb = dt == PXL_Q4_K ? 144 : 210;
-        for (int64_t k = 0; k < nb; k++, w += bb, x += PXL_QK_K) acc += (double)block_dot_k(dt, w, x);
+    if (dt != PXL_Q8_0 && dt != PXL_Q4_0) {
+        size_t bb = pxl_dtype_row_bytes(dt, pxl_dtype_block(dt));
+        int n = (int)pxl_dtype_block(dt);
+        for (int64_t k = 0; k < nb; k++, w += bb, x += n) acc += (double)block_dot_dec(dt, w, x, n);
     } else if (dt == PXL_Q8_0) {
         for (int64_t k = 0; k < nb; k++, w += 34, x += 32) acc += (double)(half_at(w) * block_dot_q8(w + 2, x));
     } else {
@@ -309,6 +314,36 @@ static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
                             (uint32_t)s->batch);
 }
 
+/* Q5_0, Q4_1, Q5_1 and Q5_K (wgsl/xquant.wgsl): xmv for M <= 8, a row group
+ * of KMV_TPR invocations per ROWS output columns (8 / M, at most 4; the
+ * decoded sub-blocks of the ROWS rows serve all M rows of A), xmm (64 x 64
+ * tiles) above. Not tuned. */
+static double x_type(pxl_dtype t) { return t == PXL_Q5_0 ? 0 : t == PXL_Q4_1 ? 1 : t == PXL_Q5_1 ? 2 : 3; }
+
+static pxl_status x_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3],
+                        const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p) {
+    double qt = x_type(t[1]->dtype);
+    if (s->M <= QMV_MAX_NCOL) {
+        uint32_t wg = KMV_WG, tpr = KMV_TPR;
+        while (wg > gi->max_invocations_per_workgroup) wg /= 2;
+        if (tpr > wg) tpr = wg;
+        uint32_t rows = 8u / (uint32_t)s->M;
+        if (rows > 4) rows = 4;
+        uint32_t g[2] = {0, 0};
+        pxl_status st = rows_grid(ctx, s, (uint64_t)(wg / tpr) * rows, g);
+        if (st != PXL_OK) return st;
+        pxl_constant k[5] = {{"WG", wg}, {"TPR", tpr}, {"NCOL", (double)s->M}, {"ROWS", rows}, {"QT", qt}};
+        return pxl_op_dispatch3(ctx, "xquant.wgsl", pxl_wgsl_ops_xquant, "xmv", k, 5, bd, p, sizeof *p, g[0], g[1],
+                                (uint32_t)s->batch);
+    }
+    uint32_t g[2] = {0, 0};
+    pxl_status st = tiles_grid(ctx, gi, s, g);
+    if (st != PXL_OK) return st;
+    pxl_constant k[1] = {{"QT", qt}};
+    return pxl_op_dispatch3(ctx, "xquant.wgsl", pxl_wgsl_ops_xquant, "xmm", k, 1, bd, p, sizeof *p, g[0], g[1],
+                            (uint32_t)s->batch);
+}
+
 static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c, const q_shape *s,
                         const pxl_matmul_options *o) {
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
@@ -337,6 +372,7 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
     p.off_b = bd.off[1];
     p.off_c = bd.off[2];
     if (b->dtype == PXL_Q4_K || b->dtype == PXL_Q6_K) return k_gpu(ctx, gi, t, &bd, s, &p);
+    if (b->dtype != PXL_Q8_0 && b->dtype != PXL_Q4_0) return x_gpu(ctx, gi, t, &bd, s, &p);
     double q4 = b->dtype == PXL_Q4_0 ? 1 : 0;
     xs_launch xl;
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* qmv_kernel=q: never qmv_xs (tuning only) */

@@ -119,6 +119,13 @@ void pxl_q4k_quantize(const float *x, int64_t n, uint8_t *o);
 void pxl_q4k_dequantize(const uint8_t *p, float *y, int64_t n);
 void pxl_q6k_quantize(const float *x, int64_t n, uint8_t *o);
 void pxl_q6k_dequantize(const uint8_t *p, float *y, int64_t n);
+void pxl_q5k_quantize(const float *x, int64_t n, uint8_t *o);
+void pxl_q5k_dequantize(const uint8_t *p, float *y, int64_t n);
+/* Q5_0, Q4_1, Q5_1 and bf16 (quant32.c) */
+void pxl_qx_quantize(pxl_dtype t, const float *x, int64_t n, uint8_t *o);
+void pxl_qx_dequantize(pxl_dtype t, const uint8_t *p, float *y, int64_t n);
+uint16_t pxl_f32_to_bf16(float f);
+float pxl_bf16_to_f32(uint16_t h);
 
 /*
  * Quantized matrix products (src/ops/matmul_quant.c): pxl_matmul hands over

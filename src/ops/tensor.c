@@ -12,7 +12,8 @@ static const struct {
 } k_dtypes[PXL_DTYPE_COUNT] = {
     [PXL_F32] = {"f32", 4, 1},   [PXL_F16] = {"f16", 2, 1},     [PXL_I32] = {"i32", 4, 1},
     [PXL_Q8_0] = {"q8_0", 34, 32}, [PXL_Q4_0] = {"q4_0", 18, 32}, [PXL_Q4_K] = {"q4_k", 144, 256},
-    [PXL_Q6_K] = {"q6_k", 210, 256},
+    [PXL_Q6_K] = {"q6_k", 210, 256}, [PXL_Q5_0] = {"q5_0", 22, 32}, [PXL_Q5_K] = {"q5_k", 176, 256},
+    [PXL_BF16] = {"bf16", 2, 1},     [PXL_Q4_1] = {"q4_1", 20, 32}, [PXL_Q5_1] = {"q5_1", 24, 32},
 };
 
 const char *pxl_dtype_name(pxl_dtype t) {
@@ -20,7 +21,7 @@ const char *pxl_dtype_name(pxl_dtype t) {
 }
 
 int pxl_dtype_is_quantized(pxl_dtype t) {
-    return t == PXL_Q8_0 || t == PXL_Q4_0 || t == PXL_Q4_K || t == PXL_Q6_K;
+    return (unsigned)t < PXL_DTYPE_COUNT && k_dtypes[t].block > 1;
 }
 
 int64_t pxl_dtype_block(pxl_dtype t) { return (unsigned)t < PXL_DTYPE_COUNT ? k_dtypes[t].block : 0; }
@@ -300,8 +301,8 @@ pxl_status pxl_copy(pxl_ctx *ctx, const pxl_tensor *src, pxl_tensor *dst) {
     const pxl_tensor *t[2] = {src, dst};
     pxl_op_bindings b;
     if ((s = pxl_op_bind(ctx, op, t, 2, 2u, 0u, &b)) != PXL_OK) return s;
-    /* off[] counts elements for f16, bytes for blocks */
-    size_t unit = src->dtype == PXL_F16 ? 2 : 1;
+    /* off[] counts elements for f16 and bf16, bytes for blocks */
+    size_t unit = src->dtype == PXL_F16 || src->dtype == PXL_BF16 ? 2 : 1;
     uint32_t so = b.off[0] * (uint32_t)unit, dof = b.off[1] * (uint32_t)unit;
     copy_params p = {(uint32_t)((dof + src->bytes + 3) / 4 - dof / 4), so, dof, (uint32_t)src->bytes};
     pxl_constant wg = {"WG", 256};
@@ -415,8 +416,8 @@ static pxl_status check_codec(pxl_ctx *ctx, const char *fn, pxl_dtype t, const v
                               size_t bytes) {
     PXL_REQUIRE_CTX(ctx);
     if (!a || !b) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %s is NULL", fn, !a ? "src" : "dst");
-    if (!pxl_dtype_is_quantized(t))
-        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %s is not a block format", fn, pxl_dtype_name(t));
+    if (!pxl_dtype_is_quantized(t) && t != PXL_BF16)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %s is not a block format (or bf16)", fn, pxl_dtype_name(t));
     if (n < 0 || n % pxl_dtype_block(t))
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %lld elements are not whole %s blocks of %lld", fn, (long long)n,
                         pxl_dtype_name(t), (long long)pxl_dtype_block(t));
@@ -431,7 +432,9 @@ pxl_status pxl_quantize(pxl_ctx *ctx, pxl_dtype t, const float *src, int64_t n, 
     if (s != PXL_OK) return s;
     if (t == PXL_Q4_K) pxl_q4k_quantize(src, n, dst);
     else if (t == PXL_Q6_K) pxl_q6k_quantize(src, n, dst);
-    else quantize_32(t, src, n, dst);
+    else if (t == PXL_Q5_K) pxl_q5k_quantize(src, n, dst);
+    else if (t == PXL_Q8_0 || t == PXL_Q4_0) quantize_32(t, src, n, dst);
+    else pxl_qx_quantize(t, src, n, dst);
     return PXL_OK;
 }
 
@@ -440,7 +443,9 @@ pxl_status pxl_dequantize(pxl_ctx *ctx, pxl_dtype t, const void *src, size_t src
     if (s != PXL_OK) return s;
     if (t == PXL_Q4_K) pxl_q4k_dequantize(src, dst, n);
     else if (t == PXL_Q6_K) pxl_q6k_dequantize(src, dst, n);
-    else dequantize_32(t, src, dst, n);
+    else if (t == PXL_Q5_K) pxl_q5k_dequantize(src, dst, n);
+    else if (t == PXL_Q8_0 || t == PXL_Q4_0) dequantize_32(t, src, dst, n);
+    else pxl_qx_dequantize(t, src, dst, n);
     return PXL_OK;
 }
 
@@ -529,7 +534,7 @@ static size_t bind_align(pxl_ctx *ctx) {
 
 /* off[] units as a shift: elements of 4 or 2 bytes, or bytes for the block formats. */
 static unsigned off_shift(pxl_dtype t) {
-    return t == PXL_F32 ? 2u : t == PXL_F16 ? 1u : pxl_dtype_is_quantized(t) ? 0u : 2u;
+    return t == PXL_F32 ? 2u : t == PXL_F16 || t == PXL_BF16 ? 1u : pxl_dtype_is_quantized(t) ? 0u : 2u;
 }
 
 uint32_t pxl_op_offset(pxl_ctx *ctx, const pxl_tensor *t) {

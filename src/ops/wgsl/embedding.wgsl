@@ -1,13 +1,14 @@
-// Embedding lookup: out[i, j] = table[ids[i], j], the table f32, f16, Q8_0 or
-// Q4_0 (override DT), out f32. One invocation per output element; the grid is
-// 2-D (see pxl_op_dispatch). An id outside [0, V) gives a row of NaN.
+// Embedding lookup: out[i, j] = table[ids[i], j], the table f32, f16, bf16,
+// Q8_0 or Q4_0 (override DT), out f32. One invocation per output element; the
+// grid is 2-D (see pxl_op_dispatch). An id outside [0, V) gives a row of NaN.
 //
 // The table is bound as u32 words: f32 elements are bitcast, f16 elements
-// unpacked with unpack2x16float, and GGUF blocks (34 or 18 bytes, so not
-// word-aligned) read byte by byte from the words that hold them.
+// unpacked with unpack2x16float, bf16 elements shifted into the top half of
+// an f32, and GGUF blocks (34 or 18 bytes, so not word-aligned) read byte by
+// byte from the words that hold them.
 
 override WG: u32 = 256u;
-override DT: u32 = 0u;   // 0 f32, 1 f16, 2 q8_0, 3 q4_0
+override DT: u32 = 0u;   // 0 f32, 1 f16, 2 q8_0, 3 q4_0, 4 bf16
 
 struct Params {
     n: u32,          // number of ids
@@ -50,6 +51,10 @@ fn embedding(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id
         let hi = p.off_t + row * p.D + j;
         let h = unpack2x16float(table[hi >> 1u]);
         v = select(h.x, h.y, (hi & 1u) != 0u);
+    } else if (DT == 4u) {
+        let hi = p.off_t + row * p.D + j;   // bf16: the top half of an f32
+        let w = table[hi >> 1u];
+        v = bitcast<f32>(select(w << 16u, w & 0xffff0000u, (hi & 1u) != 0u));
     } else if (DT == 2u) {
         let off = p.off_t + row * p.row_bytes + (j / 32u) * 34u;
         let q = byte_at(off + 2u + j % 32u);

@@ -6,14 +6,16 @@
 // invocations of a subgroup read consecutive vec4s of workgroup memory.
 // K advances in steps of 16 through workgroup memory tiles stored k-major
 // (As[k][m], Bs[k][n]); the next tile is loaded into registers while the
-// current one is multiplied. Transposes, f16 storage of B and bounds checks are
-// override constants, so each variant compiles to straight-line code.
-// B is bound as u32 words: f32 elements are bitcast, f16 elements unpacked.
+// current one is multiplied. Transposes, f16 or bf16 storage of B and bounds
+// checks are override constants, so each variant compiles to straight-line
+// code. B is bound as u32 words: f32 elements are bitcast, f16 elements
+// unpacked, bf16 elements shifted into the top half of an f32.
 // Batches run along the grid's z dimension (a stride of 0 broadcasts).
 
 override TRANS_A: bool = false;
 override TRANS_B: bool = false;
 override B_F16: bool = false;
+override B_BF16: bool = false;   // B is bf16 (the top halves of f32s)
 override CHECK: bool = true;   // false only when M, N are multiples of 128 and K of 16
 
 const BM: u32 = 128u;
@@ -38,6 +40,10 @@ var<workgroup> As: array<vec4<f32>, 528>;   // BK * LD
 var<workgroup> Bs: array<vec4<f32>, 528>;
 
 fn load_b(e: u32) -> f32 {
+    if (B_BF16) {
+        let w = B[e >> 1u];
+        return bitcast<f32>(select(w << 16u, w & 0xffff0000u, (e & 1u) == 1u));
+    }
     if (B_F16) {
         let w = B[e >> 1u];
         let h = unpack2x16float(w);

@@ -1,0 +1,293 @@
+// More GGUF block formats, one per value of override QT:
+//   0 Q5_0 (32 elements, 22 bytes)    1 Q4_1 (32, 20)    2 Q5_1 (32, 24)
+//   3 Q5_K (256, 176)
+// Matrix products C = alpha * A . B^T + beta * C (beta = 0: C not read) with
+// B [N, K] in blocks (host side: src/ops/matmul_quant.c), and an embedding
+// lookup from such a table (src/ops/embedding.c). Layouts: PXL_Q5_0,
+// PXL_Q4_1, PXL_Q5_1, PXL_Q5_K in include/pxl/ops.h; CPU decoders in
+// src/ops/quant32.c and src/ops/kquant.c.
+//
+// The unit of work is a sub-block of 32 elements: the whole block for the
+// 32-element formats, 32s .. 32s+31 (s = 0..7) for Q5_K, decoded eight
+// elements at a time by dec8s. Q5_0 blocks (22 bytes) start at even byte
+// offsets, so words are re-assembled from two neighbours (word_at); the
+// others are word-aligned, and read the same way for simplicity. Values are
+// formed in the CPU decoder's order: (q - 16) * d for Q5_0, q * d + m for
+// Q4_1 / Q5_1 and (d * sc) * q - dmin * m for Q5_K (the last two may be
+// fused into one rounding by the shader compiler).
+//
+// xmv (M <= 8): a row group of TPR invocations per ROWS columns of C;
+// invocation t walks sub-blocks t, t + TPR, ... of the group's rows, decodes
+// each of them once and uses it for all NCOL rows of A; the partial sums are
+// reduced in workgroup memory.
+// xmm (M > 8): 64 x 64 output tiles (tile_4x4.wgsl), 256 invocations each
+// computing 4 x 4; K advances one sub-block (32) at a time.
+// xemb: out[i, 8e .. 8e+7] = table[ids[i], 8e .. 8e+7], one invocation each.
+// Batches run along grid z.
+
+override QT: u32 = 0u;
+
+struct Params {
+    M: u32, N: u32, K: u32, nb: u32,                          // nb = K / block
+    row_bytes: u32, stride_a: u32, stride_b: u32, stride_c: u32, // A, C in floats; B in bytes
+    alpha: f32, beta: f32, _pad0: u32, off_a: u32,
+    off_b: u32, off_c: u32, _pad2: u32, _pad3: u32,  // view offsets: A, C in floats, B in bytes
+}
+
+@group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> B: array<u32>;
+@group(0) @binding(2) var<storage, read_write> C: array<f32>;
+@group(0) @binding(3) var<uniform> p: Params;
+
+fn block_bytes() -> u32 {
+    switch QT {
+        case 0u: { return 22u; }
+        case 1u: { return 20u; }
+        case 2u: { return 24u; }
+        default: { return 176u; }
+    }
+}
+fn subs() -> u32 { return select(1u, 8u, QT == 3u); }   // sub-blocks of 32 per block
+
+// The word at even byte offset o of B (o % 4 == 2: from two words). Both
+// words are always read and one is selected, so that invocations whose blocks
+// differ in alignment do not diverge (a read past the end is clamped by
+// WebGPU's bounds checks and never selected).
+fn word_at(o: u32) -> u32 {
+    let i = o >> 2u;
+    let lo = B[i];
+    let hi = B[i + 1u];
+    return select(lo, (lo >> 16u) | (hi << 16u), (o & 2u) != 0u);
+}
+#include "bytes.wgsl"   // half_of
+fn half_at(o: u32) -> f32 { return half_of(B[o >> 2u], o); }   // o even
+
+// The four bytes of w as floats, minus bias, without int-to-float
+// conversions: for 0 <= n < 2^23 the float with bits 0x4B000000 | n is 2^23 + n.
+fn bytes4(w: u32, bias: f32) -> vec4<f32> {
+    let b = (vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(255u);
+    return bitcast<vec4<f32>>(b | vec4<u32>(0x4B000000u)) - (8388608.0 + bias);
+}
+
+// Bits 0..3 of h moved to bit 4 of bytes 0..3 (the fifth bits of four quants).
+fn spread4(h: u32) -> u32 {
+    return ((h & 1u) << 4u) | ((h & 2u) << 11u) | ((h & 4u) << 18u) | ((h & 8u) << 25u);
+}
+
+struct Eight {
+    lo: vec4<f32>,   // elements 8c .. 8c+3 of the sub-block
+    hi: vec4<f32>,   // 8c+4 .. 8c+7
+}
+
+// Q5_K: sub-block s's 6-bit scale (x) and min (y) from the 12 scale bytes
+// (words w0 + 1 .. w0 + 3), packed as in Q4_K.
+fn k_scale_min(w0: u32, s: u32) -> vec2<u32> {
+    let s0 = B[w0 + 1u];
+    let s1 = B[w0 + 2u];
+    let s2 = B[w0 + 3u];
+    let sh = 8u * (s & 3u);
+    let b0 = (s0 >> sh) & 255u;
+    let b1 = (s1 >> sh) & 255u;
+    let b8 = (s2 >> sh) & 255u;
+    let low = vec2<u32>(b0 & 63u, b1 & 63u);
+    let high = vec2<u32>((b8 & 15u) | ((b0 >> 6u) << 4u), (b8 >> 4u) | ((b1 >> 6u) << 4u));
+    return select(low, high, s >= 4u);
+}
+
+// The scales of sub-block s of the block at byte `base`: x multiplies the
+// quant, y is added (Q5_0: x = d, y unused; Q4_1 / Q5_1: d, m; Q5_K: d * sc,
+// dmin * m, subtracted).
+fn sub_scales(base: u32, s: u32) -> vec2<f32> {
+    if (QT == 3u) {
+        let w0 = base >> 2u;
+        let dm = unpack2x16float(B[w0]);
+        let sm = k_scale_min(w0, s);
+        return vec2<f32>(dm.x * f32(sm.x), dm.y * f32(sm.y));
+    }
+    let w = unpack2x16float(word_at(base));
+    return select(w, vec2<f32>(w.x, 0.0), QT == 0u);
+}
+
+// The integer quants of elements 8c .. 8c+3 (half 0) or 8c+4 .. 8c+7 (half 1)
+// of sub-block s of the block at `base`, as four bytes of a word.
+fn quant4(base: u32, s: u32, c: u32, half: u32) -> u32 {
+    let j = 8u * c + 4u * half;               // element within the sub-block
+    if (QT == 3u) {
+        let q = word_at(base + 48u + 32u * (s >> 1u) + j);
+        let h = word_at(base + 16u + j);
+        return ((q >> (4u * (s & 1u))) & 0x0f0f0f0fu) | (((h >> s) & 0x01010101u) << 4u);
+    }
+    let qs = base + select(4u, 6u, QT == 0u) + select(0u, 4u, QT == 2u);   // Q5_0: 6, Q4_1: 4, Q5_1: 8
+    let q = (word_at(qs + (j & 15u)) >> (4u * (j >> 4u))) & 0x0f0f0f0fu;
+    if (QT == 1u) { return q; }
+    let qh = word_at(base + select(4u, 2u, QT == 0u));
+    return q | spread4((qh >> j) & 15u);
+}
+
+// Elements 8c .. 8c+7 of sub-block s of the block at byte `base`, with the
+// sub-block's scales sc (sub_scales).
+fn dec8s(base: u32, s: u32, c: u32, sc: vec2<f32>) -> Eight {
+    var r: Eight;
+    let q0 = quant4(base, s, c, 0u);
+    let q1 = quant4(base, s, c, 1u);
+    if (QT == 0u) {
+        r.lo = bytes4(q0, 16.0) * sc.x;
+        r.hi = bytes4(q1, 16.0) * sc.x;
+    } else if (QT == 3u) {
+        r.lo = sc.x * bytes4(q0, 0.0) - sc.y;
+        r.hi = sc.x * bytes4(q1, 0.0) - sc.y;
+    } else {
+        r.lo = bytes4(q0, 0.0) * sc.x + sc.y;
+        r.hi = bytes4(q1, 0.0) * sc.x + sc.y;
+    }
+    return r;
+}
+
+fn dec8(base: u32, s: u32, c: u32) -> Eight {
+    return dec8s(base, s, c, sub_scales(base, s));
+}
+
+#include "tile_4x4.wgsl"   // store_c, As, Bs, tile_fma32, tile_store
+
+// ---- xmv ------------------------------------------------------------------------
+
+override WG: u32 = 256u;    // invocations per workgroup (power of two)
+override TPR: u32 = 32u;    // invocations per row group (power of two, <= WG)
+override NCOL: u32 = 1u;    // rows of A (1 .. 8)
+override ROWS: u32 = 1u;    // rows of B per row group (NCOL * ROWS <= 8)
+
+var<workgroup> red: array<f32, 2048>;   // WG * NCOL * ROWS partial sums
+
+@compute @workgroup_size(WG)
+fn xmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+       @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = lid.x % TPR;
+    let n0 = ((wid.y * nwg.x + wid.x) * (WG / TPR) + lid.x / TPR) * ROWS;
+    let abase = p.off_a + wid.z * p.stride_a;
+    let bb = block_bytes();
+    let ns = subs();
+    var acc: array<f32, 8>;   // [col * ROWS + r]
+    for (var i = 0u; i < 8u; i = i + 1u) { acc[i] = 0.0; }
+    var rows: array<u32, 8>;  // byte offsets of the group's B rows (clamped to the last)
+    for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = p.off_b + wid.z * p.stride_b + min(n0 + r, p.N - 1u) * p.row_bytes; }
+    let nsub = p.nb * ns;
+    for (var u = t; u < nsub; u = u + TPR) {
+        let blk = u / ns;
+        let s = u % ns;
+        let k0 = blk * 32u * ns + 32u * s;
+        var sc: array<vec2<f32>, 8>;
+        for (var r = 0u; r < ROWS; r = r + 1u) { sc[r] = sub_scales(rows[r] + blk * bb, s); }
+        for (var c = 0u; c < 4u; c = c + 1u) {
+            var ev: array<Eight, 8>;
+            for (var r = 0u; r < ROWS; r = r + 1u) { ev[r] = dec8s(rows[r] + blk * bb, s, c, sc[r]); }
+            for (var col = 0u; col < NCOL; col = col + 1u) {
+                let ai = (abase + col * p.K + k0 + 8u * c) >> 2u;
+                let alo = A[ai];
+                let ahi = A[ai + 1u];
+                for (var r = 0u; r < ROWS; r = r + 1u) {
+                    acc[col * ROWS + r] = acc[col * ROWS + r] + dot(ev[r].lo, alo) + dot(ev[r].hi, ahi);
+                }
+            }
+        }
+    }
+    for (var j = 0u; j < NCOL * ROWS; j = j + 1u) { red[j * WG + lid.x] = acc[j]; }
+    workgroupBarrier();
+    for (var h = TPR / 2u; h > 0u; h = h >> 1u) {
+        if (t < h) {
+            for (var j = 0u; j < NCOL * ROWS; j = j + 1u) {
+                red[j * WG + lid.x] = red[j * WG + lid.x] + red[j * WG + lid.x + h];
+            }
+        }
+        workgroupBarrier();
+    }
+    if (t == 0u) {
+        for (var col = 0u; col < NCOL; col = col + 1u) {
+            for (var r = 0u; r < ROWS; r = r + 1u) {
+                if (n0 + r < p.N) {
+                    store_c(p.off_c + wid.z * p.stride_c + col * p.N + n0 + r, red[(col * ROWS + r) * WG + lid.x]);
+                }
+            }
+        }
+    }
+}
+
+// ---- xmm ------------------------------------------------------------------------
+
+@compute @workgroup_size(16, 16)
+fn xmm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let tx = lid.x;
+    let ty = lid.y;
+    let tid = ty * 16u + tx;
+    let m0 = wid.y * 64u;
+    let n0 = wid.x * 64u;
+    // loaders: row tid % 64 of the tile, elements 8 * (tid / 64) .. +8 of the sub-block
+    let lr = tid % 64u;
+    let lc = tid / 64u;
+    let am = m0 + lr;
+    let a_ok = am < p.M;
+    let a_row = (p.off_a + wid.z * p.stride_a + min(am, p.M - 1u) * p.K) / 4u;   // vec4 index
+    let bn = n0 + lr;
+    let b_ok = bn < p.N;
+    let b_row = p.off_b + wid.z * p.stride_b + min(bn, p.N - 1u) * p.row_bytes;
+    let bb = block_bytes();
+    let ns = subs();
+    let sv = lr / 4u;
+    let sc = lr % 4u;
+
+    var acc: array<vec4<f32>, 4>;
+    let nsub = p.nb * ns;
+    for (var sb = 0u; sb < nsub; sb = sb + 1u) {
+        let blk = sb / ns;
+        let s = sb % ns;
+        let kv = (blk * 32u * ns + 32u * s + 8u * lc) / 4u;
+        let av0 = select(vec4<f32>(0.0), A[a_row + kv], a_ok);
+        let av1 = select(vec4<f32>(0.0), A[a_row + kv + 1u], a_ok);
+        let v = dec8(b_row + blk * bb, s, lc);
+        let bv0 = select(vec4<f32>(0.0), v.lo, b_ok);
+        let bv1 = select(vec4<f32>(0.0), v.hi, b_ok);
+        for (var e = 0u; e < 4u; e = e + 1u) {
+            As[(8u * lc + e) * 16u + sv][sc] = av0[e];
+            As[(8u * lc + 4u + e) * 16u + sv][sc] = av1[e];
+            Bs[(8u * lc + e) * 16u + sv][sc] = bv0[e];
+            Bs[(8u * lc + 4u + e) * 16u + sv][sc] = bv1[e];
+        }
+        workgroupBarrier();
+        tile_fma32(&acc, tx, ty);
+        workgroupBarrier();
+    }
+    tile_store(acc, p.off_c + wid.z * p.stride_c, m0, n0, tx, ty);
+}
+
+// ---- xemb -----------------------------------------------------------------------
+// Bindings: ids at 0, the table at 1 (B), out at 2 (C). Params: M = number of
+// ids, N = rows of the table (V), K = D, row_bytes, off_a / off_b / off_c the
+// view offsets of ids, table (bytes) and out. An id outside [0, V) gives NaN.
+
+@group(0) @binding(0) var<storage, read> ids: array<i32>;
+
+@compute @workgroup_size(WG)
+fn xemb(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let e = (wid.y * nwg.x + wid.x) * WG + lid.x;   // a group of 8 outputs
+    let per_row = p.K / 8u;
+    if (e >= p.M * per_row) { return; }
+    let i = e / per_row;
+    let j = (e % per_row) * 8u;                     // first element
+    let o = p.off_c + i * p.K + j;
+    let id = ids[p.off_a + i];
+    if (id < 0 || u32(id) >= p.N) {
+        // a quiet NaN, built from a runtime value (a constant NaN is a WGSL error)
+        let nan = bitcast<f32>(0x7fc00000u | (p.N & 0u));
+        for (var c = 0u; c < 8u; c = c + 1u) { C[o + c] = nan; }
+        return;
+    }
+    let ns = subs();
+    let blk = j / (32u * ns);
+    let s = (j % (32u * ns)) / 32u;
+    let c = (j % 32u) / 8u;
+    let v = dec8(p.off_b + u32(id) * p.row_bytes + blk * block_bytes(), s, c);
+    for (var q = 0u; q < 4u; q = q + 1u) {
+        C[o + q] = v.lo[q];
+        C[o + 4u + q] = v.hi[q];
+    }
+}
