@@ -25,7 +25,7 @@ run: build
 	$(BUILD)/pxl generate
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && PXL_REQUIRE_VOCAB=1 ctest --output-on-failure -j $(JOBS)
 
 bench: build
 	$(BUILD)/pxl bench dot

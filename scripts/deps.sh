@@ -2,7 +2,8 @@
 # Installs what pxl needs to build and test, and nothing else.
 # Idempotent: when everything is present it prints nothing and exits 0.
 #
-#   scripts/deps.sh            Debian packages + the Dawn WebGPU library
+#   scripts/deps.sh            Debian packages + the Dawn WebGPU library + the test
+#                              vocabularies (scripts/fetch_vocab.sh)
 #   scripts/deps.sh --check    report what is missing, install nothing (exit 1 if any)
 #
 # The Dawn library comes from the npm package bun-webgpu-linux-x64@0.1.7. Its
@@ -37,6 +38,7 @@ need_cmd  make             make
 need_cmd  cmake            cmake
 need_cmd  pkg-config       pkg-config
 need_file libpng-dev       /usr/include/png.h
+need_file libpcre2-dev     /usr/include/pcre2.h     # the llm layer's tokenizer regexes
 need_file libegl1          "$libdir/libEGL.so.1"
 need_file libegl-dev       "$libdir/libEGL.so"      # Dawn dlopens the unversioned name
 need_file libegl-mesa0     "$libdir/libEGL_mesa.so.0"
@@ -92,3 +94,6 @@ if [ ! -f "$DAWN_DIR/$DAWN_SO" ]; then
   echo "$DAWN_PKG $DAWN_INTEGRITY" > "$DAWN_DIR/SOURCE"
   say "Dawn installed in deps/dawn/"
 fi
+
+# --- llama.cpp's tokenizer test vocabularies (deps/vocab/) -----------------
+if [ $CHECK_ONLY = 1 ]; then "$ROOT/scripts/fetch_vocab.sh" --check; else "$ROOT/scripts/fetch_vocab.sh"; fi

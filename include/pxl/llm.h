@@ -167,6 +167,147 @@ PXL_API pxl_status pxl_gguf_writer_write(pxl_gguf_writer *w, const char *path);
 /* Or into memory: *data allocated with pxl_alloc (free with pxl_free). */
 PXL_API pxl_status pxl_gguf_writer_to_memory(pxl_gguf_writer *w, uint8_t **data, size_t *size);
 
+/* ==== Tokenizers ======================================================================== */
+/*
+ * The two tokenizers GGUF files describe, as llama.cpp runs them:
+ *  - "llama": SentencePiece style (spaces escaped to U+2581, an optional
+ *    leading space, bigram merges by vocabulary score, byte fallback <0xNN>);
+ *  - "gpt2": byte-level BPE (a pre-tokenizer regex chosen by
+ *    tokenizer.ggml.pre, bytes mapped to printable code points, merges by
+ *    rank), with PCRE2 for the regexes.
+ * Token ids are int32_t; -1 means "none". A tokenizer is immutable after
+ * creation; its context must not be used by two threads at once.
+ */
+typedef struct pxl_tokenizer pxl_tokenizer;
+
+typedef enum pxl_tokenizer_model {
+    PXL_TOKENIZER_SPM = 1, /* tokenizer.ggml.model "llama" */
+    PXL_TOKENIZER_BPE = 2  /* tokenizer.ggml.model "gpt2" */
+} pxl_tokenizer_model;
+
+/* Token types, numbered as tokenizer.ggml.token_type numbers them. */
+typedef enum pxl_token_type {
+    PXL_TOKEN_UNDEFINED = 0,
+    PXL_TOKEN_NORMAL = 1,
+    PXL_TOKEN_UNKNOWN = 2,
+    PXL_TOKEN_CONTROL = 3,
+    PXL_TOKEN_USER_DEFINED = 4,
+    PXL_TOKEN_UNUSED = 5,
+    PXL_TOKEN_BYTE = 6
+} pxl_token_type;
+
+/* A special-token id field of pxl_tokenizer_vocab left to the model's default. */
+#define PXL_TOKEN_ID_DEFAULT (-2)
+
+/*
+ * A vocabulary in memory (what the tokenizer.ggml.* keys hold). Nothing is
+ * kept: pxl_tokenizer_create copies what it needs. Start from
+ * pxl_tokenizer_vocab_default() (every "default" field set).
+ */
+typedef struct pxl_tokenizer_vocab {
+    pxl_tokenizer_model model;
+    const char *pre;               /* BPE pre-tokenizer ("llama-bpe", "qwen2", "gpt-2", "default", ...); NULL: "default" */
+    size_t n_tokens;
+    const char *const *tokens;     /* n_tokens texts */
+    const size_t *token_lens;      /* NULL: the texts are NUL-terminated */
+    const float *scores;           /* NULL: all 0 */
+    const int32_t *types;          /* pxl_token_type values; NULL: all NORMAL */
+    size_t n_merges;               /* BPE: "left right" strings, rank = index */
+    const char *const *merges;
+    const size_t *merge_lens;      /* NULL: NUL-terminated */
+    /* ids: PXL_TOKEN_ID_DEFAULT (llama.cpp's default for the model), -1 none, or an id < n_tokens */
+    int32_t bos_id, eos_id, unk_id, pad_id, eot_id;
+    /* -1: the model's default (SPM: add BOS, space prefix; BPE: neither, but llama-bpe adds BOS); 0 or 1 */
+    int add_bos, add_eos, add_space_prefix;
+} pxl_tokenizer_vocab;
+
+PXL_API pxl_tokenizer_vocab pxl_tokenizer_vocab_default(void);
+/*
+ * Builds a tokenizer from a vocabulary. Bad data fails with PXL_ERR_FORMAT
+ * and a message naming it (an empty vocabulary, a special id out of range, a
+ * merge without a space); an unknown pre-tokenizer with PXL_ERR_UNSUPPORTED.
+ */
+PXL_API pxl_status pxl_tokenizer_create(pxl_ctx *ctx, const pxl_tokenizer_vocab *vocab, pxl_tokenizer **out);
+/*
+ * Reads tokenizer.ggml.{model,pre,tokens,scores,token_type,merges,
+ * bos_token_id,eos_token_id,eot_token_id,unknown_token_id,padding_token_id,
+ * add_bos_token,add_eos_token,add_space_prefix} with llama.cpp's defaults for
+ * absent keys. A model other than "llama" or "gpt2" fails with
+ * PXL_ERR_UNSUPPORTED naming it; a malformed key with PXL_ERR_FORMAT naming it.
+ */
+PXL_API pxl_status pxl_tokenizer_from_gguf(const pxl_gguf *g, pxl_tokenizer **out);
+PXL_API void pxl_tokenizer_free(pxl_tokenizer *tok);
+
+PXL_API pxl_tokenizer_model pxl_tokenizer_model_type(const pxl_tokenizer *tok);
+PXL_API size_t pxl_tokenizer_n_vocab(const pxl_tokenizer *tok);
+PXL_API int32_t pxl_tokenizer_bos(const pxl_tokenizer *tok); /* -1: none */
+PXL_API int32_t pxl_tokenizer_eos(const pxl_tokenizer *tok);
+PXL_API int32_t pxl_tokenizer_eot(const pxl_tokenizer *tok); /* the key, else found by text ("<|eot_id|>", "<|im_end|>", ...) */
+PXL_API int32_t pxl_tokenizer_unk(const pxl_tokenizer *tok);
+PXL_API int32_t pxl_tokenizer_pad(const pxl_tokenizer *tok);
+PXL_API int pxl_tokenizer_add_bos(const pxl_tokenizer *tok); /* what add_special DEFAULT does */
+PXL_API int pxl_tokenizer_add_eos(const pxl_tokenizer *tok);
+/* The stored text of a token (not NUL-terminated; NULL and 0 when id is out of range). */
+PXL_API const char *pxl_tokenizer_token_text(const pxl_tokenizer *tok, int32_t id, size_t *len);
+PXL_API pxl_token_type pxl_tokenizer_token_type(const pxl_tokenizer *tok, int32_t id); /* UNDEFINED when out of range */
+PXL_API int pxl_tokenizer_is_control(const pxl_tokenizer *tok, int32_t id);
+/* End of generation: eos, eot, or <|eom_id|>. */
+PXL_API int pxl_tokenizer_is_eog(const pxl_tokenizer *tok, int32_t id);
+/* Looks a token up by its exact stored text; -1 when absent. */
+PXL_API int32_t pxl_tokenizer_find(const pxl_tokenizer *tok, const char *text, size_t len);
+
+typedef enum pxl_add_special {
+    PXL_ADD_SPECIAL_DEFAULT = 0, /* BOS/EOS as the metadata says */
+    PXL_ADD_SPECIAL_OFF = 1,
+    PXL_ADD_SPECIAL_ON = 2       /* BOS and EOS (each only when the model has one) */
+} pxl_add_special;
+
+typedef struct pxl_tokenize_options {
+    pxl_add_special add_special;
+    /* 0: control and unknown token texts in the input are plain text; 1: they
+     * become their ids. User-defined tokens are always matched, longest first. */
+    int parse_special;
+} pxl_tokenize_options;
+
+/*
+ * Tokenizes len bytes of text (any bytes; invalid UTF-8 is tokenized as
+ * llama.cpp does). *ids is allocated with pxl_alloc (free with pxl_free on
+ * the tokenizer's context; NULL when *n is 0). opt may be NULL (defaults).
+ */
+PXL_API pxl_status pxl_tokenize(pxl_tokenizer *tok, const char *text, size_t len, const pxl_tokenize_options *opt,
+                                int32_t **ids, size_t *n);
+
+/*
+ * The bytes one token stands for (SPM: U+2581 as a space, <0xNN> as that
+ * byte; BPE: the byte-to-unicode mapping reversed; control and unknown
+ * tokens: their text when special is 1, else nothing). Writes at most cap
+ * bytes and returns the full length (as snprintf; no NUL is added).
+ */
+PXL_API size_t pxl_tokenizer_piece(const pxl_tokenizer *tok, int32_t id, int special, char *buf, size_t cap);
+
+typedef struct pxl_detokenize_options {
+    int special;           /* 1: control/unknown tokens output their text */
+    int keep_space_prefix; /* 1: keep the space an SPM model adds before the first word
+                            * (0: the first text piece loses one leading space, so that
+                            * decoding the tokens of a text gives the text back) */
+} pxl_detokenize_options;
+
+/*
+ * A streaming detokenizer: push ids one at a time and get back the bytes
+ * that are complete UTF-8. An incomplete sequence at the end is held until
+ * it completes; an invalid one becomes U+FFFD as soon as it is known to be
+ * invalid, an incomplete one at flush.
+ */
+typedef struct pxl_detokenizer pxl_detokenizer;
+PXL_API pxl_status pxl_detokenizer_create(pxl_tokenizer *tok, const pxl_detokenize_options *opt, pxl_detokenizer **out);
+PXL_API void pxl_detokenizer_free(pxl_detokenizer *d);
+/* *text (not NUL-terminated) stays valid until the next call on d. An id out
+ * of range fails with PXL_ERR_INVALID_ARG. */
+PXL_API pxl_status pxl_detokenizer_push(pxl_detokenizer *d, int32_t id, const char **text, size_t *len);
+PXL_API pxl_status pxl_detokenizer_flush(pxl_detokenizer *d, const char **text, size_t *len);
+/* Whole sequences: *text allocated with pxl_alloc and NUL-terminated (len excludes the NUL). */
+PXL_API pxl_status pxl_detokenize(pxl_tokenizer *tok, const int32_t *ids, size_t n, const pxl_detokenize_options *opt,
+                                  char **text, size_t *len);
 /* ==== Models ============================================================================ */
 
 /*
