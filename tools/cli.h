@@ -54,8 +54,8 @@ typedef struct cli_common {
 
 /*
  * Parses argv[0..argc) against opts. Accepts "--name value" and "--name=value";
- * "-h" is "--help", "-o" is "--output" where opts has an option "output",
- * and "-m" is "--model" where opts has an option "model".
+ * "-h" is "--help", and where opts has the long option: "-o" is "--output",
+ * "-m" "--model", "-p" "--prompt" and "-f" "--file".
  * Positional arguments are stored in order into pos[0..max_pos). On error
  * returns -1 with a message naming the argument in err; else returns the
  * number of positional arguments. Never reads past argv[argc-1].

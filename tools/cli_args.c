@@ -78,6 +78,8 @@ int cli_parse(int argc, char **argv, const cli_opt *opts, size_t n_opts, const c
         if (strcmp(a, "-h") == 0) a = "--help";
         else if (strcmp(a, "-o") == 0 && find(opts, n_opts, "output", 6)) a = "--output";
         else if (strcmp(a, "-m") == 0 && find(opts, n_opts, "model", 5)) a = "--model";
+        else if (strcmp(a, "-p") == 0 && find(opts, n_opts, "prompt", 6)) a = "--prompt";
+        else if (strcmp(a, "-f") == 0 && find(opts, n_opts, "file", 4)) a = "--file";
         if (a[1] != '-') {
             snprintf(err, err_cap, "unknown option '%.64s' (options start with --)", a);
             return -1;

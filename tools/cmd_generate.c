@@ -2,10 +2,11 @@
  * pxl generate: text from a language model. --model FILE (-m FILE) picks the
  * runtime from the file's first bytes, not its name: a PNG is a Pixel-LLM
  * .pxi image (each character is one run of the model's pxVM image on the
- * chosen backend; sampling happens on the host); a GGUF file is refused
- * until the GGUF runtime exists. Without --model, the shipped Pixel-LLM.
+ * chosen backend; sampling happens on the host); a GGUF file goes to the
+ * GGUF runtime (cmd_generate_gguf.c). Without --model, the shipped Pixel-LLM.
  */
 #include "cli.h"
+#include "cli_gguf.h"
 #include "cli_llm.h"
 #include "pxl/pixel_llm.h"
 
@@ -23,19 +24,27 @@
 
 typedef struct {
     cli_common c;
-    const char *model, *prompt, *prime;
-    uint32_t tokens, top_k, seed;
-    double temperature;
-    int reference;
+    const char *model, *prompt, *prime, *file;
+    uint32_t tokens, top_k, seed, ctx;
+    double temperature, top_p, min_p, repeat_penalty;
+    int reference, special;
 } gen_opts;
+
+#define UNSET_U32 UINT32_MAX
+#define UNSET_D (-1.0)
 
 static const char *k_usage = "pxl generate [-m FILE] [options]";
 static const char *k_about =
     "Generates text with a language model. --model (-m) FILE picks the runtime from the\n"
-    "file's contents, not its name: a PNG is a Pixel-LLM image (.pxi); a GGUF file is\n"
-    "recognised but not supported yet; anything else is refused. Without --model:\n"
-    "Pixel-LLM's models/pixel-llm.pxi, found beside the executable or in the source tree.\n"
-    "For every character the context's ids are written into the image, the pxVM program\n"
+    "file's contents, not its name: a GGUF file (llama and qwen2 architectures) runs on\n"
+    "the GGUF runtime; a PNG is a Pixel-LLM image (.pxi); anything else is refused.\n"
+    "GGUF: the prompt is tokenized as llama.cpp does (BOS per the metadata; --special\n"
+    "parses special-token texts as tokens), stdout gets only the generated text, streamed;\n"
+    "stderr the speed. Sampling defaults are llama.cpp's (temperature 0.8, top-k 40,\n"
+    "top-p 0.95, min-p 0.05, repeat penalty 1); --temperature 0 is greedy. Generation\n"
+    "stops at --tokens, an end-of-generation token, or a full context (with a message).\n"
+    "Without --model: Pixel-LLM's models/pixel-llm.pxi, found beside the executable.\n"
+    "Pixel-LLM: for every character the context's ids are written into the image, the pxVM program\n"
     "runs on the backend, and the int32 logits it leaves are sampled on the host:\n"
     "softmax(logit * scale / T) over the top K, with a PRNG seeded by --seed. The CPU and\n"
     "GPU interpreters give the same logits, so a seed gives the same text on both.\n"
@@ -48,15 +57,25 @@ static int parse(int argc, char **argv, gen_opts *o) {
     o->temperature = 0.8;
     o->seed = 1;
     o->prime = GEN_DEFAULT_PRIME;
+    o->top_k = UNSET_U32;
+    o->top_p = o->min_p = o->repeat_penalty = UNSET_D;
     cli_opt opts[] = {
         {"model", CLI_STRING, &o->model, 0, 0, "FILE",
-         "model file, also -m: Pixel-LLM .pxi (default: models/pixel-llm.pxi); GGUF: not yet"},
-        {"prompt", CLI_STRING, &o->prompt, 0, 0, "TEXT", "text the generated characters continue"},
+         "model file, also -m: GGUF, or Pixel-LLM .pxi (default: models/pixel-llm.pxi)"},
+        {"prompt", CLI_STRING, &o->prompt, 0, 0, "TEXT", "text the generated text continues"},
+        {"file", CLI_STRING, &o->file, 0, 0, "F", "GGUF: read the prompt from F (- for stdin)"},
         {"prime", CLI_STRING, &o->prime, 0, 0, "TEXT",
          "context fed (not printed) when there is no prompt (default: \"of the LORD.\\n\")"},
-        {"tokens", CLI_U32, &o->tokens, 1, 1000000, "N", "characters to generate (default 300)"},
+        {"tokens", CLI_U32, &o->tokens, 1, 1000000, "N", "tokens (characters) to generate (default 300)"},
         {"temperature", CLI_DOUBLE, &o->temperature, 0, 100, "T", "sampling temperature, 0 = greedy (default 0.8)"},
-        {"top-k", CLI_U32, &o->top_k, 0, 1000, "K", "sample among the K likeliest characters (default 0: all)"},
+        {"top-k", CLI_U32, &o->top_k, 0, 1000000, "K",
+         "sample among the K likeliest (default: GGUF 40, Pixel-LLM 0; 0: all)"},
+        {"top-p", CLI_DOUBLE, &o->top_p, 0, 1, "P", "GGUF: nucleus sampling (default 0.95; 1: off)"},
+        {"min-p", CLI_DOUBLE, &o->min_p, 0, 1, "P", "GGUF: drop tokens below P x the likeliest (default 0.05)"},
+        {"repeat-penalty", CLI_DOUBLE, &o->repeat_penalty, 0, 100, "R",
+         "GGUF: penalty on the last 64 tokens (default 1: off)"},
+        {"ctx", CLI_U32, &o->ctx, 1, 1u << 24, "N", "GGUF: context size (default: trained, at most 4096)"},
+        {"special", CLI_FLAG, &o->special, 0, 0, NULL, "GGUF: special-token texts in the prompt are tokens"},
         {"seed", CLI_U32, &o->seed, 0, 4294967295.0, "S", "sampling seed (default 1)"},
         {"reference", CLI_FLAG, &o->reference, 0, 0, NULL, "use the C int8 reference instead of the VM"},
         CLI_COMMON_OPTS(&o->c),
@@ -175,20 +194,36 @@ static void print_token(void *user, const char *s, size_t n) {
  * (the one runtime there is). *data (malloc'ed) holds its bytes. Returns 0,
  * or the exit code after reporting the failure.
  */
-static int read_pxi_model(const gen_opts *o, const char *path, uint8_t **data, size_t *len) {
-    model_kind kind;
+static int read_pxi_model(const gen_opts *o, const char *path, uint8_t **data, size_t *len, model_kind *kind) {
     char err[PATH_MAX + 160];
-    if (read_model(path, data, len, &kind, err, sizeof err) != 0) return fail(o, path, err);
-    if (kind == MODEL_PXI) return 0;
+    if (read_model(path, data, len, kind, err, sizeof err) != 0) return fail(o, path, err);
+    if (*kind == MODEL_PXI) return 0;
     free(*data);
     *data = NULL;
-    snprintf(err, sizeof err,
-             kind == MODEL_GGUF ? "%s: GGUF models are not supported yet (the GGUF runtime is planned); "
-                                  "pxl generate runs Pixel-LLM .pxi images"
-                                : "%s: not a model pxl can run (expected a Pixel-LLM .pxi image, a PNG; "
-                                  "GGUF is not supported yet)",
-             path);
+    if (*kind == MODEL_GGUF) return 0;
+    snprintf(err, sizeof err, "%s: not a model pxl can run (expected a GGUF file or a Pixel-LLM .pxi image)", path);
     return fail(o, path, err);
+}
+
+static int generate_gguf(const gen_opts *o) {
+    cli_gguf_gen g;
+    memset(&g, 0, sizeof g);
+    g.c = &o->c;
+    g.path = o->model;
+    g.prompt = o->prompt;
+    g.prompt_file = o->file;
+    g.tokens = o->tokens;
+    g.ctx = o->ctx;
+    g.seed = o->seed;
+    g.special = o->special;
+    g.sampling.temperature = (float)o->temperature;
+    g.sampling.top_k = o->top_k == UNSET_U32 ? 40 : (int32_t)o->top_k;
+    g.sampling.top_p = o->top_p == UNSET_D ? 0.95f : (float)o->top_p;
+    g.sampling.min_p = o->min_p == UNSET_D ? 0.05f : (float)o->min_p;
+    g.sampling.repeat_penalty = o->repeat_penalty == UNSET_D ? 1.0f : (float)o->repeat_penalty;
+    g.sampling.repeat_last_n = 64;
+    g.sampling.seed = o->seed;
+    return cli_gguf_generate(&g);
 }
 
 int cmd_generate(int argc, char **argv) {
@@ -200,10 +235,14 @@ int cmd_generate(int argc, char **argv) {
     size_t len = 0;
     char path[PATH_MAX];
     int rc;
+    model_kind kind = MODEL_PXI;
     if (o.model) {
         snprintf(path, sizeof path, "%s", o.model);
-        if ((rc = read_pxi_model(&o, path, &data, &len)) != 0) return rc;
+        if ((rc = read_pxi_model(&o, path, &data, &len, &kind)) != 0) return rc;
+        if (kind == MODEL_GGUF) return generate_gguf(&o);
     }
+    if (o.file) return fail(&o, o.model, "--file is for GGUF models (Pixel-LLM takes --prompt)");
+    if (o.top_k == UNSET_U32) o.top_k = 0;
     pxl_ctx_options co = cli_ctx_options(&o.c);
     pxl_ctx *ctx = NULL;
     pxl_status s = pxl_ctx_create(&co, &ctx);
@@ -219,7 +258,8 @@ int cmd_generate(int argc, char **argv) {
             pxl_ctx_free(ctx);
             return rc;
         }
-        if ((rc = read_pxi_model(&o, path, &data, &len)) != 0) {
+        if ((rc = read_pxi_model(&o, path, &data, &len, &kind)) != 0 ||
+            (kind != MODEL_PXI && (rc = fail(&o, path, "the default model is not a Pixel-LLM image")) != 0)) {
             pxl_ctx_free(ctx);
             return rc;
         }

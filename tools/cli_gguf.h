@@ -1,0 +1,40 @@
+/* Shared by the GGUF commands (cli_gguf.c). */
+#ifndef PXL_TOOLS_CLI_GGUF_H
+#define PXL_TOOLS_CLI_GGUF_H
+
+#include "cli.h"
+#include "pxl/llm.h"
+
+/* A GGUF model opened for a command: its context, file, tokenizer and model. */
+typedef struct cli_gguf {
+    pxl_ctx *ctx;
+    pxl_gguf *file;
+    pxl_tokenizer *tok;
+    pxl_llm *model;
+    double load_seconds;
+} cli_gguf;
+
+/* Creates the context from c, opens path and loads its tokenizer and model
+ * (n_ctx 0: the default). Returns 0, or the exit code after reporting the
+ * failure (a JSON error object under --json). */
+int cli_gguf_open(const char *cmd, const cli_common *c, const char *path, uint32_t n_ctx, cli_gguf *m);
+void cli_gguf_close(cli_gguf *m);
+
+/* Checks the prompt (valid UTF-8, fits the context) and tokenizes it as
+ * llama.cpp does (BOS as the metadata says; special token texts as tokens
+ * only with special). An empty prompt gives BOS alone. *ids is allocated on
+ * m->ctx. Returns 0, or the exit code after reporting. */
+int cli_gguf_tokenize_prompt(const char *cmd, int json, cli_gguf *m, const char *text, size_t len, int special,
+                             int32_t **ids, size_t *n);
+
+/* `pxl generate` on a GGUF file (cmd_generate.c hands over after recognising it). */
+typedef struct cli_gguf_gen {
+    const cli_common *c;
+    const char *path, *prompt, *prompt_file;
+    uint32_t tokens, ctx, seed;
+    int special;
+    pxl_sampler_options sampling;
+} cli_gguf_gen;
+int cli_gguf_generate(const cli_gguf_gen *o);
+
+#endif
