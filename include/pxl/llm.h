@@ -90,9 +90,12 @@ typedef struct pxl_gguf_tensor {
  * Opens a GGUF file (versions 2 and 3) and memory-maps it read-only. Every
  * read is checked against the file's length and all size arithmetic is
  * checked; a malformed file fails with PXL_ERR_FORMAT and a message naming
- * the key, tensor or byte offset. A path that is not a regular file fails
- * with PXL_ERR_IO without blocking (FIFOs, directories). The caller frees the
- * result with pxl_gguf_free.
+ * the key, tensor or byte offset. A tensor whose ggml type has no known
+ * block layout here (pxl_ggml_block_elems 0: IQ*, TQ*, unknown numbers) fails
+ * the open with PXL_ERR_UNSUPPORTED naming the tensor and the type number.
+ * A path that is not a regular file fails with PXL_ERR_IO without blocking
+ * (FIFOs, directories). The file must not be truncated while it is open
+ * (the mapping would fault). The caller frees the result with pxl_gguf_free.
  */
 PXL_API pxl_status pxl_gguf_open(pxl_ctx *ctx, const char *path, pxl_gguf **out);
 /* As pxl_gguf_open, over `size` bytes of caller memory, which must stay valid
