@@ -156,5 +156,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_bench_parse(int argc, char **argv);
 int cmd_vm(int argc, char **argv);
 int cmd_vm_parse(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
+int cmd_tokenize_parse(int argc, char **argv);
 
 #endif

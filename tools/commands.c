@@ -8,5 +8,6 @@ const cli_command cli_commands[] = {
     {"vm", "pxVM pixel programs: run, compare, asm, disasm, validate, show, train", cmd_vm, cmd_vm_parse},
     {"generate", "generate text with Pixel-LLM (models/pixel-llm.pxi) on the CPU or GPU", cmd_generate,
      cmd_generate_parse},
+    {"tokenize", "token ids and pieces of a text under a GGUF file's tokenizer", cmd_tokenize, cmd_tokenize_parse},
 };
 const size_t cli_n_commands = sizeof cli_commands / sizeof cli_commands[0];
