@@ -13,12 +13,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char *const spm_tokens[] = {"<unk>", "<s>", "</s>", "\xe2\x96\x81", "\xe2\x96\x81" "a", "ab", "a", "b",
+static const char *const spm_tokens[] = {"<unk>", "<s>", "</s>", "\xe2\x96\x81", ("\xe2\x96\x81" "a"), "ab", "a", "b",
                                          "<0x41>", "<0xC3>", "<0xA9>", "\xc3\xa9", "<|u|>", "\xe2\x96\x81\xe2\x96\x81"};
 static const int32_t spm_types[] = {2, 3, 3, 1, 1, 1, 1, 1, 6, 6, 6, 1, 4, 1};
 static const float spm_scores[] = {0, 0, 0, -1, -2, -3, -4, -5, 0, 0, 0, -6, 0, -0.5f};
 
-static const char *const bpe_tokens[] = {"a", "b", "\xc4\xa0", "ab", "\xc4\xa0" "a", "<|e|>", "1", "12", "\xc3\x83",
+static const char *const bpe_tokens[] = {"a", "b", "\xc4\xa0", "ab", ("\xc4\xa0" "a"), "<|e|>", "1", "12", "\xc3\x83",
                                          "\xc2\xa9", "\xc3\x83\xc2\xa9", "!", "\xc4\x8a"};
 static const int32_t bpe_types[] = {1, 1, 1, 1, 1, 3, 1, 1, 1, 1, 1, 1, 1};
 static const char *const bpe_merges[] = {"a b", "\xc4\xa0 a", "1 2", "\xc3\x83 \xc2\xa9"};
