@@ -9,5 +9,6 @@ const cli_command cli_commands[] = {
     {"generate", "generate text with Pixel-LLM (models/pixel-llm.pxi) on the CPU or GPU", cmd_generate,
      cmd_generate_parse},
     {"gguf", "GGUF model files: info (metadata, tensors, sizes)", cmd_gguf, cmd_gguf_parse},
+    {"tokenize", "token ids and pieces of a text under a GGUF file's tokenizer", cmd_tokenize, cmd_tokenize_parse},
 };
 const size_t cli_n_commands = sizeof cli_commands / sizeof cli_commands[0];
