@@ -27,9 +27,9 @@ int cli_gguf_open(const char *cmd, const cli_common *c, const char *path, uint32
     }
     double t0 = pxl_time_now();
     s = pxl_gguf_open(m->ctx, path, &m->file);
-    if (s == PXL_OK) s = pxl_tokenizer_from_gguf(m->file, &m->tok);
     pxl_llm_options lo = {n_ctx, 0};
     if (s == PXL_OK) s = pxl_llm_load(m->ctx, m->file, &lo, &m->model);
+    if (s == PXL_OK) s = pxl_tokenizer_from_gguf(m->file, &m->tok);
     if (s != PXL_OK) {
         int rc = cli_fail(c->json, 1, cmd, "%s: %s", path, pxl_ctx_error(m->ctx));
         cli_gguf_close(m);
