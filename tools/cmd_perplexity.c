@@ -94,12 +94,36 @@ int cmd_perplexity(int argc, char **argv) {
     int p = parse(argc, argv, &o);
     if (p) return p == 1 ? 0 : 2;
     int json = o.c.json;
-    cli_gguf m;
-    int rc = cli_gguf_open(cmd, &o.c, o.model, o.ctx, &m);
-    if (rc) return rc;
-    const pxl_llm_info *I = pxl_llm_get_info(m.model);
+    /* the text first (on a CPU context of its own), so that its errors come before a long load */
     char *text = NULL;
     size_t text_len = 0;
+    char err[512];
+    pxl_ctx_options tco = {0};
+    tco.backend = PXL_BACKEND_CPU;
+    tco.n_threads = 1;
+    tco.quiet = 1;
+    pxl_ctx *tctx = NULL;
+    if (pxl_ctx_create(&tco, &tctx) != PXL_OK) {
+        pxl_ctx_free(tctx);
+        return cli_fail(json, 1, cmd, "out of memory");
+    }
+    if (cli_read_text(tctx, o.file, CLI_TEXT_MAX, &text, &text_len, err, sizeof err) != 0) {
+        pxl_ctx_free(tctx);
+        return cli_fail(json, 1, cmd, "%s", err);
+    }
+    if (text_len == 0) {
+        pxl_free(tctx, text);
+        pxl_ctx_free(tctx);
+        return cli_fail(json, 1, cmd, "%s: the text is empty", o.file);
+    }
+    cli_gguf m;
+    int rc = cli_gguf_open(cmd, &o.c, o.model, o.ctx, &m);
+    if (rc) {
+        pxl_free(tctx, text);
+        pxl_ctx_free(tctx);
+        return rc;
+    }
+    const pxl_llm_info *I = pxl_llm_get_info(m.model);
     int32_t *ids = NULL;
     size_t n_ids = 0;
     float *logits = NULL;
@@ -107,15 +131,6 @@ int cmd_perplexity(int argc, char **argv) {
     double *running = NULL;
     char *line = NULL;
     size_t line_len = 0, line_cap = 0;
-    char err[512];
-    if (cli_read_text(m.ctx, o.file, CLI_TEXT_MAX, &text, &text_len, err, sizeof err) != 0) {
-        rc = cli_fail(json, 1, cmd, "%s", err);
-        goto done;
-    }
-    if (text_len == 0) {
-        rc = cli_fail(json, 1, cmd, "%s: the text is empty", o.file);
-        goto done;
-    }
     if (pxl_tokenizer_add_eos(m.tok)) {
         rc = cli_fail(json, 1, cmd, "%s: the tokenizer adds EOS after the text; perplexity (as llama.cpp) needs a "
                       "model that does not", o.model);
@@ -222,7 +237,8 @@ done:
     free(win);
     free(logits);
     pxl_free(m.ctx, ids);
-    pxl_free(m.ctx, text);
+    pxl_free(tctx, text);
+    pxl_ctx_free(tctx);
     cli_gguf_close(&m);
     return rc;
 }
