@@ -225,7 +225,7 @@ static pxl_status resolve_id(pxl_ctx *ctx, const char *name, int32_t given, int3
 
 static const char *const eot_texts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
                                         "<|end_of_text|>", "<EOT>", "_<EOT>", "[EOT]",
-                                        "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
+                                        ("<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"),
                                         "<end_of_utterance>"};
 
 pxl_status pxl_tokenizer_create(pxl_ctx *ctx, const pxl_tokenizer_vocab *v, pxl_tokenizer **out) {
