@@ -160,5 +160,7 @@ int cmd_gguf(int argc, char **argv);
 int cmd_gguf_parse(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_tokenize_parse(int argc, char **argv);
+int cmd_perplexity(int argc, char **argv);
+int cmd_perplexity_parse(int argc, char **argv);
 
 #endif

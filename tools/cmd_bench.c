@@ -20,14 +20,15 @@
 
 typedef struct {
     cli_common c;
-    uint32_t min_log2, max_log2, reps;
+    uint32_t min_log2, max_log2, reps, pp, tg;
     int no_cpu, small;
-    const char *only;
+    const char *only, *model;
 } bench_opts;
 
 int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small);
+int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, uint32_t reps);
 
-static const char *k_usage = "pxl bench dot|ops [options]";
+static const char *k_usage = "pxl bench dot|ops|llm [options]";
 static const char *k_about =
     "dot: times the f32 dot product at sizes 2^E for E in [min, max] (default 10..28) on\n"
     "     the CPU and, unless --backend cpu, on the GPU. Reports GB/s counting 8n bytes\n"
@@ -35,13 +36,17 @@ static const char *k_about =
     "ops: times the kernel library on the GPU: f32/f16 matmul, softmax, RMSNorm, add,\n"
     "     SiLU, Q4_0/Q8_0/Q4_K/Q6_K matvec, decode attention, a chain of 1000 scale ops, and\n"
     "     1000 raw recorder dispatches (alternating two bind groups, or one): host cost per dispatch.\n"
-    "     bench/ops_compare.py runs the same cases in PyTorch and prints ratios.";
+    "     bench/ops_compare.py runs the same cases in PyTorch and prints ratios.\n"
+    "llm: a GGUF model's speed as llama-bench measures it: ppN (a prompt of N random token ids\n"
+    "     from an empty cache) and tgN (N one-token evaluations), mean +/- std of t/s over --reps.";
 
 static int parse(int argc, char **argv, bench_opts *o, const char **what) {
     memset(o, 0, sizeof *o);
     o->min_log2 = 10;
     o->max_log2 = 28;
     o->reps = 5;
+    o->pp = 512;
+    o->tg = 128;
     cli_opt opts[] = {
         {"min", CLI_U32, &o->min_log2, 0, 31, "E", "smallest size is 2^E (default 10)"},
         {"max", CLI_U32, &o->max_log2, 0, 31, "E", "largest size is 2^E (default 28)"},
@@ -49,15 +54,22 @@ static int parse(int argc, char **argv, bench_opts *o, const char **what) {
         {"no-cpu", CLI_FLAG, &o->no_cpu, 0, 0, NULL, "dot: skip the CPU timing (still checks results)"},
         {"only", CLI_STRING, &o->only, 0, 0, "TEXT", "ops: only cases whose name contains TEXT"},
         {"small", CLI_FLAG, &o->small, 0, 0, NULL, "ops: tiny sizes (a smoke test for software adapters)"},
+        {"model", CLI_STRING, &o->model, 0, 0, "FILE", "llm: the GGUF model, also -m"},
+        {"pp", CLI_U32, &o->pp, 0, 1u << 20, "N", "llm: prompt tokens of the pp test (default 512; 0: none)"},
+        {"tg", CLI_U32, &o->tg, 0, 1u << 20, "N", "llm: generated tokens of the tg test (default 128; 0: none)"},
         CLI_COMMON_OPTS(&o->c),
     };
     size_t n_opts = sizeof opts / sizeof opts[0];
     const char *pos[1] = {NULL};
     int n = cli_parse_command("pxl bench", k_usage, k_about, argc - 1, argv + 1, opts, n_opts, pos, 1, &o->c.help);
     if (n < 0) return n == CLI_HELP_SHOWN ? 1 : 2;
-    if (n == 0) return cli_fail(o->c.json, 2, "pxl bench", "name a benchmark (dot or ops); see pxl bench --help");
-    if (strcmp(pos[0], "dot") != 0 && strcmp(pos[0], "ops") != 0)
-        return cli_fail(o->c.json, 2, "pxl bench", "unknown benchmark '%.64s' (known: dot, ops)", pos[0]);
+    if (n == 0) return cli_fail(o->c.json, 2, "pxl bench", "name a benchmark (dot, ops or llm); see pxl bench --help");
+    if (strcmp(pos[0], "dot") != 0 && strcmp(pos[0], "ops") != 0 && strcmp(pos[0], "llm") != 0)
+        return cli_fail(o->c.json, 2, "pxl bench", "unknown benchmark '%.64s' (known: dot, ops, llm)", pos[0]);
+    if (strcmp(pos[0], "llm") == 0 && !o->model)
+        return cli_fail(o->c.json, 2, "pxl bench llm", "name the model with -m FILE");
+    if (strcmp(pos[0], "llm") == 0 && !o->pp && !o->tg)
+        return cli_fail(o->c.json, 2, "pxl bench llm", "--pp 0 and --tg 0 leave nothing to measure");
     if (o->min_log2 > o->max_log2)
         return cli_fail(o->c.json, 2, "pxl bench", "--min %u is larger than --max %u", o->min_log2, o->max_log2);
     *what = pos[0];
@@ -230,6 +242,7 @@ int cmd_bench(int argc, char **argv) {
     const char *what;
     int p = parse(argc, argv, &o, &what);
     if (p) return p == 1 ? 0 : 2;
+    if (strcmp(what, "llm") == 0) return bench_llm(&o.c, o.model, o.pp, o.tg, o.reps);
     pxl_ctx *ctx;
     if (cli_open_ctx(&o.c, &ctx)) return 1;
     if (strcmp(what, "ops") == 0) {

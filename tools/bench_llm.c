@@ -1,0 +1,191 @@
+/*
+ * pxl bench llm: a GGUF model's prompt-processing and generation speed, in
+ * the manner of llama-bench (part of the bench subcommand, see cmd_bench.c).
+ *
+ *  - ppN: from an empty cache, one evaluation of N token ids (BOS first when
+ *    the model adds BOS, the rest drawn from a fixed generator over the
+ *    vocabulary), asking for the last token's logits as a prompt does;
+ *  - tgN: from an empty cache, N evaluations of one token each (BOS or a
+ *    drawn id first, then drawn ids), each returning its logits.
+ * Each test runs once untimed (pp: the whole prompt; tg: one token, as
+ * llama-bench warms up), then --reps timed runs; t/s is computed per run and
+ * reported as mean and sample standard deviation. Every eval returns logits
+ * to the host, so the times are complete on the GPU as on the CPU.
+ */
+#include "cli_gguf.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, uint32_t reps);
+
+typedef struct {
+    char name[32];
+    uint32_t n_prompt, n_gen;
+    double mean, sd, mean_s;
+    double *ts; /* reps values */
+} llm_test;
+
+static uint32_t next_id(uint32_t *state, int64_t n_vocab) {
+    *state = *state * 1664525u + 1013904223u;
+    return (*state >> 8) % (uint32_t)n_vocab;
+}
+
+/* One timed run: pp (n_prompt > 0) or tg (n_gen > 0). Returns seconds, or -1 with the status in *s. */
+static double run_once(cli_gguf *m, uint32_t n_prompt, uint32_t n_gen, int32_t *ids, float *logits, uint32_t *rng,
+                       pxl_status *s) {
+    const pxl_llm_info *I = pxl_llm_get_info(m->model);
+    int32_t bos = pxl_tokenizer_add_bos(m->tok) ? pxl_tokenizer_bos(m->tok) : -1;
+    uint32_t n = n_prompt ? n_prompt : n_gen;
+    for (uint32_t i = 0; i < n; i++) ids[i] = (int32_t)next_id(rng, I->n_vocab);
+    if (bos >= 0) ids[0] = bos;
+    *s = pxl_llm_rewind(m->model, 0);
+    if (*s != PXL_OK) return -1;
+    double t0 = pxl_time_now();
+    if (n_prompt) {
+        *s = pxl_llm_eval(m->model, ids, n_prompt, logits, 0);
+    } else {
+        for (uint32_t i = 0; i < n_gen && *s == PXL_OK; i++) *s = pxl_llm_eval(m->model, ids + i, 1, logits, 0);
+    }
+    double t = pxl_time_now() - t0;
+    return *s == PXL_OK ? t : -1;
+}
+
+static void fmt_count(char *buf, size_t cap, double v, const char *const *units, double step) {
+    int u = 0;
+    while (v >= step && units[u + 1]) {
+        v /= step;
+        u++;
+    }
+    snprintf(buf, cap, "%.2f %s", v, units[u]);
+}
+
+int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, uint32_t reps) {
+    const char *cmd = "pxl bench llm";
+    cli_gguf m;
+    int rc = cli_gguf_open(cmd, c, path, 0, &m);
+    if (rc) return rc;
+    const pxl_llm_info *I = pxl_llm_get_info(m.model);
+    if ((int64_t)pp > I->n_ctx || (int64_t)tg > I->n_ctx) {
+        if (!c->quiet)
+            fprintf(stderr, "%s: the context holds %lld tokens; clamping%s%s\n", cmd, (long long)I->n_ctx,
+                    (int64_t)pp > I->n_ctx ? " --pp" : "", (int64_t)tg > I->n_ctx ? " --tg" : "");
+        if ((int64_t)pp > I->n_ctx) pp = (uint32_t)I->n_ctx;
+        if ((int64_t)tg > I->n_ctx) tg = (uint32_t)I->n_ctx;
+    }
+    /* the model's size, parameters and main weight type, from its tensors */
+    uint64_t bytes = 0, by_type[64] = {0};
+    double params = 0;
+    for (size_t i = 0; i < pxl_gguf_n_tensors(m.file); i++) {
+        const pxl_gguf_tensor *t = pxl_gguf_tensor_at(m.file, i);
+        bytes += t->bytes;
+        params += (double)t->ne[0] * (double)t->ne[1] * (double)t->ne[2] * (double)t->ne[3];
+        if (t->type < 64 && t->ndim >= 2) by_type[t->type] += t->bytes;
+    }
+    uint32_t main_type = 0;
+    for (uint32_t k = 1; k < 64; k++)
+        if (by_type[k] > by_type[main_type]) main_type = k;
+    char model_name[96], size_s[32], params_s[32];
+    snprintf(model_name, sizeof model_name, "%s %s", I->arch, pxl_ggml_type_name(main_type));
+    static const char *const byte_units[] = {"B", "KiB", "MiB", "GiB", "TiB", NULL};
+    static const char *const count_units[] = {"", "K", "M", "B", "T", NULL};
+    fmt_count(size_s, sizeof size_s, (double)bytes, byte_units, 1024);
+    fmt_count(params_s, sizeof params_s, params, count_units, 1000);
+    const char *backend = pxl_backend_name(pxl_ctx_backend(m.ctx));
+    const pxl_gpu_info *gi = pxl_gpu_get_info(m.ctx);
+
+    llm_test tests[2];
+    size_t n_tests = 0;
+    if (pp) {
+        memset(&tests[n_tests], 0, sizeof tests[0]);
+        snprintf(tests[n_tests].name, sizeof tests[0].name, "pp%u", pp);
+        tests[n_tests++].n_prompt = pp;
+    }
+    if (tg) {
+        memset(&tests[n_tests], 0, sizeof tests[0]);
+        snprintf(tests[n_tests].name, sizeof tests[0].name, "tg%u", tg);
+        tests[n_tests++].n_gen = tg;
+    }
+    uint32_t n_max = pp > tg ? pp : tg;
+    int32_t *ids = malloc((n_max ? n_max : 1) * sizeof *ids);
+    float *logits = malloc((size_t)I->n_vocab * sizeof *logits);
+    for (size_t t = 0; t < n_tests; t++) tests[t].ts = calloc(reps, sizeof(double));
+    pxl_status s = PXL_OK;
+    int oom = !ids || !logits;
+    for (size_t t = 0; t < n_tests; t++) oom |= !tests[t].ts;
+    if (oom) {
+        rc = cli_fail(c->json, 1, cmd, "out of memory");
+        goto done;
+    }
+    pxl_progress *prog = pxl_progress_begin(m.ctx, "bench llm", (uint64_t)n_tests * (reps + 1));
+    uint32_t rng = 1234;
+    uint64_t step = 0;
+    for (size_t t = 0; t < n_tests && s == PXL_OK; t++) {
+        llm_test *T = &tests[t];
+        /* warm-up: llama-bench runs the prompt once, or one generated token */
+        run_once(&m, T->n_prompt, T->n_prompt ? 0 : 1, ids, logits, &rng, &s);
+        pxl_progress_update(prog, ++step);
+        double sum = 0, sum_s = 0;
+        for (uint32_t r = 0; r < reps && s == PXL_OK; r++) {
+            double secs = run_once(&m, T->n_prompt, T->n_gen, ids, logits, &rng, &s);
+            if (s != PXL_OK) break;
+            T->ts[r] = secs > 0 ? (double)(T->n_prompt + T->n_gen) / secs : 0;
+            sum += T->ts[r];
+            sum_s += secs;
+            pxl_progress_update(prog, ++step);
+        }
+        T->mean = sum / reps;
+        T->mean_s = sum_s / reps;
+        double ss = 0;
+        for (uint32_t r = 0; r < reps; r++) ss += (T->ts[r] - T->mean) * (T->ts[r] - T->mean);
+        T->sd = reps > 1 ? sqrt(ss / (reps - 1)) : 0;
+    }
+    pxl_progress_end(prog);
+    if (s != PXL_OK) {
+        rc = cli_fail(c->json, 1, cmd, "%s", pxl_ctx_error(m.ctx));
+        goto done;
+    }
+    if (c->json) {
+        printf("{\"bench\":\"llm\",\"model\":");
+        cli_json_string(stdout, path);
+        printf(",\"model_type\":");
+        cli_json_string(stdout, model_name);
+        printf(",\"arch\":");
+        cli_json_string(stdout, I->arch);
+        printf(",\"size_bytes\":%llu,\"params\":%.0f,\"backend\":\"%s\",\"device\":", (unsigned long long)bytes,
+               params, backend);
+        cli_json_string(stdout, gi ? gi->adapter_name : "cpu");
+        printf(",\"threads\":%d,\"n_ctx\":%lld,\"n_batch\":%lld,\"reps\":%u,\"results\":[", pxl_ctx_threads(m.ctx),
+               (long long)I->n_ctx, (long long)I->n_batch, reps);
+        for (size_t t = 0; t < n_tests; t++) {
+            const llm_test *T = &tests[t];
+            printf("%s{\"test\":\"%s\",\"n_prompt\":%u,\"n_gen\":%u,\"avg_ts\":%.6f,\"stddev_ts\":%.6f,"
+                   "\"avg_s\":%.9f,\"samples_ts\":[",
+                   t ? "," : "", T->name, T->n_prompt, T->n_gen, T->mean, T->sd, T->mean_s);
+            for (uint32_t r = 0; r < reps; r++) printf("%s%.6f", r ? "," : "", T->ts[r]);
+            printf("]}");
+        }
+        printf("]}\n");
+    } else {
+        char dev[160];
+        snprintf(dev, sizeof dev, "%s", gi ? gi->adapter_name : "cpu");
+        printf("pxl bench llm: %s on %s (%s), %d CPU threads, n_ctx %lld, n_batch %lld, %u reps\n\n", path, backend,
+               dev, pxl_ctx_threads(m.ctx), (long long)I->n_ctx, (long long)I->n_batch, reps);
+        printf("| %-24s | %12s | %10s | %-8s | %8s | %20s |\n", "model", "size", "params", "backend", "test", "t/s");
+        printf("| %.24s | %.12s: | %.10s: | %.8s | %.8s: | %.20s: |\n", "------------------------", "-----------",
+               "---------", "--------", "-------", "-------------------");
+        for (size_t t = 0; t < n_tests; t++) {
+            char ts[48];
+            snprintf(ts, sizeof ts, "%.2f ± %.2f", tests[t].mean, tests[t].sd);
+            printf("| %-24s | %12s | %10s | %-8s | %8s | %21s |\n", model_name, size_s, params_s, backend,
+                   tests[t].name, ts);
+        }
+    }
+done:
+    for (size_t t = 0; t < n_tests; t++) free(tests[t].ts);
+    free(ids);
+    free(logits);
+    cli_gguf_close(&m);
+    return rc;
+}
