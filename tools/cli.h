@@ -158,5 +158,7 @@ int cmd_vm(int argc, char **argv);
 int cmd_vm_parse(int argc, char **argv);
 int cmd_gguf(int argc, char **argv);
 int cmd_gguf_parse(int argc, char **argv);
+int cmd_chat(int argc, char **argv);
+int cmd_chat_parse(int argc, char **argv);
 
 #endif

@@ -8,6 +8,7 @@ const cli_command cli_commands[] = {
     {"vm", "pxVM pixel programs: run, compare, asm, disasm, validate, show, train", cmd_vm, cmd_vm_parse},
     {"generate", "generate text with Pixel-LLM (models/pixel-llm.pxi) on the CPU or GPU", cmd_generate,
      cmd_generate_parse},
+    {"chat", "chat with a GGUF model: a conversation on stdin, one line per turn", cmd_chat, cmd_chat_parse},
     {"gguf", "GGUF model files: info (metadata, tensors, sizes)", cmd_gguf, cmd_gguf_parse},
 };
 const size_t cli_n_commands = sizeof cli_commands / sizeof cli_commands[0];
