@@ -162,5 +162,7 @@ int cmd_tokenize(int argc, char **argv);
 int cmd_tokenize_parse(int argc, char **argv);
 int cmd_perplexity(int argc, char **argv);
 int cmd_perplexity_parse(int argc, char **argv);
+int cmd_chat(int argc, char **argv);
+int cmd_chat_parse(int argc, char **argv);
 
 #endif

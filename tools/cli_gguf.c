@@ -39,8 +39,7 @@ int cli_gguf_open(const char *cmd, const cli_common *c, const char *path, uint32
     return 0;
 }
 
-/* The offset of the first byte that is not part of valid UTF-8, or len. */
-static size_t utf8_bad_at(const char *s, size_t len) {
+size_t cli_utf8_bad_at(const char *s, size_t len) {
     const unsigned char *p = (const unsigned char *)s;
     size_t i = 0;
     while (i < len) {
@@ -63,7 +62,7 @@ int cli_gguf_tokenize_prompt(const char *cmd, int json, cli_gguf *m, const char 
                              int32_t **ids, size_t *n) {
     *ids = NULL;
     *n = 0;
-    size_t bad = utf8_bad_at(text, len);
+    size_t bad = cli_utf8_bad_at(text, len);
     if (bad < len)
         return cli_fail(json, 1, cmd, "the prompt is not valid UTF-8 (byte %zu, 0x%02x)", bad,
                         (unsigned)(unsigned char)text[bad]);

@@ -20,6 +20,9 @@ typedef struct cli_gguf {
 int cli_gguf_open(const char *cmd, const cli_common *c, const char *path, uint32_t n_ctx, cli_gguf *m);
 void cli_gguf_close(cli_gguf *m);
 
+/* The offset of the first byte of s[0..len) that is not part of valid UTF-8, or len. */
+size_t cli_utf8_bad_at(const char *s, size_t len);
+
 /* Checks the prompt (valid UTF-8, fits the context) and tokenizes it as
  * llama.cpp does (BOS as the metadata says; special token texts as tokens
  * only with special). An empty prompt gives BOS alone. *ids is allocated on

@@ -8,6 +8,7 @@ const cli_command cli_commands[] = {
     {"vm", "pxVM pixel programs: run, compare, asm, disasm, validate, show, train", cmd_vm, cmd_vm_parse},
     {"generate", "generate text with a GGUF model (-m FILE) or Pixel-LLM, on the CPU or GPU", cmd_generate,
      cmd_generate_parse},
+    {"chat", "chat with a GGUF model: a conversation on stdin, one line per turn", cmd_chat, cmd_chat_parse},
     {"gguf", "GGUF model files: info (metadata, tensors, sizes)", cmd_gguf, cmd_gguf_parse},
     {"tokenize", "token ids and pieces of a text under a GGUF file's tokenizer", cmd_tokenize, cmd_tokenize_parse},
     {"perplexity", "perplexity of a GGUF model over a text, as llama.cpp computes it", cmd_perplexity,

@@ -402,6 +402,84 @@ PXL_API pxl_status pxl_sampler_sample(pxl_sampler *s, float *logits, int32_t *to
 PXL_API void pxl_sampler_accept(pxl_sampler *s, int32_t token);
 PXL_API void pxl_sampler_reset(pxl_sampler *s);
 
+/* ==== Chat templates ===================================================================== */
+
+/*
+ * The conversation formats of common chat models, as llama.cpp's built-in
+ * formatter writes them (not a Jinja interpreter: a GGUF file's
+ * tokenizer.chat_template is recognised by the markers its family uses, in
+ * llama.cpp's order, and each family is formatted by code). Names, as
+ * llama.cpp names them:
+ *   chatml            <|im_start|>role\ncontent<|im_end|>\n (Qwen, SmolLM, ...)
+ *   llama2            [INST] user [/INST]assistant</s>[INST] ... (system: text + "\n")
+ *   llama2-sys        as llama2, system as <<SYS>>\n...\n<</SYS>>\n\n
+ *   llama2-sys-bos    as llama2-sys, "<s>" before every [INST] but the first
+ *   llama2-sys-strip  as llama2-sys, every content trimmed
+ *   llama3            <|start_header_id|>role<|end_header_id|>\n\ncontent<|eot_id|>
+ *   mistral-v1, mistral-v3, mistral-v3-tekken  [INST] system\n\nuser [/INST] reply</s>
+ *                     (v1: " [INST] ", v3: "[INST] " and the reply trimmed, tekken: no spaces)
+ *   mistral-v7, mistral-v7-tekken  [SYSTEM_PROMPT] ...[/SYSTEM_PROMPT][INST] ...[/INST] reply</s>
+ *   phi3              <|role|>\ncontent<|end|>\n
+ *   phi4              <|im_start|>role<|im_sep|>content<|im_end|>
+ *   falcon3           <|role|>\ncontent\n
+ *   zephyr            <|role|>\ncontent<|endoftext|>\n
+ *   gemma             <start_of_turn>user|model\ncontent<end_of_turn>\n (trimmed; the system
+ *                     text opens the first user turn)
+ * BOS is never written (the tokenizer adds it); the llama2 and mistral forms
+ * have no assistant prompt to add (a conversation ending in a user turn
+ * already ends in [/INST]).
+ */
+typedef enum pxl_chat_template {
+    PXL_CHAT_TEMPLATE_UNKNOWN = 0,
+    PXL_CHAT_TEMPLATE_CHATML,
+    PXL_CHAT_TEMPLATE_LLAMA2,
+    PXL_CHAT_TEMPLATE_LLAMA2_SYS,
+    PXL_CHAT_TEMPLATE_LLAMA2_SYS_BOS,
+    PXL_CHAT_TEMPLATE_LLAMA2_SYS_STRIP,
+    PXL_CHAT_TEMPLATE_LLAMA3,
+    PXL_CHAT_TEMPLATE_MISTRAL_V1,
+    PXL_CHAT_TEMPLATE_MISTRAL_V3,
+    PXL_CHAT_TEMPLATE_MISTRAL_V3_TEKKEN,
+    PXL_CHAT_TEMPLATE_MISTRAL_V7,
+    PXL_CHAT_TEMPLATE_MISTRAL_V7_TEKKEN,
+    PXL_CHAT_TEMPLATE_PHI3,
+    PXL_CHAT_TEMPLATE_PHI4,
+    PXL_CHAT_TEMPLATE_FALCON3,
+    PXL_CHAT_TEMPLATE_ZEPHYR,
+    PXL_CHAT_TEMPLATE_GEMMA
+} pxl_chat_template;
+
+/* One message: role "system", "user" or "assistant" (other roles are written
+ * as given where the format names roles), content UTF-8; both NUL-terminated. */
+typedef struct pxl_chat_message {
+    const char *role;
+    const char *content;
+} pxl_chat_message;
+
+/* The family of a chat template's text (len bytes, need not be NUL-terminated;
+ * a template's name is accepted too). UNKNOWN when it matches none pxl formats
+ * (including templates llama.cpp recognises as families pxl does not have). */
+PXL_API pxl_chat_template pxl_chat_template_detect(const char *jinja_text, size_t len);
+/* A template by name ("chatml", ...); UNKNOWN for any other string or NULL. */
+PXL_API pxl_chat_template pxl_chat_template_from_name(const char *name);
+/* The static name of a template; "unknown" for UNKNOWN or an invalid value. */
+PXL_API const char *pxl_chat_template_name(pxl_chat_template t);
+/* The names, sorted: count, the i-th (NULL when out of range), and all of
+ * them as one static string ("chatml, falcon3, gemma, ...") for messages. */
+PXL_API size_t pxl_chat_template_count(void);
+PXL_API const char *pxl_chat_template_name_at(size_t i);
+PXL_API const char *pxl_chat_template_list(void);
+
+/*
+ * Formats n messages with a template, and with add_assistant_prompt = 1 the
+ * text that opens the assistant's reply. *out is allocated with pxl_alloc
+ * (free with pxl_free) and NUL-terminated; *len (may be NULL) excludes the
+ * NUL. An UNKNOWN or invalid template fails with PXL_ERR_INVALID_ARG and a
+ * message listing the names; a NULL role or content with PXL_ERR_INVALID_ARG.
+ */
+PXL_API pxl_status pxl_chat_apply(pxl_ctx *ctx, pxl_chat_template tmpl, const pxl_chat_message *msgs, size_t n,
+                                  int add_assistant_prompt, char **out, size_t *len);
+
 #ifdef __cplusplus
 }
 #endif
