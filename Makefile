@@ -19,10 +19,12 @@ build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The main demo: what pxl found, then Pixel-LLM (a language model stored in
-# one PNG, run by the pixel VM) writing text on the GPU if there is one.
+# one PNG, run by the pixel VM) writing text on the GPU if there is one, then
+# the small llama of models/kjv-llama-q8_0.gguf through the GGUF runtime.
 run: build
 	$(BUILD)/pxl info
 	$(BUILD)/pxl generate
+	$(BUILD)/pxl generate -m models/kjv-llama-q8_0.gguf -p "And God said" --tokens 120
 
 test: build
 	cd $(BUILD) && PXL_REQUIRE_VOCAB=1 ctest --output-on-failure -j $(JOBS)
