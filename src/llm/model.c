@@ -126,6 +126,12 @@ static pxl_status weight(pxl_llm *m, const char *name, int64_t ne0, int64_t ne1,
     int64_t shape[2] = {ne1 ? ne1 : ne0, ne0};
     int64_t *sh = ne1 ? shape : shape + 1;
     pxl_status s;
+    const pxl_gpu_info *gi = pxl_gpu_get_info(m->ctx);
+    if (gi && t->bytes > gi->max_storage_binding_size)
+        return pxl_fail(m->ctx, PXL_ERR_UNSUPPORTED,
+                        "model: tensor '%s' (%llu bytes) is larger than one storage binding may be on this device "
+                        "(%llu bytes); pxl does not split tensors yet (use --backend cpu)",
+                        name, (unsigned long long)t->bytes, (unsigned long long)gi->max_storage_binding_size);
     if (pxl_ctx_backend(m->ctx) == PXL_BACKEND_GPU) {
         s = pxl_tensor_create(m->ctx, dt, nd, sh, out);
         if (s == PXL_OK) s = pxl_tensor_write(m->ctx, *out, t->data, (size_t)t->bytes);
@@ -200,6 +206,19 @@ static pxl_status alloc_state(pxl_llm *m) {
     const pxl_llm_info *I = &m->info;
     int64_t B = I->n_batch, E = I->n_embd, D = I->head_dim;
     int64_t Dq = I->n_head * D, Dkv = I->n_head_kv * D, F = I->n_ff;
+    const pxl_gpu_info *gi = pxl_gpu_get_info(m->ctx);
+    if (gi) { /* every state tensor is bound whole by some op */
+        uint64_t lim = gi->max_storage_binding_size, cache = (uint64_t)I->n_ctx * (uint64_t)Dkv * 4u;
+        uint64_t act = (uint64_t)B * (uint64_t)(F > Dq ? (F > E ? F : E) : (Dq > E ? Dq : E)) * 4u;
+        if (cache > lim)
+            return pxl_fail(m->ctx, PXL_ERR_UNSUPPORTED, "model: a layer's KV cache for a context of %lld is %llu "
+                            "bytes, more than one storage binding on this device (%llu): lower --ctx",
+                            (long long)I->n_ctx, (unsigned long long)cache, (unsigned long long)lim);
+        if (act > lim || (uint64_t)I->n_vocab * 4u > lim)
+            return pxl_fail(m->ctx, PXL_ERR_UNSUPPORTED, "model: activations for %lld tokens (or one row of %lld "
+                            "logits) exceed one storage binding on this device (%llu bytes)",
+                            (long long)B, (long long)I->n_vocab, (unsigned long long)lim);
+    }
     pxl_status s = make(m, PXL_I32, 1, B, 0, 0, &m->ids);
     if (s == PXL_OK) s = make(m, PXL_F32, 2, B, E, 0, &m->x);
     if (s == PXL_OK) s = make(m, PXL_F32, 2, B, E, 0, &m->h);
@@ -440,12 +459,27 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logi
     if (s == PXL_OK && logits) {
         const pxl_tensor *wout = m->output ? m->output : m->tok_embd;
         if (all_logits) {
-            if (!m->logits_all) s = make(m, PXL_F32, 2, I->n_batch, V, 0, &m->logits_all);
-            pxl_tensor *la;
-            if (s == PXL_OK) s = view(m, &v, m->logits_all, 2, T, V, 0, 0, &la);
+            /* rows of logits in groups that fit one binding (a 150k vocabulary
+             * takes 600 KB a row) */
+            const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+            int64_t rows = I->n_batch;
+            if (gi && (uint64_t)rows * (uint64_t)V * 4u > gi->max_storage_binding_size)
+                rows = (int64_t)(gi->max_storage_binding_size / ((uint64_t)V * 4u));
+            if (!m->logits_all) s = make(m, PXL_F32, 2, rows, V, 0, &m->logits_all);
             if (s == PXL_OK) s = pxl_rmsnorm(ctx, x, m->output_norm, h, I->norm_eps);
-            if (s == PXL_OK) s = matmul_t(m, h, wout, la);
-            if (s == PXL_OK) s = pxl_tensor_read(ctx, la, logits, (size_t)(T * V) * sizeof(float));
+            int64_t cap = pxl_tensor_dim(m->logits_all, 0);
+            for (int64_t r0 = 0; r0 < T && s == PXL_OK; r0 += cap) {
+                int64_t n = T - r0 < cap ? T - r0 : cap;
+                pxl_tensor *hr, *la;
+                int mark = v.n;
+                s = view(m, &v, m->h, 2, n, E, 0, (size_t)(r0 * E) * sizeof(float), &hr);
+                if (s == PXL_OK) s = view(m, &v, m->logits_all, 2, n, V, 0, 0, &la);
+                if (s == PXL_OK) s = matmul_t(m, hr, wout, la);
+                if (s == PXL_OK)
+                    s = pxl_tensor_read(ctx, la, logits + (size_t)(r0 * V), (size_t)(n * V) * sizeof(float));
+                for (int i = mark; i < v.n; i++) pxl_tensor_free(v.t[i]);
+                v.n = mark;
+            }
         } else {
             pxl_tensor *xl, *hl;
             size_t last = (size_t)((T - 1) * E) * sizeof(float);
