@@ -112,13 +112,15 @@ pxl_status pxl_sampler_sample(pxl_sampler *s, float *logits, int32_t *token) {
     /* penalties, as llama.cpp applies them to each token seen in the window */
     int rep = o->repeat_penalty != 0.0f && o->repeat_penalty != 1.0f;
     if (rep || o->frequency_penalty != 0.0f || o->presence_penalty != 0.0f) {
+        /* each distinct token of the window once: its count is negated while
+         * it is being visited, then restored */
         for (size_t i = 0; i < s->n_hist; i++) {
             int32_t t = s->hist[(s->head + i) % s->cap];
             int32_t c = s->count[t];
-            if (c <= 0) continue; /* done already (counts are cleared below, then restored) */
+            if (c <= 0) continue; /* seen earlier in this loop */
             float *l = &logits[t];
             if (rep) *l = *l <= 0.0f ? *l * o->repeat_penalty : *l / o->repeat_penalty;
-            *l -= (float)c * o->frequency_penalty + (c > 0 ? o->presence_penalty : 0.0f);
+            *l -= (float)c * o->frequency_penalty + o->presence_penalty;
             s->count[t] = -c;
         }
         for (size_t i = 0; i < s->n_hist; i++) {
@@ -127,9 +129,9 @@ pxl_status pxl_sampler_sample(pxl_sampler *s, float *logits, int32_t *token) {
         }
     }
     if (o->temperature <= 0.0f) {
-        int64_t best = 0;
+        int64_t best = 0; /* the first largest; a NaN logit never wins (as -inf) */
         for (int64_t i = 1; i < n; i++)
-            if (logits[i] > logits[best] || (isnan(logits[i]) && !isnan(logits[best]))) best = i;
+            if (logits[i] > logits[best] || (isnan(logits[best]) && !isnan(logits[i]))) best = i;
         *token = (int32_t)best;
         return PXL_OK;
     }
