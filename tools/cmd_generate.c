@@ -26,7 +26,8 @@ typedef struct {
     cli_common c;
     const char *model, *prompt, *prime, *file;
     uint32_t tokens, top_k, seed, ctx;
-    double temperature, top_p, min_p, repeat_penalty;
+    double temperature, top_p, min_p, repeat_penalty, frequency_penalty, presence_penalty;
+    uint32_t repeat_last_n;
     int reference, special;
 } gen_opts;
 
@@ -74,6 +75,12 @@ static int parse(int argc, char **argv, gen_opts *o) {
         {"min-p", CLI_DOUBLE, &o->min_p, 0, 1, "P", "GGUF: drop tokens below P x the likeliest (default 0.05)"},
         {"repeat-penalty", CLI_DOUBLE, &o->repeat_penalty, 0, 100, "R",
          "GGUF: penalty on the last 64 tokens (default 1: off)"},
+        {"repeat-last-n", CLI_U32, &o->repeat_last_n, 0, 1000000, "N",
+         "GGUF: tokens the penalties look back on (default 64; 0: 64)"},
+        {"frequency-penalty", CLI_DOUBLE, &o->frequency_penalty, -10, 10, "F",
+         "GGUF: subtract F x count of each token in the window (default 0)"},
+        {"presence-penalty", CLI_DOUBLE, &o->presence_penalty, -10, 10, "P",
+         "GGUF: subtract P from each token in the window (default 0)"},
         {"ctx", CLI_U32, &o->ctx, 1, 1u << 24, "N", "GGUF: context size (default: trained, at most 4096)"},
         {"special", CLI_FLAG, &o->special, 0, 0, NULL, "GGUF: special-token texts in the prompt are tokens"},
         {"seed", CLI_U32, &o->seed, 0, 4294967295.0, "S", "sampling seed (default 1)"},
@@ -221,7 +228,9 @@ static int generate_gguf(const gen_opts *o) {
     g.sampling.top_p = o->top_p == UNSET_D ? 0.95f : (float)o->top_p;
     g.sampling.min_p = o->min_p == UNSET_D ? 0.05f : (float)o->min_p;
     g.sampling.repeat_penalty = o->repeat_penalty == UNSET_D ? 1.0f : (float)o->repeat_penalty;
-    g.sampling.repeat_last_n = 64;
+    g.sampling.repeat_last_n = o->repeat_last_n ? (int32_t)o->repeat_last_n : 64;
+    g.sampling.frequency_penalty = (float)o->frequency_penalty;
+    g.sampling.presence_penalty = (float)o->presence_penalty;
     g.sampling.seed = o->seed;
     return cli_gguf_generate(&g);
 }
