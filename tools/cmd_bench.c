@@ -35,7 +35,8 @@ static const char *k_about =
     "ops: times the kernel library on the GPU: f32/f16 matmul, softmax, RMSNorm, add,\n"
     "     SiLU, Q4_0/Q8_0/Q4_K/Q6_K matvec, decode attention, a chain of 1000 scale ops, and\n"
     "     1000 raw recorder dispatches (alternating two bind groups, or one): host cost per dispatch.\n"
-    "     bench/ops_compare.py runs the same cases in PyTorch and prints ratios.";
+    "     bench/ops_compare.py runs the same cases in PyTorch and prints ratios.\n"
+    "     With --backend cpu: the quantized / f16 matvec and small-M cases on the CPU threads.";
 
 static int parse(int argc, char **argv, bench_opts *o, const char **what) {
     memset(o, 0, sizeof *o);
@@ -233,7 +234,7 @@ int cmd_bench(int argc, char **argv) {
     pxl_ctx *ctx;
     if (cli_open_ctx(&o.c, &ctx)) return 1;
     if (strcmp(what, "ops") == 0) {
-        if (!pxl_gpu_get_info(ctx)) { /* 77: ctest's skip code, nothing to measure here */
+        if (!pxl_gpu_get_info(ctx) && o.c.backend != PXL_BACKEND_CPU) { /* 77: ctest's skip code */
             int rc = cli_fail(o.c.json, 77, "pxl bench ops", "needs a GPU (%s)", cli_no_gpu_reason(ctx));
             pxl_ctx_free(ctx);
             return rc;
