@@ -105,6 +105,7 @@ static void kern_c(int mr, int nr, const float *const *a, const float *const *y,
 /* ---- x86-64: AVX2 + FMA + F16C --------------------------------------------- */
 
 #if defined(__GNUC__) && defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define PXL_CPU_X86 1
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
@@ -129,8 +130,15 @@ AVX2 static inline __m256i q5_high(uint32_t qh, int j0) {
     return _mm256_slli_epi32(b, 4);
 }
 
+/* an f16 at p (F16C: exact, as pxl_f16_to_f32) */
+AVX2 static inline float half_avx(const uint8_t *p) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return _cvtsh_ss(h);
+}
+
 /* The 6-bit scale and min of Q4_K / Q5_K sub-block j (as kquant.c) */
-static void kq_scale_min(const uint8_t *q, int j, int *sc, int *m) {
+AVX2 static inline void kq_scale_min(const uint8_t *q, int j, int *sc, int *m) {
     if (j < 4) {
         *sc = q[j] & 63;
         *m = q[j + 4] & 63;
@@ -149,7 +157,7 @@ AVX2 static const float *decode_avx(pxl_dtype dt, const uint8_t *p, float *y, in
     case PXL_F16: {
         int i = 0;
         for (; i + 8 <= len; i += 8) _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p + 2 * i))));
-        for (; i < len; i++) y[i] = half_at(p + 2 * i);
+        for (; i < len; i++) y[i] = half_avx(p + 2 * i);
         return y;
     }
     case PXL_BF16: {
@@ -163,14 +171,14 @@ AVX2 static const float *decode_avx(pxl_dtype dt, const uint8_t *p, float *y, in
     }
     case PXL_Q8_0:
         for (int b = 0; b < len; b += 32, p += 34) {
-            __m256 d = _mm256_set1_ps(half_at(p));
+            __m256 d = _mm256_set1_ps(half_avx(p));
             for (int i = 0; i < 32; i += 8) _mm256_storeu_ps(y + b + i, _mm256_mul_ps(d, f32x8(i8x8(p + 2 + i))));
         }
         return y;
     case PXL_Q4_0: {
         const __m256i e8 = _mm256_set1_epi32(8);
         for (int b = 0; b < len; b += 32, p += 18) {
-            __m256 d = _mm256_set1_ps(half_at(p));
+            __m256 d = _mm256_set1_ps(half_avx(p));
             for (int i = 0; i < 16; i += 8) {
                 __m256i q = u8x8(p + 2 + i);
                 __m256i l = _mm256_sub_epi32(_mm256_and_si256(q, lo4), e8);
@@ -184,7 +192,7 @@ AVX2 static const float *decode_avx(pxl_dtype dt, const uint8_t *p, float *y, in
     case PXL_Q5_0: { /* (float)(q - 16) * d */
         const __m256i e16 = _mm256_set1_epi32(16);
         for (int b = 0; b < len; b += 32, p += 22) {
-            __m256 d = _mm256_set1_ps(half_at(p));
+            __m256 d = _mm256_set1_ps(half_avx(p));
             uint32_t qh;
             memcpy(&qh, p + 2, 4);
             for (int i = 0; i < 16; i += 8) {
@@ -202,7 +210,7 @@ AVX2 static const float *decode_avx(pxl_dtype dt, const uint8_t *p, float *y, in
         int five = dt == PXL_Q5_1;
         size_t bb = five ? 24 : 20;
         for (int b = 0; b < len; b += 32, p += bb) {
-            __m256 d = _mm256_set1_ps(half_at(p)), m = _mm256_set1_ps(half_at(p + 2));
+            __m256 d = _mm256_set1_ps(half_avx(p)), m = _mm256_set1_ps(half_avx(p + 2));
             uint32_t qh = 0;
             if (five) memcpy(&qh, p + 4, 4);
             const uint8_t *qs = p + (five ? 8 : 4);
@@ -222,7 +230,7 @@ AVX2 static const float *decode_avx(pxl_dtype dt, const uint8_t *p, float *y, in
     case PXL_Q4_K:
     case PXL_Q5_K: { /* d1 * (float)q - m1, d1 = d * sc, m1 = dmin * m */
         int five = dt == PXL_Q5_K;
-        float d = half_at(p), dmin = half_at(p + 2);
+        float d = half_avx(p), dmin = half_avx(p + 2);
         const uint8_t *qh = p + 16, *q = p + (five ? 48 : 16);
         for (int pair = 0; pair < 4; pair++, q += 32, y += 64) {
             int sc, m;
@@ -246,7 +254,7 @@ AVX2 static const float *decode_avx(pxl_dtype dt, const uint8_t *p, float *y, in
         return y - 256;
     }
     case PXL_Q6_K: { /* (d * (float)sc) * (float)q */
-        float d = half_at(p + 208);
+        float d = half_avx(p + 208);
         const uint8_t *ql = p, *qh = p + 128;
         const int8_t *sc = (const int8_t *)(const void *)(p + 192);
         const __m256i e32 = _mm256_set1_epi32(32), three = _mm256_set1_epi32(3);
@@ -343,8 +351,13 @@ static void bt_range(void *arg, int64_t lo, int64_t hi) {
             int len = (int)(j->K - k0 < KC ? j->K - k0 : KC);
             size_t off = (size_t)(k0 / belems) * bbytes;
             const float *yp[NT];
+            size_t cbytes = (size_t)(len / belems) * bbytes, ahead = off + 2 * cbytes; /* two chunks ahead */
             for (int n = 0; n < nt; n++) {
                 const uint8_t *p = b + (size_t)n * j->row_bytes + off;
+#if defined(__GNUC__)
+                if (ahead + cbytes <= j->row_bytes) /* rows stream from memory: fetch ahead of the decoder */
+                    for (size_t q = 0; q < cbytes; q += 64) __builtin_prefetch(b + (size_t)n * j->row_bytes + ahead + q);
+#endif
 #ifdef PXL_CPU_X86
                 yp[n] = j->simd ? decode_avx(j->dt, p, ybuf[n], len) : decode_c(j->dt, p, ybuf[n], len);
 #else
@@ -378,8 +391,10 @@ static void bt_range(void *arg, int64_t lo, int64_t hi) {
 
 int pxl_cpu_simd(const pxl_ctx *ctx) {
 #ifdef PXL_CPU_X86
-    return !pxl_ctx_tuning(ctx)->cpu_simd_off && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("f16c");
+    unsigned eax, ebx, ecx = 0, edx;
+    int f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)); /* clang's builtin has no "f16c" */
+    return !pxl_ctx_tuning(ctx)->cpu_simd_off && f16c && __builtin_cpu_supports("avx2") &&
+           __builtin_cpu_supports("fma");
 #else
     (void)ctx;
     return 0;
