@@ -218,18 +218,18 @@ static void test_tuning_option(void) {
     CHECK(tuned_ctx(" , ", &t, msg, sizeof msg) == PXL_OK && memcmp(&t, &zero, sizeof t) == 0);
     /* every key, separated by commas and spaces, list values with commas */
     CHECK(tuned_ctx("dot=512,256,attn=128,4,64 qmv=256,32,2,4 qmv_xs=512,8,2,kmv_tpr=16 kmv_rows=3,"
-                    "qmv_kernel=q vm_dp4=soft vm_mm=small pllm_no_avx=1",
+                    "qmv_kernel=q vm_dp4=soft vm_mm=small pllm_no_avx=1 cpu_simd=0",
                     &t, msg, sizeof msg) == PXL_OK);
     CHECK(t.dot_n == 2 && t.dot[0] == 512 && t.dot[1] == 256);
     CHECK(t.attn_n == 3 && t.attn[0] == 128 && t.attn[1] == 4 && t.attn[2] == 64 && t.attn[3] == 0);
     CHECK(t.qmv_n == 4 && t.qmv[0] == 256 && t.qmv[1] == 32 && t.qmv[2] == 2 && t.qmv[3] == 4);
     CHECK(t.qmv_xs_n == 3 && t.qmv_xs[0] == 512 && t.qmv_xs[1] == 8 && t.qmv_xs[2] == 2);
     CHECK(t.kmv_tpr == 16 && t.kmv_rows == 3 && t.qmv_plain == 1);
-    CHECK(t.vm_dp4_soft == 1 && t.vm_mm == 2 && t.pllm_no_avx == 1);
+    CHECK(t.vm_dp4_soft == 1 && t.vm_mm == 2 && t.pllm_no_avx == 1 && t.cpu_simd_off == 1);
     /* the old variables' formats: a four-number attn, values split by spaces, the other choices */
     CHECK(tuned_ctx("attn=256 8 256 512 vm_mm=tile", &t, msg, sizeof msg) == PXL_OK);
     CHECK(t.attn_n == 4 && t.attn[3] == 512 && t.vm_mm == 1);
-    CHECK(tuned_ctx("vm_mm=auto,vm_dp4=auto,qmv_kernel=auto,pllm_no_avx=0", &t, msg, sizeof msg) == PXL_OK);
+    CHECK(tuned_ctx("vm_mm=auto,vm_dp4=auto,qmv_kernel=auto,pllm_no_avx=0,cpu_simd=1", &t, msg, sizeof msg) == PXL_OK);
     CHECK(memcmp(&t, &zero, sizeof t) == 0);
     /* unknown keys and bad values fail, naming the key */
     static const struct {
@@ -242,6 +242,7 @@ static void test_tuning_option(void) {
         {"qmv=256,512,1,1", "'qmv'"},      {"qmv_xs=32,8,1", "'qmv_xs'"}, {"kmv_tpr=3", "'kmv_tpr'"},
         {"kmv_rows=9", "'kmv_rows'"},      {"qmv_kernel=xs", "'qmv_kernel'"}, {"vm_dp4=hard", "'vm_dp4'"},
         {"vm_mm=big", "'vm_mm'"},          {"pllm_no_avx=yes", "'pllm_no_avx'"}, {"dot", "'dot'"},
+        {"cpu_simd=2", "'cpu_simd'"},
         {"vm_mm=tile nonsense", "'vm_mm'"}, {"vm_mm=tile nonsense=1", "'nonsense'"}, {"=3", "''"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

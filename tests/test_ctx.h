@@ -6,13 +6,17 @@
 #include "pxl/gpu.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
-/* A quiet context on backend b with `threads` CPU threads (0: all cores); NULL if it cannot be made. */
+/* A quiet context on backend b with `threads` CPU threads (0: all cores) and
+ * the tuning option $PXL_TUNE (as the pxl tool reads it; ctest sets
+ * cpu_simd=0 for the plain-C run of the op cases); NULL if it cannot be made. */
 static inline pxl_ctx *test_ctx(pxl_backend b, int threads) {
     pxl_ctx_options o = pxl_ctx_options_default();
     o.backend = b;
     o.n_threads = threads;
     o.quiet = 1;
+    o.tuning = getenv("PXL_TUNE");
     pxl_ctx *ctx = NULL;
     if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
         pxl_ctx_free(ctx);

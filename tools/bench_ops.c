@@ -7,6 +7,10 @@
  * once, weight GB/s for quantized matvec, microseconds for attention and for
  * the dispatch chain. bench/ops_compare.py runs the same cases in PyTorch on
  * the same GPU and prints the ratios.
+ *
+ * On a CPU context (pxl bench ops --backend cpu) only the matrix-vector and
+ * small-M cases with B stored [N, K] run (the quantized and f16 weights of a
+ * model), timed by the wall clock around k calls, on the context's threads.
  */
 #include "cli.h"
 #include "pxl/gpu.h"
@@ -74,11 +78,11 @@ static pxl_status mm_setup(pxl_ctx *ctx, bench_case *c) {
 }
 static pxl_status mm_run(pxl_ctx *ctx, bench_case *c) { return pxl_matmul(ctx, c->t[0], c->t[1], c->t[2], NULL); }
 
-/* quantized matvec: weight [N, K] (trans_b), x [1, K]. Four copies of the
+/* quantized matvec: weight [N, K] (trans_b), x [M, K] (n[0] = M, 1 for a matvec). Four copies of the
  * weight are used in turn so that no call finds its weight in the L2 cache
  * (a 4096 x 14336 Q4_0 weight is 33 MB; an H100's L2 holds 50 MB). */
 static pxl_status qmv_setup(pxl_ctx *ctx, bench_case *c) {
-    int64_t sa[2] = {1, c->n[2]}, sb[2] = {c->n[1], c->n[2]}, sc[2] = {1, c->n[1]};
+    int64_t sa[2] = {c->n[0], c->n[2]}, sb[2] = {c->n[1], c->n[2]}, sc[2] = {c->n[0], c->n[1]};
     pxl_status s = make(ctx, PXL_F32, 2, sa, 1, &c->t[0]);
     if (s == PXL_OK) s = make(ctx, PXL_F32, 2, sc, 0, &c->t[2]);
     for (int i = 0; i < 4 && s == PXL_OK; i++) s = make(ctx, (pxl_dtype)c->n[3], 2, sb, 1, &c->t[i == 0 ? 1 : 2 + i]);
@@ -189,21 +193,35 @@ static int cmp_d(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* The CPU: wall time of k calls (the ops run when called). */
+static pxl_status time_calls_cpu(pxl_ctx *ctx, bench_case *c, int k, double *us, double *host_us) {
+    pxl_status s = PXL_OK;
+    double t0 = pxl_time_now();
+    for (int i = 0; i < k && s == PXL_OK; i++) s = c->run(ctx, c);
+    *us = *host_us = (pxl_time_now() - t0) * 1e6 / k;
+    return s;
+}
+
+static pxl_status time_any(pxl_ctx *ctx, bench_case *c, int k, double *us, double *host_us) {
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+    return gi ? time_calls(ctx, c, k, gi->has_timestamps, us, host_us) : time_calls_cpu(ctx, c, k, us, host_us);
+}
+
 static void measure(pxl_ctx *ctx, bench_case *c, uint32_t reps) {
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
     pxl_status s = c->setup(ctx, c);
     if (s == PXL_OK) s = pxl_finish(ctx);
     double us1 = 0, h1 = 0;
-    if (s == PXL_OK) s = time_calls(ctx, c, 1, gi->has_timestamps, &us1, &h1); /* first call: compiles */
+    if (s == PXL_OK) s = time_any(ctx, c, 1, &us1, &h1); /* first call: compiles */
     double t_warm = pxl_time_now();
-    while (s == PXL_OK && pxl_time_now() - t_warm < 0.25) s = time_calls(ctx, c, 1, gi->has_timestamps, &us1, &h1);
+    while (s == PXL_OK && pxl_time_now() - t_warm < 0.25) s = time_any(ctx, c, 1, &us1, &h1);
     int k = us1 > 0 ? (int)(100000.0 / us1) : 1; /* ~0.1 s per timed recording */
     if (k < 1) k = 1;
     if (k > 200) k = 200;
     if (per_dispatch(c)) k = 1;
     double t[64], h[64];
     if (reps > 64) reps = 64;
-    for (uint32_t i = 0; s == PXL_OK && i < reps; i++) s = time_calls(ctx, c, k, gi->has_timestamps, &t[i], &h[i]);
+    for (uint32_t i = 0; s == PXL_OK && i < reps; i++) s = time_any(ctx, c, k, &t[i], &h[i]);
     if (s != PXL_OK) {
         c->ok = 0;
         snprintf(c->note, sizeof c->note, "%s", pxl_ctx_error(ctx));
@@ -218,8 +236,10 @@ static void measure(pxl_ctx *ctx, bench_case *c, uint32_t reps) {
         }
         c->rate = c->work > 0 ? c->work / (c->us * 1e-6) / (strcmp(c->unit, "TFLOP/s") ? 1e9 : 1e12) : 0;
         c->ok = 1;
-        snprintf(c->note, sizeof c->note, "k=%d per submit, %s timing, host %.2f us/call to record", k,
-                 gi->has_timestamps ? "timestamp" : "wall", c->host_us);
+        if (gi)
+            snprintf(c->note, sizeof c->note, "k=%d per submit, %s timing, host %.2f us/call to record", k,
+                     gi->has_timestamps ? "timestamp" : "wall", c->host_us);
+        else snprintf(c->note, sizeof c->note, "k=%d calls, wall timing, %d threads", k, pxl_ctx_threads(ctx));
     }
     for (int i = 0; i < 6; i++) {
         pxl_tensor_free(c->t[i]);
@@ -234,16 +254,14 @@ static void measure(pxl_ctx *ctx, bench_case *c, uint32_t reps) {
 
 int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small);
 int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small) {
-    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
-    if (!gi) {
-        fprintf(stderr, "pxl bench ops: needs a GPU (%s)\n", pxl_ctx_gpu_unavailable_reason(ctx));
-        return 77; /* ctest's skip code: nothing to measure here */
-    }
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx); /* NULL: the CPU cases */
     /* --small shrinks every case (for CI smoke tests on software adapters) */
     int64_t big = small ? 256 : 4096, huge = small ? 256 : 8192, rows = small ? 64 : 16384;
     int64_t qn = small ? 256 : 14336, qk = small ? 256 : 4096, ctxlen = small ? 128 : 4096;
     double e = (double)rows * 4096.0, fb = (double)big, fh = (double)huge;
     double qbytes = (double)qn * (double)qk / 32.0;
+    int64_t tl_ = small ? 256 : 2048, tf_ = small ? 512 : 5632, tv_ = small ? 1024 : 32000;
+    double tl = (double)tl_, tf = (double)tf_, tv = (double)tv_;
     bench_case cases[] = {
         {"matmul_f32_4096", "TFLOP/s", 2.0 * fb * fb * fb, mm_setup, mm_run, {0}, {big, big, big, PXL_F32}, 0, 0, 0, "", 0, 0, {0}, 0},
         {"matmul_f32_8192", "TFLOP/s", 2.0 * fh * fh * fh, mm_setup, mm_run, {0}, {huge, huge, huge, PXL_F32}, 0, 0, 0, "", 0, 0, {0}, 0},
@@ -256,6 +274,12 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         {"q8_0_matvec_4096x14336", "GB/s", qbytes * 34.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0},
         {"q4_k_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0},
         {"q6_k_matvec_4096x14336", "GB/s", qbytes * 26.25, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"f16_matvec_4096x14336", "GB/s", qbytes * 64.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_F16}, 0, 0, 0, "", 0, 0, {0}, 0},
+        /* a TinyLlama-1.1B layer (Q4_K_M: 2048 wide, FFN 5632, output head Q6_K 32000): decode and a 32-token prefill */
+        {"q4_k_matvec_2048x2048", "GB/s", tl * tl / 32.0 * 18.0, qmv_setup, qmv_run, {0}, {1, tl_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"q4_k_matvec_2048x5632", "GB/s", tl * tf / 32.0 * 18.0, qmv_setup, qmv_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"q6_k_matvec_2048x32000", "GB/s", tl * tv / 32.0 * 26.25, qmv_setup, qmv_run, {0}, {1, tv_, tl_, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"q4_k_matmul_32x2048x5632", "GFLOP/s", 2.0 * 32.0 * tl * tf, qmv_setup, qmv_run, {0}, {32, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0},
         {"attention_decode_32x8x128_ctx4096", "us", 0, attn_setup, attn_run, {0}, {32, 8, 128, ctxlen}, 0, 0, 0, "", 0, 0, {0}, 0},
         {"dispatch_chain_1000", "us", 0, chain_setup, chain_run, {0}, {0}, 0, 0, 0, "", 0, 0, {0}, 0},
         {"record_alternate_1000", "us", 0, record_setup, record_run, {0}, {1}, 0, 0, 0, "", 0, 0, {0}, 0},
@@ -264,7 +288,7 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
     size_t n = sizeof cases / sizeof cases[0];
     pxl_progress *prog = pxl_progress_begin(ctx, "bench ops", n);
     for (size_t i = 0; i < n; i++) {
-        if (only && !strstr(cases[i].name, only)) {
+        if ((only && !strstr(cases[i].name, only)) || (!gi && cases[i].setup != qmv_setup)) {
             cases[i].ok = -1;
             continue;
         }
@@ -274,9 +298,9 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
     pxl_progress_end(prog);
     if (json) {
         printf("{\"bench\":\"ops\",\"device\":");
-        cli_json_string(stdout, gi->adapter_name);
+        cli_json_string(stdout, gi ? gi->adapter_name : "cpu");
         printf(",\"api\":");
-        cli_json_string(stdout, gi->backend);
+        cli_json_string(stdout, gi ? gi->backend : "cpu");
         printf(",\"results\":[");
         int first = 1;
         for (size_t i = 0; i < n; i++) {
@@ -291,7 +315,9 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         }
         printf("]}\n");
     } else {
-        printf("ops on %s (%s)\n%-36s %12s %14s  %s\n", gi->adapter_name, gi->backend, "case", "us/call", "rate", "note");
+        if (gi) printf("ops on %s (%s)\n", gi->adapter_name, gi->backend);
+        else printf("ops on the CPU (%d threads)\n", pxl_ctx_threads(ctx));
+        printf("%-36s %12s %14s  %s\n", "case", "us/call", "rate", "note");
         for (size_t i = 0; i < n; i++) {
             bench_case *c = &cases[i];
             if (c->ok < 0) continue;

@@ -37,6 +37,7 @@ static const char *k_about =
     "     SiLU, Q4_0/Q8_0/Q4_K/Q6_K matvec, decode attention, a chain of 1000 scale ops, and\n"
     "     1000 raw recorder dispatches (alternating two bind groups, or one): host cost per dispatch.\n"
     "     bench/ops_compare.py runs the same cases in PyTorch and prints ratios.\n"
+    "     With --backend cpu: the quantized / f16 matvec and small-M cases on the CPU threads.\n"
     "llm: a GGUF model's speed as llama-bench measures it: ppN (a prompt of N random token ids\n"
     "     from an empty cache) and tgN (N one-token evaluations), mean +/- std of t/s over --reps.";
 
@@ -246,7 +247,7 @@ int cmd_bench(int argc, char **argv) {
     pxl_ctx *ctx;
     if (cli_open_ctx(&o.c, &ctx)) return 1;
     if (strcmp(what, "ops") == 0) {
-        if (!pxl_gpu_get_info(ctx)) { /* 77: ctest's skip code, nothing to measure here */
+        if (!pxl_gpu_get_info(ctx) && o.c.backend != PXL_BACKEND_CPU) { /* 77: ctest's skip code */
             int rc = cli_fail(o.c.json, 77, "pxl bench ops", "needs a GPU (%s)", cli_no_gpu_reason(ctx));
             pxl_ctx_free(ctx);
             return rc;

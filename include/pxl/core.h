@@ -116,6 +116,8 @@ typedef struct pxl_ctx_options {
      *   vm_dp4=soft|auto         soft: the VM's software dot4I8Packed
      *   vm_mm=tile|small|auto    the VM's MATMUL kernel
      *   pllm_no_avx=0|1          1: Pixel-LLM training without its AVX code
+     *   cpu_simd=0|1             0: the CPU ops' plain C code (matmul), never
+     *                            their x86-64 AVX2 code (testing)
      * Not copied: only read during pxl_ctx_create.
      */
     const char *tuning;

@@ -34,6 +34,7 @@ typedef struct pxl_tuning {
     int vm_dp4_soft;     /* vm_dp4=soft */
     int vm_mm;           /* vm_mm: 0 auto, 1 tile, 2 small */
     int pllm_no_avx;     /* pllm_no_avx=1 */
+    int cpu_simd_off;    /* cpu_simd=0: the CPU ops' plain C code, never AVX2 */
 } pxl_tuning;
 
 struct pxl_ctx {

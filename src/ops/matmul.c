@@ -50,9 +50,11 @@ static pxl_status shapes(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b,
     return PXL_OK;
 }
 
-/* ---- CPU reference: threads over output rows of every batch. B stored
- * [K, N]: row-axpy order (contiguous, vectorisable); B stored [N, K]: dot
- * products of contiguous rows with four accumulators. ------------------------ */
+/* ---- CPU: B stored [N, K] without trans_a goes to matmul_cpu.c (tiled,
+ * decoded once per 32 rows of A, AVX2 where there is). The rest, here:
+ * threads over output rows of every batch. B stored [K, N]: row-axpy order
+ * (contiguous, vectorisable); trans_a with B [N, K]: dot products of
+ * contiguous rows with four accumulators. ---------------------------------- */
 
 typedef struct {
     const float *a, *b;
@@ -126,6 +128,13 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
     mm_shape s;
     if ((st = shapes(ctx, a, b, c, &o, &s)) != PXL_OK) return st;
 
+    if (!pxl_on_gpu(ctx) && o.trans_b && !o.trans_a) { /* B [N, K]: the weights' layout (matmul_cpu.c) */
+        size_t esz = b->dtype == PXL_F32 ? 4 : 2;
+        pxl_cpu_bt p = {a->host, b->host, c->host, b->dtype, s.batch, s.batch_a, s.batch_b, s.M, s.N, s.K,
+                        (size_t)s.K * esz, o.alpha, o.beta};
+        pxl_cpu_matmul_bt(ctx, &p);
+        return PXL_OK;
+    }
     if (!pxl_on_gpu(ctx)) {
         float *bf = NULL; /* f16 / bf16 B is widened once */
         if (b->dtype != PXL_F32) {

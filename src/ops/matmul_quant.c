@@ -4,12 +4,9 @@
  * [batch, N, K]), A f32 [M, K] or [batch, M, K], C f32 [M, N] or
  * [batch, M, N]. pxl_matmul hands over here when B is quantized.
  *
- * CPU: each output is a dot of an A row with the blocks of a B row, decoded
- * on the fly: Q8_0/Q4_0: 32 products per block summed in f32, scaled by the
- * block's d and accumulated in double; the others: each block (256 or 32
- * elements) decoded to f32 (kquant.c, quant32.c), its products summed in f32,
- * accumulated in double. Threads split (batch, tiles of 16 B rows); inside a
- * tile the A rows run outermost so that the tile of B stays in cache.
+ * CPU (matmul_cpu.c): each block of B decoded once to f32 per 32 rows of A,
+ * tiles of 16 B rows per task, f32 sums over 256-element chunks added in
+ * double, AVX2 / FMA kernels on x86-64 where the CPU has them.
  *
  * GPU (wgsl/quant.wgsl): M = 1 uses qmv_xs, which keeps the A vector in
  * registers and streams B (K from 1024 to 16384, or 32768 where workgroups
@@ -90,93 +87,11 @@ static pxl_status q_check(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b
 
 /* ---- CPU ------------------------------------------------------------------------ */
 
-#define Q_CPU_TILE 16 /* B rows per task tile */
-
-typedef struct {
-    const float *a;
-    const uint8_t *b;
-    float *c;
-    q_shape s;
-    pxl_dtype dt;
-    float alpha, beta;
-    int64_t tiles; /* B row tiles per batch */
-} q_job;
-
-static float half_at(const uint8_t *p) {
-    uint16_t h;
-    memcpy(&h, p, 2);
-    return pxl_f16_to_f32(h);
-}
-
-/* dot of 32 floats with a Q8_0 / Q4_0 block's integers (before the scale) */
-static float block_dot_q8(const uint8_t *q, const float *x) {
-    float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int i = 0; i < 32; i += 8)
-        for (int j = 0; j < 8; j++) s[j] += (float)(int8_t)q[i + j] * x[i + j];
-    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-}
-
-static float block_dot_q4(const uint8_t *q, const float *x) {
-    float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int i = 0; i < 16; i += 8)
-        for (int j = 0; j < 8; j++) {
-            s[j] += (float)((int)(q[i + j] & 0x0f) - 8) * x[i + j];
-            s[j] += (float)((int)(q[i + j] >> 4) - 8) * x[16 + i + j];
-        }
-    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-}
-
-/* dot of a block of 256 (K-quants) or 32 (Q4_1, Q5_0, Q5_1) floats with the decoded block */
-static float block_dot_dec(pxl_dtype dt, const uint8_t *q, const float *x, int n) {
-    float y[PXL_QK_K], s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    if (dt == PXL_Q4_K) pxl_q4k_dequantize(q, y, PXL_QK_K);
-    else if (dt == PXL_Q6_K) pxl_q6k_dequantize(q, y, PXL_QK_K);
-    else if (dt == PXL_Q5_K) pxl_q5k_dequantize(q, y, PXL_QK_K);
-    else pxl_qx_dequantize(dt, q, y, n);
-    for (int i = 0; i < n; i += 8)
-        for (int j = 0; j < 8; j++) s[j] += y[i + j] * x[i + j];
-    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-}
-
-static double row_dot(pxl_dtype dt, const uint8_t *w, const float *x, int64_t nb) {
-    double acc = 0;
-    if (dt != PXL_Q8_0 && dt != PXL_Q4_0) {
-        size_t bb = pxl_dtype_row_bytes(dt, pxl_dtype_block(dt));
-        int n = (int)pxl_dtype_block(dt);
-        for (int64_t k = 0; k < nb; k++, w += bb, x += n) acc += (double)block_dot_dec(dt, w, x, n);
-    } else if (dt == PXL_Q8_0) {
-        for (int64_t k = 0; k < nb; k++, w += 34, x += 32) acc += (double)(half_at(w) * block_dot_q8(w + 2, x));
-    } else {
-        for (int64_t k = 0; k < nb; k++, w += 18, x += 32) acc += (double)(half_at(w) * block_dot_q4(w + 2, x));
-    }
-    return acc;
-}
-
-static void q_range(void *arg, int64_t lo, int64_t hi) {
-    const q_job *j = arg;
-    const q_shape *s = &j->s;
-    int64_t nb = s->K / pxl_dtype_block(j->dt);
-    for (int64_t u = lo; u < hi; u++) { /* u = batch * tiles + tile */
-        int64_t bt = u / j->tiles, n0 = (u % j->tiles) * Q_CPU_TILE;
-        int64_t n1 = n0 + Q_CPU_TILE < s->N ? n0 + Q_CPU_TILE : s->N;
-        const float *a = j->a + (s->batch_a == 1 ? 0 : bt) * s->M * s->K;
-        const uint8_t *b = j->b + (size_t)(s->batch_b == 1 ? 0 : bt) * (size_t)s->N * s->row_bytes;
-        float *c = j->c + bt * s->M * s->N;
-        for (int64_t m = 0; m < s->M; m++)
-            for (int64_t n = n0; n < n1; n++) {
-                float v = (float)row_dot(j->dt, b + (size_t)n * s->row_bytes, a + m * s->K, nb);
-                float *cp = c + m * s->N + n;
-                *cp = j->beta != 0.0f ? j->alpha * v + j->beta * *cp : j->alpha * v;
-            }
-    }
-}
-
 static pxl_status q_cpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c, const q_shape *s,
                         const pxl_matmul_options *o) {
-    q_job j = {a->host, b->host, c->host, *s, b->dtype, o->alpha, o->beta, (s->N + Q_CPU_TILE - 1) / Q_CPU_TILE};
-    int64_t work = s->M * s->K * Q_CPU_TILE; /* multiply-adds per task */
-    int64_t min_tasks = 1 + 262144 / (work > 0 ? work : 1);
-    pxl_parallel_range(ctx, s->batch * j.tiles, min_tasks, q_range, &j);
+    pxl_cpu_bt p = {a->host, b->host, c->host, b->dtype, s->batch, s->batch_a, s->batch_b, s->M, s->N, s->K,
+                    s->row_bytes, o->alpha, o->beta};
+    pxl_cpu_matmul_bt(ctx, &p);
     return PXL_OK;
 }
 

@@ -136,6 +136,27 @@ float pxl_bf16_to_f32(uint16_t h);
 pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
                             const pxl_matmul_options *opts);
 
+/*
+ * The CPU product C = alpha * A . B^T + beta * C with B stored [N, K] rows
+ * (src/ops/matmul_cpu.c): B f32, f16, bf16 or a GGUF block format; A f32
+ * [M, K], C f32 [M, N], batches of M x K and N x row_bytes (A or B with
+ * batch_a / batch_b 1 is shared). Decodes each B block once per 32 rows of
+ * A; AVX2 / FMA / F16C kernels where pxl_cpu_simd says so.
+ */
+typedef struct {
+    const float *a;
+    const uint8_t *b;
+    float *c;
+    pxl_dtype dt;
+    int64_t batch, batch_a, batch_b, M, N, K;
+    size_t row_bytes;
+    float alpha, beta;
+} pxl_cpu_bt;
+void pxl_cpu_matmul_bt(pxl_ctx *ctx, const pxl_cpu_bt *p);
+/* 1 if the CPU ops use their x86-64 AVX2 + FMA + F16C code (the CPU has it
+ * and the tuning option cpu_simd=0 is not set). */
+int pxl_cpu_simd(const pxl_ctx *ctx);
+
 /* Splits [0, n) into about n_threads * 4 chunks and runs fn(arg, lo, hi) on the pool. */
 typedef void (*pxl_range_fn)(void *arg, int64_t lo, int64_t hi);
 void pxl_parallel_range(pxl_ctx *ctx, int64_t n, int64_t min_chunk, pxl_range_fn fn, void *arg);

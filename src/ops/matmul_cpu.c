@@ -1,0 +1,411 @@
+/*
+ * The CPU matrix product with B stored [N, K] (trans_b, no trans_a): f32,
+ * f16, bf16 or a GGUF block format (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K,
+ * Q5_K, Q6_K). pxl_matmul (matmul.c) and the quantized path (matmul_quant.c)
+ * call pxl_cpu_matmul_bt.
+ *
+ * Work: a task is (batch, block of up to MB rows of A, tile of NT rows of
+ * B). K runs in chunks of KC = 256 elements (a K-quant block, 8 blocks of
+ * 32, or 256 f16 / bf16 values): the task decodes the chunk of each of its
+ * NT B rows once into f32 (exactly the values pxl_dequantize gives) and
+ * multiplies it with the chunk of all its A rows, 2 A rows x 4 B rows at a
+ * time, so a decoded block serves every row of A.
+ *
+ * Order of the sums (the same for any number of threads, tile shape or
+ * kernel variant): per output and chunk, 8 f32 lanes (lane l takes the
+ * elements k = l mod 8, in order), folded as ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)),
+ * then the tail of a chunk that is not a multiple of 8 in order; the chunk
+ * sums are added in double. On x86-64 with AVX2, FMA and F16C (checked at
+ * run time; the tuning option cpu_simd=0 turns it off) the decoders and the
+ * lanes are 8-wide vectors and the lanes use fused multiply-adds; elsewhere
+ * plain C with separate multiplies and adds. Both are within the error bound
+ * of K f32 sums (tests/ops_cases.c, mm_tol).
+ */
+#include "ops_internal.h"
+
+#include <string.h>
+
+#define KC 256 /* elements per chunk */
+#define NT 16  /* B rows per task */
+#define MB 32  /* A rows per task */
+
+typedef struct {
+    const float *a;
+    const uint8_t *b;
+    float *c;
+    pxl_dtype dt;
+    int64_t batch_a, batch_b, M, N, K;
+    size_t row_bytes; /* bytes of one B row */
+    float alpha, beta;
+    int64_t mblocks, tiles;
+    int simd;
+} bt_job;
+
+/* bytes of B per element block and elements per block */
+static void block_geom(pxl_dtype dt, size_t *bytes, int *elems) {
+    *elems = (int)pxl_dtype_block(dt);
+    *bytes = pxl_dtype_row_bytes(dt, *elems);
+}
+
+static float half_at(const uint8_t *p) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return pxl_f16_to_f32(h);
+}
+
+/* ---- plain C -------------------------------------------------------------- */
+
+/* Decodes len elements of a B row starting at p (a chunk boundary) into y;
+ * returns the floats (p itself for f32). */
+static const float *decode_c(pxl_dtype dt, const uint8_t *p, float *y, int len) {
+    switch (dt) {
+    case PXL_F32: return (const float *)(const void *)p;
+    case PXL_F16:
+        for (int i = 0; i < len; i++) y[i] = half_at(p + 2 * i);
+        return y;
+    case PXL_Q4_K: pxl_q4k_dequantize(p, y, len); return y;
+    case PXL_Q5_K: pxl_q5k_dequantize(p, y, len); return y;
+    case PXL_Q6_K: pxl_q6k_dequantize(p, y, len); return y;
+    case PXL_Q8_0:
+        for (int b = 0; b < len; b += 32, p += 34) {
+            float d = half_at(p);
+            for (int i = 0; i < 32; i++) y[b + i] = d * (float)(int8_t)p[2 + i];
+        }
+        return y;
+    case PXL_Q4_0:
+        for (int b = 0; b < len; b += 32, p += 18) {
+            float d = half_at(p);
+            for (int i = 0; i < 16; i++) {
+                y[b + i] = d * (float)((p[2 + i] & 0x0f) - 8);
+                y[b + i + 16] = d * (float)((p[2 + i] >> 4) - 8);
+            }
+        }
+        return y;
+    default: pxl_qx_dequantize(dt, p, y, len); return y; /* Q5_0, Q4_1, Q5_1, bf16 */
+    }
+}
+
+static float fold8(const float *s) { return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7])); }
+
+/* out[i][j] = the chunk sum of a[i] . y[j] over len elements (i < mr, j < nr) */
+static void kern_c(int mr, int nr, const float *const *a, const float *const *y, int len, float out[2][4]) {
+    int len8 = len & ~7;
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nr; j++) {
+            float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            const float *ai = a[i], *yj = y[j];
+            for (int k = 0; k < len8; k += 8)
+                for (int l = 0; l < 8; l++) s[l] += ai[k + l] * yj[k + l];
+            float r = fold8(s);
+            for (int k = len8; k < len; k++) r += ai[k] * yj[k];
+            out[i][j] = r;
+        }
+}
+
+/* ---- x86-64: AVX2 + FMA + F16C --------------------------------------------- */
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#define PXL_CPU_X86 1
+#define AVX2 __attribute__((target("avx2,fma,f16c")))
+
+/* 8 bytes at p as 8 int32 (unsigned) */
+AVX2 static inline __m256i u8x8(const uint8_t *p) {
+    long long v;
+    memcpy(&v, p, 8);
+    return _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(v));
+}
+AVX2 static inline __m256i i8x8(const uint8_t *p) {
+    long long v;
+    memcpy(&v, p, 8);
+    return _mm256_cvtepi8_epi32(_mm_cvtsi64_si128(v));
+}
+AVX2 static inline __m256 f32x8(__m256i v) { return _mm256_cvtepi32_ps(v); }
+
+/* bit 4 of the 5-bit levels j0..j0+7 of a Q5_0 / Q5_1 block: ((qh >> j) & 1) << 4 */
+AVX2 static inline __m256i q5_high(uint32_t qh, int j0) {
+    __m256i sh = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(j0));
+    __m256i b = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32((int)qh), sh), _mm256_set1_epi32(1));
+    return _mm256_slli_epi32(b, 4);
+}
+
+/* an f16 at p (F16C: exact, as pxl_f16_to_f32) */
+AVX2 static inline float half_avx(const uint8_t *p) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return _cvtsh_ss(h);
+}
+
+/* The 6-bit scale and min of Q4_K / Q5_K sub-block j (as kquant.c) */
+AVX2 static inline void kq_scale_min(const uint8_t *q, int j, int *sc, int *m) {
+    if (j < 4) {
+        *sc = q[j] & 63;
+        *m = q[j + 4] & 63;
+    } else {
+        *sc = (q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4);
+        *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+}
+
+/* The same floats as decode_c: every value is computed with the same
+ * roundings (multiplies and adds kept apart; ISO C mode does not contract). */
+AVX2 static const float *decode_avx(pxl_dtype dt, const uint8_t *p, float *y, int len) {
+    const __m256i lo4 = _mm256_set1_epi32(0x0f);
+    switch (dt) {
+    case PXL_F32: return (const float *)(const void *)p;
+    case PXL_F16: {
+        int i = 0;
+        for (; i + 8 <= len; i += 8) _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p + 2 * i))));
+        for (; i < len; i++) y[i] = half_avx(p + 2 * i);
+        return y;
+    }
+    case PXL_BF16: {
+        int i = 0;
+        for (; i + 8 <= len; i += 8) {
+            __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p + 2 * i)));
+            _mm256_storeu_ps(y + i, _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
+        }
+        for (; i < len; i++) y[i] = pxl_bf16_to_f32((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
+        return y;
+    }
+    case PXL_Q8_0:
+        for (int b = 0; b < len; b += 32, p += 34) {
+            __m256 d = _mm256_set1_ps(half_avx(p));
+            for (int i = 0; i < 32; i += 8) _mm256_storeu_ps(y + b + i, _mm256_mul_ps(d, f32x8(i8x8(p + 2 + i))));
+        }
+        return y;
+    case PXL_Q4_0: {
+        const __m256i e8 = _mm256_set1_epi32(8);
+        for (int b = 0; b < len; b += 32, p += 18) {
+            __m256 d = _mm256_set1_ps(half_avx(p));
+            for (int i = 0; i < 16; i += 8) {
+                __m256i q = u8x8(p + 2 + i);
+                __m256i l = _mm256_sub_epi32(_mm256_and_si256(q, lo4), e8);
+                __m256i h = _mm256_sub_epi32(_mm256_srli_epi32(q, 4), e8);
+                _mm256_storeu_ps(y + b + i, _mm256_mul_ps(d, f32x8(l)));
+                _mm256_storeu_ps(y + b + 16 + i, _mm256_mul_ps(d, f32x8(h)));
+            }
+        }
+        return y;
+    }
+    case PXL_Q5_0: { /* (float)(q - 16) * d */
+        const __m256i e16 = _mm256_set1_epi32(16);
+        for (int b = 0; b < len; b += 32, p += 22) {
+            __m256 d = _mm256_set1_ps(half_avx(p));
+            uint32_t qh;
+            memcpy(&qh, p + 2, 4);
+            for (int i = 0; i < 16; i += 8) {
+                __m256i q = u8x8(p + 6 + i);
+                __m256i l = _mm256_or_si256(_mm256_and_si256(q, lo4), q5_high(qh, i));
+                __m256i h = _mm256_or_si256(_mm256_srli_epi32(q, 4), q5_high(qh, 16 + i));
+                _mm256_storeu_ps(y + b + i, _mm256_mul_ps(f32x8(_mm256_sub_epi32(l, e16)), d));
+                _mm256_storeu_ps(y + b + 16 + i, _mm256_mul_ps(f32x8(_mm256_sub_epi32(h, e16)), d));
+            }
+        }
+        return y;
+    }
+    case PXL_Q4_1:
+    case PXL_Q5_1: { /* (float)q * d + m, rounded twice */
+        int five = dt == PXL_Q5_1;
+        size_t bb = five ? 24 : 20;
+        for (int b = 0; b < len; b += 32, p += bb) {
+            __m256 d = _mm256_set1_ps(half_avx(p)), m = _mm256_set1_ps(half_avx(p + 2));
+            uint32_t qh = 0;
+            if (five) memcpy(&qh, p + 4, 4);
+            const uint8_t *qs = p + (five ? 8 : 4);
+            for (int i = 0; i < 16; i += 8) {
+                __m256i q = u8x8(qs + i);
+                __m256i l = _mm256_and_si256(q, lo4), h = _mm256_srli_epi32(q, 4);
+                if (five) {
+                    l = _mm256_or_si256(l, q5_high(qh, i));
+                    h = _mm256_or_si256(h, q5_high(qh, 16 + i));
+                }
+                _mm256_storeu_ps(y + b + i, _mm256_add_ps(_mm256_mul_ps(f32x8(l), d), m));
+                _mm256_storeu_ps(y + b + 16 + i, _mm256_add_ps(_mm256_mul_ps(f32x8(h), d), m));
+            }
+        }
+        return y;
+    }
+    case PXL_Q4_K:
+    case PXL_Q5_K: { /* d1 * (float)q - m1, d1 = d * sc, m1 = dmin * m */
+        int five = dt == PXL_Q5_K;
+        float d = half_avx(p), dmin = half_avx(p + 2);
+        const uint8_t *qh = p + 16, *q = p + (five ? 48 : 16);
+        for (int pair = 0; pair < 4; pair++, q += 32, y += 64) {
+            int sc, m;
+            kq_scale_min(p + 4, 2 * pair, &sc, &m);
+            __m256 d1 = _mm256_set1_ps(d * (float)sc), m1 = _mm256_set1_ps(dmin * (float)m);
+            kq_scale_min(p + 4, 2 * pair + 1, &sc, &m);
+            __m256 d2 = _mm256_set1_ps(d * (float)sc), m2 = _mm256_set1_ps(dmin * (float)m);
+            __m256i s1 = _mm256_set1_epi32(2 * pair), s2 = _mm256_set1_epi32(2 * pair + 1), one = _mm256_set1_epi32(1);
+            for (int l = 0; l < 32; l += 8) {
+                __m256i v = u8x8(q + l);
+                __m256i a = _mm256_and_si256(v, lo4), b = _mm256_srli_epi32(v, 4);
+                if (five) {
+                    __m256i h = u8x8(qh + l);
+                    a = _mm256_or_si256(a, _mm256_slli_epi32(_mm256_and_si256(_mm256_srlv_epi32(h, s1), one), 4));
+                    b = _mm256_or_si256(b, _mm256_slli_epi32(_mm256_and_si256(_mm256_srlv_epi32(h, s2), one), 4));
+                }
+                _mm256_storeu_ps(y + l, _mm256_sub_ps(_mm256_mul_ps(d1, f32x8(a)), m1));
+                _mm256_storeu_ps(y + 32 + l, _mm256_sub_ps(_mm256_mul_ps(d2, f32x8(b)), m2));
+            }
+        }
+        return y - 256;
+    }
+    case PXL_Q6_K: { /* (d * (float)sc) * (float)q */
+        float d = half_avx(p + 208);
+        const uint8_t *ql = p, *qh = p + 128;
+        const int8_t *sc = (const int8_t *)(const void *)(p + 192);
+        const __m256i e32 = _mm256_set1_epi32(32), three = _mm256_set1_epi32(3);
+        for (int half = 0; half < 2; half++, y += 128, ql += 64, qh += 32, sc += 8) {
+            for (int l = 0; l < 32; l += 8) {
+                int is = l / 16;
+                __m256i a = u8x8(ql + l), b = u8x8(ql + 32 + l), h = u8x8(qh + l);
+                __m256i q1 = _mm256_or_si256(_mm256_and_si256(a, lo4), _mm256_slli_epi32(_mm256_and_si256(h, three), 4));
+                __m256i q2 = _mm256_or_si256(_mm256_and_si256(b, lo4),
+                                             _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(h, 2), three), 4));
+                __m256i q3 = _mm256_or_si256(_mm256_srli_epi32(a, 4),
+                                             _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(h, 4), three), 4));
+                __m256i q4 = _mm256_or_si256(_mm256_srli_epi32(b, 4), _mm256_slli_epi32(_mm256_srli_epi32(h, 6), 4));
+                _mm256_storeu_ps(y + l, _mm256_mul_ps(_mm256_set1_ps(d * (float)sc[is]), f32x8(_mm256_sub_epi32(q1, e32))));
+                _mm256_storeu_ps(y + l + 32,
+                                 _mm256_mul_ps(_mm256_set1_ps(d * (float)sc[is + 2]), f32x8(_mm256_sub_epi32(q2, e32))));
+                _mm256_storeu_ps(y + l + 64,
+                                 _mm256_mul_ps(_mm256_set1_ps(d * (float)sc[is + 4]), f32x8(_mm256_sub_epi32(q3, e32))));
+                _mm256_storeu_ps(y + l + 96,
+                                 _mm256_mul_ps(_mm256_set1_ps(d * (float)sc[is + 6]), f32x8(_mm256_sub_epi32(q4, e32))));
+            }
+        }
+        return y - 256;
+    }
+    default: return decode_c(dt, p, y, len);
+    }
+}
+
+/* fold8's order on a vector */
+AVX2 static inline float fold8_avx(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)); /* l0+l4, l1+l5, l2+l6, l3+l7 */
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));                                      /* (l0+l4)+(l2+l6), (l1+l5)+(l3+l7) */
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+#define KERN_AVX(MR, NR)                                                                                             \
+    AVX2 static void kern_avx_##MR##NR(const float *const *a, const float *const *y, int len, float out[2][4]) {    \
+        __m256 acc[MR][NR];                                                                                          \
+        for (int i = 0; i < MR; i++)                                                                                 \
+            for (int j = 0; j < NR; j++) acc[i][j] = _mm256_setzero_ps();                                            \
+        int len8 = len & ~7;                                                                                         \
+        for (int k = 0; k < len8; k += 8) {                                                                          \
+            __m256 b[NR];                                                                                            \
+            for (int j = 0; j < NR; j++) b[j] = _mm256_loadu_ps(y[j] + k);                                          \
+            for (int i = 0; i < MR; i++) {                                                                           \
+                __m256 av = _mm256_loadu_ps(a[i] + k);                                                               \
+                for (int j = 0; j < NR; j++) acc[i][j] = _mm256_fmadd_ps(av, b[j], acc[i][j]);                       \
+            }                                                                                                        \
+        }                                                                                                            \
+        for (int i = 0; i < MR; i++)                                                                                 \
+            for (int j = 0; j < NR; j++) {                                                                           \
+                float r = fold8_avx(acc[i][j]);                                                                      \
+                for (int k = len8; k < len; k++) r = __builtin_fmaf(a[i][k], y[j][k], r);                            \
+                out[i][j] = r;                                                                                       \
+            }                                                                                                        \
+    }
+KERN_AVX(2, 4)
+KERN_AVX(1, 4)
+KERN_AVX(2, 1)
+KERN_AVX(1, 1)
+
+AVX2 static void kern_avx(int mr, int nr, const float *const *a, const float *const *y, int len, float out[2][4]) {
+    if (mr == 2 && nr == 4) kern_avx_24(a, y, len, out);
+    else if (nr == 4) kern_avx_14(a, y, len, out);
+    else
+        for (int j = 0; j < nr; j++) {
+            float o[2][4];
+            if (mr == 2) kern_avx_21(a, y + j, len, o);
+            else kern_avx_11(a, y + j, len, o);
+            for (int i = 0; i < mr; i++) out[i][j] = o[i][0];
+        }
+}
+#endif
+
+/* ---- the tasks ------------------------------------------------------------- */
+
+static void bt_range(void *arg, int64_t lo, int64_t hi) {
+    const bt_job *j = arg;
+    size_t bbytes;
+    int belems;
+    block_geom(j->dt, &bbytes, &belems);
+    float ybuf[NT][KC];
+    double acc[MB][NT];
+    for (int64_t u = lo; u < hi; u++) { /* u = (batch * mblocks + mblock) * tiles + tile */
+        int64_t tile = u % j->tiles, mbk = (u / j->tiles) % j->mblocks, bt = u / j->tiles / j->mblocks;
+        int64_t n0 = tile * NT, m0 = mbk * MB;
+        int nt = (int)(j->N - n0 < NT ? j->N - n0 : NT), mb = (int)(j->M - m0 < MB ? j->M - m0 : MB);
+        const float *a = j->a + ((j->batch_a == 1 ? 0 : bt) * j->M + m0) * j->K;
+        const uint8_t *b = j->b + ((size_t)(j->batch_b == 1 ? 0 : bt) * (size_t)j->N + (size_t)n0) * j->row_bytes;
+        float *c = j->c + (bt * j->M + m0) * j->N + n0;
+        for (int i = 0; i < mb; i++)
+            for (int n = 0; n < nt; n++) acc[i][n] = 0;
+        for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
+            int len = (int)(j->K - k0 < KC ? j->K - k0 : KC);
+            size_t off = (size_t)(k0 / belems) * bbytes;
+            const float *yp[NT];
+            size_t cbytes = (size_t)(len / belems) * bbytes, ahead = off + 2 * cbytes; /* two chunks ahead */
+            for (int n = 0; n < nt; n++) {
+                const uint8_t *p = b + (size_t)n * j->row_bytes + off;
+#if defined(__GNUC__)
+                if (ahead + cbytes <= j->row_bytes) /* rows stream from memory: fetch ahead of the decoder */
+                    for (size_t q = 0; q < cbytes; q += 64) __builtin_prefetch(b + (size_t)n * j->row_bytes + ahead + q);
+#endif
+#ifdef PXL_CPU_X86
+                yp[n] = j->simd ? decode_avx(j->dt, p, ybuf[n], len) : decode_c(j->dt, p, ybuf[n], len);
+#else
+                yp[n] = decode_c(j->dt, p, ybuf[n], len);
+#endif
+            }
+            for (int i = 0; i < mb; i += 2) {
+                int mr = mb - i < 2 ? 1 : 2;
+                const float *ap[2] = {a + i * j->K + k0, a + (i + mr - 1) * j->K + k0};
+                for (int n = 0; n < nt; n += 4) {
+                    int nr = nt - n < 4 ? nt - n : 4;
+                    float out[2][4];
+#ifdef PXL_CPU_X86
+                    if (j->simd) kern_avx(mr, nr, ap, yp + n, len, out);
+                    else kern_c(mr, nr, ap, yp + n, len, out);
+#else
+                    kern_c(mr, nr, ap, yp + n, len, out);
+#endif
+                    for (int r = 0; r < mr; r++)
+                        for (int q = 0; q < nr; q++) acc[i + r][n + q] += (double)out[r][q];
+                }
+            }
+        }
+        for (int i = 0; i < mb; i++)
+            for (int n = 0; n < nt; n++) {
+                float v = (float)acc[i][n], *cp = c + i * j->N + n;
+                *cp = j->beta != 0.0f ? j->alpha * v + j->beta * *cp : j->alpha * v;
+            }
+    }
+}
+
+int pxl_cpu_simd(const pxl_ctx *ctx) {
+#ifdef PXL_CPU_X86
+    unsigned eax, ebx, ecx = 0, edx;
+    int f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)); /* clang's builtin has no "f16c" */
+    return !pxl_ctx_tuning(ctx)->cpu_simd_off && f16c && __builtin_cpu_supports("avx2") &&
+           __builtin_cpu_supports("fma");
+#else
+    (void)ctx;
+    return 0;
+#endif
+}
+
+void pxl_cpu_matmul_bt(pxl_ctx *ctx, const pxl_cpu_bt *p) {
+    bt_job j = {p->a, p->b, p->c, p->dt, p->batch_a, p->batch_b, p->M, p->N, p->K, p->row_bytes, p->alpha, p->beta,
+                (p->M + MB - 1) / MB, (p->N + NT - 1) / NT, pxl_cpu_simd(ctx)};
+    int64_t tasks = p->batch * j.mblocks * j.tiles;
+    int64_t mb = p->M < MB ? p->M : MB;
+    int64_t work = mb * p->K * NT; /* multiply-adds per task */
+    pxl_parallel_range(ctx, tasks, 1 + 131072 / (work > 0 ? work : 1), bt_range, &j);
+}
