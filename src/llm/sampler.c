@@ -142,7 +142,7 @@ pxl_status pxl_sampler_sample(pxl_sampler *s, float *logits, int32_t *token) {
     qsort(s->c, m, sizeof *s->c, cand_cmp);
     if (o->top_k > 0 && (size_t)o->top_k < m) m = (size_t)o->top_k;
     /* softmax of the survivors (at temperature 1 for top-p and min-p, as llama.cpp) */
-    double maxl = s->c[0].logit, sum = 0.0;
+    double maxl = (double)s->c[0].logit, sum = 0.0;
     for (size_t i = 0; i < m; i++) sum += exp((double)s->c[i].logit - maxl);
     if (o->top_p > 0.0f && o->top_p < 1.0f) {
         double acc = 0.0;
