@@ -296,10 +296,11 @@ typedef struct pxl_rope_options {
  * pos * theta'_i radians with
  *   theta'_i = (base^(-2i/D) * freq_scale) / freq_factors[i]
  * (no division without factors), each step rounded to f32 on both backends.
- * freq_scale must be finite and > 0; a theta'_i that is not in
- * [2^-126, 2^40) (an underflow, a factor that is 0, negative, NaN or Inf)
- * counts as 0: that pair is copied unturned. freq_factors may be a view;
- * y must not overlap it. y may be x (in place).
+ * freq_scale must be finite and > 0. A theta'_i that is not in
+ * [2^-126, 2^40) (an underflow, or a factor that is not a positive, finite,
+ * normal f32) counts as 0: that pair is copied unturned. freq_factors may be
+ * a view (any shape of D/2 elements); y must not overlap it. y may be x (in
+ * place). Options NULL: the defaults.
  */
 PXL_API pxl_status pxl_rope_ext(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, int64_t pos_offset,
                         const pxl_rope_options *opts);
