@@ -3,13 +3,22 @@
  * llama-family shapes with random weights (a fixed generator, so the files
  * are the same on every machine) and a small real tokenizer in the metadata.
  *
- *   llm_mkmodel llama|qwen2 OUT.gguf [SEED]
+ *   llm_mkmodel llama|qwen2|llama3|linear OUT.gguf [SEED]
  *
  * llama: a SentencePiece-style vocabulary (control tokens, 256 byte tokens
  * <0xNN>, '▁' + letters, a few words) with adjacent-pair RoPE.
  * qwen2: a byte-level BPE vocabulary (the 256 byte symbols of GPT-2's
  * mapping, merges building ' ' + letter and a few words, ChatML specials)
  * with biases on Q, K and V and half-split RoPE.
+ * llama3: llama's file (the same weights) plus RoPE frequency factors,
+ * rope_freqs.weight [HD/2], from Llama 3.1's scaling rule (factor 8, low and
+ * high frequency factors 1 and 4) with an original context of CTX = 256
+ * rather than 8192, so that the factors reach the pairs that turn within
+ * the test's few dozen positions: 1 for pairs of wavelength below 64
+ * positions, 8 above 256, a smooth blend between.
+ * linear: llama's file with rope.scaling.type "linear" and factor 4.
+ * yarn, badfreqs: files pxl must refuse (rope.scaling.type "yarn"; a
+ * rope_freqs.weight of HD elements instead of HD/2).
  *
  * Shapes: embedding 256 (K-quant rows need multiples of 256), 4 query heads of
  * 64, 2 KV heads (grouped-query), feed-forward 256, 2 blocks. The output
@@ -161,12 +170,14 @@ static void bpe_vocab(vocab *v) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3 || (strcmp(argv[1], "llama") && strcmp(argv[1], "qwen2"))) {
-        fprintf(stderr, "usage: llm_mkmodel llama|qwen2 OUT.gguf [SEED]\n");
+    if (argc < 3 || (strcmp(argv[1], "llama") && strcmp(argv[1], "qwen2") && strcmp(argv[1], "llama3") &&
+                     strcmp(argv[1], "linear") && strcmp(argv[1], "yarn") && strcmp(argv[1], "badfreqs"))) {
+        fprintf(stderr, "usage: llm_mkmodel llama|qwen2|llama3|linear|yarn|badfreqs OUT.gguf [SEED]\n");
         return 2;
     }
-    const char *arch = argv[1];
-    int qwen = !strcmp(arch, "qwen2");
+    int qwen = !strcmp(argv[1], "qwen2"), llama3 = !strcmp(argv[1], "llama3"), linear = !strcmp(argv[1], "linear");
+    int yarn = !strcmp(argv[1], "yarn"), badfreqs = !strcmp(argv[1], "badfreqs");
+    const char *arch = qwen ? "qwen2" : "llama";
     g_rng = argc > 3 ? strtoull(argv[3], NULL, 10) : 0x2545F4914F6CDD1Dull;
     if (!g_rng) g_rng = 1;
     pxl_ctx_options o = pxl_ctx_options_default();
@@ -183,7 +194,7 @@ int main(int argc, char **argv) {
     int bad = 0;
 #define KEY(k) (snprintf(key, sizeof key, "%s.%s", arch, k), key)
     bad |= pxl_gguf_writer_add_string(w, "general.architecture", arch, strlen(arch)) != PXL_OK;
-    const char *name = qwen ? "pxl test qwen2" : "pxl test llama";
+    const char *name = qwen ? "pxl test qwen2" : llama3 ? "pxl test llama3" : linear ? "pxl test linear" : "pxl test llama";
     bad |= pxl_gguf_writer_add_string(w, "general.name", name, strlen(name)) != PXL_OK;
     bad |= pxl_gguf_writer_add_uint(w, KEY("context_length"), PXL_GGUF_UINT32, CTX) != PXL_OK;
     bad |= pxl_gguf_writer_add_uint(w, KEY("embedding_length"), PXL_GGUF_UINT32, E) != PXL_OK;
@@ -195,6 +206,14 @@ int main(int argc, char **argv) {
     bad |= pxl_gguf_writer_add_float(w, KEY("rope.freq_base"), PXL_GGUF_FLOAT32, qwen ? 1000000.0 : 10000.0) != PXL_OK;
     bad |= pxl_gguf_writer_add_float(w, KEY("attention.layer_norm_rms_epsilon"), PXL_GGUF_FLOAT32,
                                      qwen ? 1e-6 : 1e-5) != PXL_OK;
+    if (linear) {
+        bad |= pxl_gguf_writer_add_string(w, KEY("rope.scaling.type"), "linear", 6) != PXL_OK;
+        bad |= pxl_gguf_writer_add_float(w, KEY("rope.scaling.factor"), PXL_GGUF_FLOAT32, 4.0) != PXL_OK;
+    }
+    if (yarn) {
+        bad |= pxl_gguf_writer_add_string(w, KEY("rope.scaling.type"), "yarn", 4) != PXL_OK;
+        bad |= pxl_gguf_writer_add_float(w, KEY("rope.scaling.factor"), PXL_GGUF_FLOAT32, 4.0) != PXL_OK;
+    }
     bad |= pxl_gguf_writer_add_uint(w, "general.file_type", PXL_GGUF_UINT32, 0) != PXL_OK;
     /* tokenizer */
     const char *model = qwen ? "gpt2" : "llama";
@@ -235,6 +254,25 @@ int main(int argc, char **argv) {
         bad |= T("ffn_up.weight", E, FF, 2.0f * wk, 0.0f);
         bad |= T("ffn_down.weight", FF, E, 3.0f * wf, 0.0f);
 #undef T
+    }
+    if ((llama3 || badfreqs) && !bad) {
+        /* Llama 3.1's rule: wavelength 2 pi / freq_i against the original
+         * context over the high (4) and low (1) frequency factors */
+        const double factor = 8.0, lo_ff = 1.0, hi_ff = 4.0, orig = CTX;
+        float ff[HD] = {0};
+        for (int i = 0; i < HD / 2; i++) {
+            double freq = pow(10000.0, -2.0 * i / HD), wavelen = 2.0 * 3.14159265358979323846 / freq;
+            if (wavelen < orig / hi_ff) ff[i] = 1.0f;
+            else if (wavelen > orig / lo_ff) ff[i] = (float)factor;
+            else {
+                double smooth = (orig / wavelen - lo_ff) / (hi_ff - lo_ff);
+                ff[i] = (float)(1.0 / ((1.0 - smooth) / factor + smooth));
+            }
+        }
+        for (int i = HD / 2; i < HD; i++) ff[i] = 1.0f;
+        int64_t ne[1] = {badfreqs ? HD : HD / 2};
+        bad |= pxl_gguf_writer_add_tensor(w, "rope_freqs.weight", PXL_GGML_F32, 1, ne, ff,
+                                          (size_t)ne[0] * sizeof ff[0]) != PXL_OK;
     }
     if (!bad && pxl_gguf_writer_write(w, argv[2]) != PXL_OK) bad = 1;
     if (bad) fprintf(stderr, "llm_mkmodel: %s\n", pxl_ctx_error(ctx));

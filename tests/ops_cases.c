@@ -534,37 +534,74 @@ static void rope_layout(const op_case *c, layout *l) {
     add_out(l, opnd("y", PXL_F32, 3, c->s, 1, 0, 0, -1));
 }
 
-static pxl_status rope_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
-    pxl_rope_layout lay = c->k ? (pxl_rope_layout)c->k : (c->flags & CF_HALVES) ? PXL_ROPE_HALVES : PXL_ROPE_ADJACENT;
-    return pxl_rope(ctx, t[0], t[1], c->off, c->p, lay);
+static pxl_rope_layout rope_lay(const op_case *c) {
+    return c->k ? (pxl_rope_layout)c->k : (c->flags & CF_HALVES) ? PXL_ROPE_HALVES : PXL_ROPE_ADJACENT;
 }
 
+static pxl_status rope_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
+    if (c->alpha == 0.0f) return pxl_rope(ctx, t[0], t[1], c->off, c->p, rope_lay(c));
+    pxl_rope_options o = {c->p, rope_lay(c), c->alpha, NULL};
+    return pxl_rope_ext(ctx, t[0], t[1], c->off, &o);
+}
+
+static double rope_fs(const op_case *c) { return c->alpha == 0.0f ? 1.0 : (double)c->alpha; }
+
 static void rope_oracle(const op_case *c, double *const *v, double **want) {
-    oracle_rope(v[0], want[0], c->s[0], c->s[1], c->s[2], c->off, c->p, (c->flags & CF_HALVES) != 0);
+    oracle_rope_ext(v[0], want[0], c->s[0], c->s[1], c->s[2], c->off, c->p, (c->flags & CF_HALVES) != 0, rope_fs(c),
+                    NULL);
+}
+
+/* rope_ext: x, freq_factors [D/2] (0.5 to 40: both sides of 1), y */
+static void rope_ext_layout(const op_case *c, layout *l) {
+    int64_t half = c->s[2] / 2;
+    add_in(l, opnd("x", PXL_F32, 3, c->s, 0, -1, 1, -1));
+    add_in(l, opnd("freq_factors", PXL_F32, 1, &half, 0, 0.5f, 40.0f, -1));
+    add_out(l, opnd("y", PXL_F32, 3, c->s, 1, 0, 0, -1));
+}
+
+static pxl_status rope_ext_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
+    pxl_rope_options o = {c->p, rope_lay(c), c->alpha, t[1]};
+    return pxl_rope_ext(ctx, t[0], t[2], c->off, &o);
+}
+
+static void rope_ext_oracle(const op_case *c, double *const *v, double **want) {
+    oracle_rope_ext(v[0], want[0], c->s[0], c->s[1], c->s[2], c->off, c->p, (c->flags & CF_HALVES) != 0, rope_fs(c),
+                    v[1]);
 }
 
 /*
- * Both backends turn pair i by pos * theta_i with theta_i an f32 (at most 3
- * roundings: 4 2^-24 relative; ops.h could say so), so against the oracle's
- * exact base^(-2i/D) the angle is off by |pos| theta_i 4 2^-24, which moves
- * the pair by that times |a| + |b|. On top: CPU the final rounding (2^-23);
- * GPU its exact integer range reduction, f32 polynomials and rotation, < 4e-7
- * for inputs in [-1, 1), given 1e-6. GPU against CPU (the same theta): 1e-6.
+ * Both backends turn pair i by pos * theta'_i with theta'_i an f32: theta_i
+ * takes at most 3 roundings, freq_scale and the factor one each (rope.c), so
+ * 6 2^-24 relative bounds them all, and against the oracle's exact
+ * base^(-2i/D) freq_scale / factor_i the angle is off by |pos| theta'_i
+ * 6 2^-24, which moves the pair by that times |a| + |b|. On top: CPU the final
+ * rounding (2^-23); GPU its exact integer range reduction, f32 polynomials
+ * and rotation, < 4e-7 for inputs in [-1, 1), given 1e-6. GPU against CPU
+ * (the same theta'): 1e-6.
  */
-static void rope_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
-    (void)want, (void)out;
+static void rope_tol_ff(const op_case *c, const double *x, const double *ff, int mode, double *tol) {
     int64_t T = c->s[0], H = c->s[1], D = c->s[2];
     for (int64_t t = 0; t < T; t++)
         for (int64_t h = 0; h < H; h++)
             for (int64_t i = 0; i < D / 2; i++) {
                 int64_t row = (t * H + h) * D;
                 int64_t ia = row + ((c->flags & CF_HALVES) ? i : 2 * i), ib = row + ((c->flags & CF_HALVES) ? i + D / 2 : 2 * i + 1);
-                double mag = fabs(v[0][ia]) + fabs(v[0][ib]);
-                double theta = pow((double)c->p, -2.0 * (double)i / (double)D);
-                double ang = fabs((double)(c->off + t)) * theta * 4.0 * U24;
+                double mag = fabs(x[ia]) + fabs(x[ib]);
+                double theta = pow((double)c->p, -2.0 * (double)i / (double)D) * rope_fs(c) / (ff ? ff[i] : 1.0);
+                double ang = fabs((double)(c->off + t)) * theta * 6.0 * U24;
                 double tv = mode == TOL_GPU_CPU ? 1e-6 : mag * (ang + U23) + (mode == TOL_GPU ? 1e-6 : tiny_abs());
                 tol[ia] = tol[ib] = tv;
             }
+}
+
+static void rope_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
+    (void)want, (void)out;
+    rope_tol_ff(c, v[0], NULL, mode, tol);
+}
+
+static void rope_ext_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
+    (void)want, (void)out;
+    rope_tol_ff(c, v[0], v[1], mode, tol);
 }
 
 /* ---- attention ---------------------------------------------------------------------- */
@@ -645,6 +682,7 @@ static const op_desc k_desc[OP_COUNT] = {
     [OP_SCALE] = {"pxl_scale", ew_layout, ew_call, ew_oracle, ew_tol, 1, 0, ALL_SP, NULL, ew_vjp},
     [OP_EMBEDDING] = {"pxl_embedding", emb_layout, emb_call, emb_oracle, emb_tol, 0, 0, ALL_SP, emb_fixup, NULL},
     [OP_ROPE] = {"pxl_rope", rope_layout, rope_call, rope_oracle, rope_tol, 1, 0, SP_NAN, NULL, NULL},
+    [OP_ROPE_EXT] = {"pxl_rope_ext", rope_ext_layout, rope_ext_call, rope_ext_oracle, rope_ext_tol, 1, 2, SP_NAN, NULL, NULL},
     [OP_ATTENTION] = {"pxl_attention", attn_layout, attn_call, attn_oracle, attn_tol, 0, 0, SP_NAN, attn_fixup, NULL},
     [OP_COPY] = {"pxl_copy", copy_layout, copy_call, copy_oracle, exact_tol, 1, 0, ALL_SP, NULL, NULL},
     [OP_DOT] = {"pxl_dot", NULL, NULL, NULL, NULL, 0, 0, ALL_SP, NULL, NULL},
@@ -679,6 +717,8 @@ static const op_desc k_desc[OP_COUNT] = {
         {OP_SWIGLU, nd, {__VA_ARGS__}, PXL_F32, 0, 0, 0, 0, 0, fl, PXL_OK, NULL}
 #define EMB(V, D, n, dt, fl) {OP_EMBEDDING, 3, {V, D, n}, dt, 0, 0, 0, 0, 0, fl, PXL_OK, NULL}
 #define ROPE(T, H, D, off, base, fl) {OP_ROPE, 3, {T, H, D}, PXL_F32, base, 0, 0, off, 0, fl, PXL_OK, NULL}
+/* with freq_scale fs (OP_ROPE: pxl_rope_ext without factors; OP_ROPE_EXT: with factors) */
+#define ROPEX(op, T, H, D, off, base, fs, fl) {op, 3, {T, H, D}, PXL_F32, base, fs, 0, off, 0, fl, PXL_OK, NULL}
 /* attention: T, Hq, Hkv, D, kv_len (capacity kv_len + 3 + kv_len / 7) */
 #define ATT(T, Hq, Hkv, D, kv, fl)                                                                            \
     {OP_ATTENTION, 6, {T, Hq, Hkv, D, kv, (kv) + 3 + (kv) / 7}, PXL_F32, 0.75f / 8.0f + 0.05f, 0, 0, 0, 0, fl, PXL_OK, NULL}
@@ -863,6 +903,15 @@ static const op_case k_cases[] = {
     ROPE(5, 3, 64, 9, 10000, CF_VIEW), ROPE(5, 3, 64, 9, 10000, CF_SLICE | CF_HALVES),
     ROPE(5, 3, 64, 11, 10000, CF_INPLACE), ROPE(5, 3, 64, 11, 10000, CF_INPLACE | CF_HALVES | CF_VIEW),
     ROPE(2, 3, 8, 0, 10000, CF_BAD),
+    /* -- rope scaling: freq_scale (linear), freq_factors (llama3), both; views of the factors too */
+    ROPEX(OP_ROPE, 5, 3, 64, 100000, 10000, 0.25f, 0), ROPEX(OP_ROPE, 7, 2, 128, 3, 500000, 0.125f, CF_HALVES),
+    ROPEX(OP_ROPE, 5, 3, 64, 9, 10000, 0.3f, CF_VIEW), ROPEX(OP_ROPE, 5, 3, 64, 11, 10000, 0.25f, CF_INPLACE),
+    ROPEX(OP_ROPE, 4, 2, 96, -1000003, 10000, 3.0f, 0),
+    ROPEX(OP_ROPE_EXT, 5, 3, 64, 100000, 500000, 0, 0), ROPEX(OP_ROPE_EXT, 6, 5, 128, 8000, 500000, 0.25f, 0),
+    ROPEX(OP_ROPE_EXT, 5, 3, 64, 9, 10000, 0, CF_HALVES), ROPEX(OP_ROPE_EXT, 3, 5, 1600, 7, 10000, 0.5f, CF_SPECIAL),
+    ROPEX(OP_ROPE_EXT, 5, 3, 64, 9, 10000, 0.3f, CF_VIEW), ROPEX(OP_ROPE_EXT, 5, 3, 64, 9, 10000, 0, CF_SLICE | CF_HALVES),
+    ROPEX(OP_ROPE_EXT, 5, 3, 64, 11, 10000, 0.125f, CF_INPLACE), ROPEX(OP_ROPE_EXT, 5, 3, 64, 11, 10000, 0, CF_INPLACE | CF_VIEW),
+    ROPEX(OP_ROPE_EXT, 4, 2, 96, 2147483647LL - 3, 500000, 0.25f, 0), ROPEX(OP_ROPE_EXT, 2, 3, 8, 0, 10000, 0, CF_BAD),
 
     /* -- attention: MHA, GQA, MQA; decode (T = 1) and prefill; kv_len < capacity (rows past it are NaN) */
     ATT(1, 1, 1, 64, 1, 0), ATT(1, 8, 8, 64, 17, 0), ATT(1, 8, 2, 128, 256, 0), ATT(1, 32, 8, 128, 1000, 0),
@@ -901,6 +950,10 @@ static const op_case k_cases[] = {
     BAD(OP_ROPE, 3, 2, 3, 6, 0, 0, 0, PXL_F32, 0.5f, 0, 0, 0, 0, 0, "base"),
     BAD(OP_ROPE, 3, 2, 3, 6, 0, 0, 0, PXL_F32, NAN, 0, 0, 0, 0, 0, "base"),
     BAD(OP_ROPE, 3, 2, 3, 6, 0, 0, 0, PXL_F32, INFINITY, 0, 0, 0, 0, 0, "base"),
+    BAD(OP_ROPE, 3, 2, 3, 6, 0, 0, 0, PXL_F32, 10000, -1, 0, 0, 0, 0, "freq_scale"),
+    BAD(OP_ROPE, 3, 2, 3, 6, 0, 0, 0, PXL_F32, 10000, NAN, 0, 0, 0, 0, "freq_scale"),
+    BAD(OP_ROPE_EXT, 3, 2, 3, 6, 0, 0, 0, PXL_F32, 10000, INFINITY, 0, 0, 0, 0, "freq_scale"),
+    BAD(OP_ROPE_EXT, 3, 2, 3, 6, 0, 0, 0, PXL_F32, 0.5f, 0, 0, 0, 0, 0, "base"),
     BAD(OP_ROPE, 3, 2, 3, 5, 0, 0, 0, PXL_F32, 10000, 0, 0, 0, 0, 0, NULL),             /* odd D */
     BAD(OP_ROPE, 3, 2, 3, 8, 0, 0, 0, PXL_F32, 10000, 0, 0, 2147483647LL, 0, 0, NULL),  /* position 2^31 */
     BAD(OP_ROPE, 3, 2, 3, 8, 0, 0, 0, PXL_F32, 10000, 0, 0, -2147483648LL, 0, 0, NULL),

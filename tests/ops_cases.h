@@ -24,6 +24,7 @@ typedef enum op_kind {
     OP_SCALE,
     OP_EMBEDDING,
     OP_ROPE,
+    OP_ROPE_EXT,
     OP_ATTENTION,
     OP_COPY,
     OP_DOT,
@@ -62,6 +63,8 @@ enum {
  *   gelu, silu, swiglu, add, mul, scale   x shape; p = the scale factor
  *   embedding  s = {V, D, n ids}, dt = the table's dtype
  *   rope       s = {T, H, D}, off = pos_offset, p = base
+ *              alpha = freq_scale (0: pxl_rope; else pxl_rope_ext)
+ *   rope_ext   as rope, through pxl_rope_ext with freq_factors [D/2] in [0.5, 40)
  *   attention  s = {T, Hq, Hkv, D, kv_len, C}, p = scale
  *   copy       src shape, dt
  *   dot        s = {n}

@@ -141,13 +141,14 @@ void oracle_binary(const double *a, const double *b, double *y, int64_t n, int64
     }
 }
 
-void oracle_rope(const double *x, double *y, int64_t T, int64_t H, int64_t D, int64_t pos_offset, double base,
-                 int layout) {
+void oracle_rope_ext(const double *x, double *y, int64_t T, int64_t H, int64_t D, int64_t pos_offset, double base,
+                     int layout, double freq_scale, const double *ff) {
     for (int64_t t = 0; t < T; t++)
         for (int64_t h = 0; h < H; h++)
             for (int64_t i = 0; i < D / 2; i++) {
                 long double theta = powl((long double)base, -2.0L * (long double)i / (long double)D);
-                long double ang = (long double)(pos_offset + t) * theta;
+                long double ang = (long double)(pos_offset + t) * (long double)freq_scale * theta;
+                if (ff) ang /= (long double)ff[i];
                 double c = (double)cosl(ang), s = (double)sinl(ang);
                 int64_t row = (t * H + h) * D;
                 int64_t ia = row + (layout ? i : 2 * i), ib = row + (layout ? i + D / 2 : 2 * i + 1);
@@ -155,6 +156,11 @@ void oracle_rope(const double *x, double *y, int64_t T, int64_t H, int64_t D, in
                 y[ia] = a * c - b * s;
                 y[ib] = a * s + b * c;
             }
+}
+
+void oracle_rope(const double *x, double *y, int64_t T, int64_t H, int64_t D, int64_t pos_offset, double base,
+                 int layout) {
+    oracle_rope_ext(x, y, T, H, D, pos_offset, base, layout, 1.0, NULL);
 }
 
 void oracle_attention(const double *q, const double *k, const double *v, double *y, int64_t T, int64_t Hq,

@@ -39,6 +39,9 @@ void oracle_binary(const double *a, const double *b, double *y, int64_t n, int64
 /* x, y: [T, H, D]; layout 0 adjacent pairs, 1 halves */
 void oracle_rope(const double *x, double *y, int64_t T, int64_t H, int64_t D, int64_t pos_offset, double base,
                  int layout);
+/* freq_scale: positions times it; ff: NULL or [D/2], theta_i divided by ff[i] */
+void oracle_rope_ext(const double *x, double *y, int64_t T, int64_t H, int64_t D, int64_t pos_offset, double base,
+                     int layout, double freq_scale, const double *ff);
 /* q, y: [T, Hq, D]; k, v: [C, Hkv, D] with the first kv_len rows valid */
 void oracle_attention(const double *q, const double *k, const double *v, double *y, int64_t T, int64_t Hq,
                       int64_t Hkv, int64_t D, int64_t kv_len, double scale);

@@ -284,6 +284,27 @@ typedef enum pxl_rope_layout {
 PXL_API pxl_status pxl_rope(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, int64_t pos_offset,
                     float base, pxl_rope_layout layout);
 
+/* Options of pxl_rope_ext; all zero (or NULL options) = the defaults. */
+typedef struct pxl_rope_options {
+    float base;                      /* 0 -> 10000 */
+    pxl_rope_layout layout;          /* PXL_ROPE_ADJACENT (0) by default */
+    float freq_scale;                /* 0 -> 1: positions times freq_scale (linear scaling: 1/factor) */
+    const pxl_tensor *freq_factors;  /* NULL or f32 [D/2]: theta_i divided by freq_factors[i] (llama3) */
+} pxl_rope_options;
+/*
+ * Rotary position embedding with scaling: as pxl_rope, but pair i turns by
+ * pos * theta'_i radians with
+ *   theta'_i = (base^(-2i/D) * freq_scale) / freq_factors[i]
+ * (no division without factors), each step rounded to f32 on both backends.
+ * freq_scale must be finite and > 0. A theta'_i that is not in
+ * [2^-126, 2^40) (an underflow, or a factor that is not a positive, finite,
+ * normal f32) counts as 0: that pair is copied unturned. freq_factors may be
+ * a view (any shape of D/2 elements); y must not overlap it. y may be x (in
+ * place). Options NULL: the defaults.
+ */
+PXL_API pxl_status pxl_rope_ext(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, int64_t pos_offset,
+                        const pxl_rope_options *opts);
+
 /* ---- attention ---------------------------------------------------------------------- */
 
 /*

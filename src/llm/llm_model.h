@@ -19,6 +19,7 @@ struct pxl_llm {
     pxl_llm_info info;
     char arch[32], name[128];
     pxl_tensor *tok_embd, *output_norm, *output; /* output NULL: tied to tok_embd */
+    pxl_tensor *rope_freqs;             /* [D/2] f32 RoPE frequency factors (llama3 scaling), else NULL */
     pxl_llm_layer *layers;
     /* activations for up to n_batch tokens */
     pxl_tensor *ids;                    /* [B] i32 */

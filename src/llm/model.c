@@ -155,6 +155,8 @@ static pxl_status load_weights(pxl_llm *m) {
     pxl_status s = weight(m, "token_embd.weight", E, I->n_vocab, 0, 0, &m->tok_embd);
     if (s == PXL_OK) s = weight(m, "output_norm.weight", E, 0, 1, 0, &m->output_norm);
     if (s == PXL_OK) s = weight(m, "output.weight", E, I->n_vocab, 0, 1, &m->output);
+    /* llama3 scaling: per-pair frequency factors, shared by every layer */
+    if (s == PXL_OK) s = weight(m, "rope_freqs.weight", I->head_dim / 2, 0, 1, 1, &m->rope_freqs);
     if (s != PXL_OK) return s;
     m->info.tied_output = m->output == NULL;
     int qkv_bias = !strcmp(I->arch, "qwen2");
@@ -240,7 +242,7 @@ static pxl_status alloc_state(pxl_llm *m) {
 
 void pxl_llm_free(pxl_llm *m) {
     if (!m) return;
-    pxl_tensor *ts[] = {m->tok_embd, m->output_norm, m->output, m->ids, m->x, m->h, m->q, m->k,
+    pxl_tensor *ts[] = {m->tok_embd, m->output_norm, m->output, m->rope_freqs, m->ids, m->x, m->h, m->q, m->k,
                         m->att, m->gate, m->up, m->logits1, m->logits_all};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) pxl_tensor_free(ts[i]);
     if (m->layers) {
@@ -301,16 +303,28 @@ static pxl_status read_hparams(pxl_llm *m, const pxl_llm_options *o) {
     char scaling[32], key[96];
     snprintf(key, sizeof key, "%s.rope.scaling.type", m->arch);
     if ((s = meta_string(m, key, scaling, sizeof scaling)) != PXL_OK) return s;
+    /* as llama.cpp: no type means linear; linear scales positions by
+     * 1/factor (rope.scaling.factor, else rope.scale_linear; 0 or absent: 1);
+     * none never scales. llama3 scaling comes as the tensor rope_freqs.weight
+     * (load_weights), whatever the type. */
     I->rope_freq_scale = 1.0f;
-    if (scaling[0] && strcmp(scaling, "none") != 0) {
-        /* llama3-style factors come as the tensor rope_freqs.weight; linear
-         * scaling as a factor. Neither is implemented yet: refuse rather than
-         * run with the wrong positions. */
-        return pxl_fail(m->ctx, PXL_ERR_UNSUPPORTED, "model: RoPE scaling '%s' is not supported yet", scaling);
+    if (!scaling[0] || !strcmp(scaling, "linear")) {
+        float factor;
+        if ((s = meta_float(m, "rope.scaling.factor", 0.0, &factor)) != PXL_OK) return s;
+        if (factor == 0.0f && (s = meta_float(m, "rope.scale_linear", 0.0, &factor)) != PXL_OK) return s;
+        if (factor < 0.0f) return pxl_fail(m->ctx, PXL_ERR_FORMAT, "model: RoPE scaling factor %g < 0", (double)factor);
+        if (factor != 0.0f) I->rope_freq_scale = 1.0f / factor;
+    } else if (strcmp(scaling, "none") != 0) {
+        /* yarn and longrope also change the magnitudes (attention factor,
+         * ramps): refuse rather than run with the wrong positions */
+        return pxl_fail(m->ctx, PXL_ERR_UNSUPPORTED, "model: RoPE scaling '%s' is not supported (pxl runs none, "
+                        "linear and llama3's rope_freqs.weight)", scaling);
     }
-    if (pxl_gguf_find_tensor(m->g, "rope_freqs.weight") >= 0)
-        return pxl_fail(m->ctx, PXL_ERR_UNSUPPORTED,
-                        "model: RoPE frequency factors (rope_freqs.weight, llama3 scaling) are not supported yet");
+    float attn_factor;
+    if ((s = meta_float(m, "rope.scaling.attn_factor", 1.0, &attn_factor)) != PXL_OK) return s;
+    if (attn_factor != 1.0f)
+        return pxl_fail(m->ctx, PXL_ERR_UNSUPPORTED, "model: RoPE attention factor %g is not supported",
+                        (double)attn_factor);
     I->rope_halves = !strcmp(m->arch, "qwen2");
     /* vocabulary: the embedding's rows */
     int64_t te = pxl_gguf_find_tensor(m->g, "token_embd.weight");
@@ -346,7 +360,7 @@ pxl_status pxl_llm_load(pxl_ctx *ctx, const pxl_gguf *g, const pxl_llm_options *
         if (!m->layers) s = pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
     }
     if (s == PXL_OK) {
-        uint64_t total = 3 + 12 * (uint64_t)m->info.n_layer;
+        uint64_t total = 3 + 12 * (uint64_t)m->info.n_layer + (pxl_gguf_find_tensor(g, "rope_freqs.weight") >= 0);
         m->progress = pxl_ctx_backend(ctx) == PXL_BACKEND_GPU ? pxl_progress_begin(ctx, "loading", total) : NULL;
         s = load_weights(m);
         pxl_progress_end(m->progress);
@@ -425,7 +439,8 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logi
     if (s == PXL_OK) s = pxl_tensor_write(ctx, ids, tok, (size_t)T * sizeof *tok);
     if (s == PXL_OK) s = pxl_embedding(ctx, m->tok_embd, ids, x);
     size_t row_kv = (size_t)(Hkv * D) * sizeof(float);
-    pxl_rope_layout layout = I->rope_halves ? PXL_ROPE_HALVES : PXL_ROPE_ADJACENT;
+    pxl_rope_options ro = {I->rope_base, I->rope_halves ? PXL_ROPE_HALVES : PXL_ROPE_ADJACENT, I->rope_freq_scale,
+                           m->rope_freqs};
     float scale = 1.0f / sqrtf((float)D);
     for (int64_t l = 0; l < I->n_layer && s == PXL_OK; l++) {
         pxl_llm_layer *L = &m->layers[l];
@@ -441,8 +456,8 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logi
         if (s == PXL_OK && L->bq) s = pxl_add(ctx, q, L->bq, q);
         if (s == PXL_OK && L->bk) s = pxl_add(ctx, k, L->bk, k);
         if (s == PXL_OK && L->bv) s = pxl_add(ctx, cv, L->bv, cv);
-        if (s == PXL_OK) s = pxl_rope(ctx, q3, q3, P, I->rope_base, layout);
-        if (s == PXL_OK) s = pxl_rope(ctx, k3, ck, P, I->rope_base, layout);
+        if (s == PXL_OK) s = pxl_rope_ext(ctx, q3, q3, P, &ro);
+        if (s == PXL_OK) s = pxl_rope_ext(ctx, k3, ck, P, &ro);
         if (s == PXL_OK) s = pxl_attention(ctx, q3, L->cache_k, L->cache_v, att3, P + T, scale);
         if (s == PXL_OK) s = matmul_t(m, att, L->wo, h);
         if (s == PXL_OK) s = pxl_add(ctx, x, h, x);

@@ -11,8 +11,14 @@
 // through Taylor polynomials accurate to ~1e-9 (the builtin sin and cos are
 // only specified to 2^-11 absolute).
 //
+// theta' = keep(keep(keep(hi * lo) * fs) / ff[i]) as in rope.c: the
+// products are f32 (correctly rounded), the quotient an exact integer long
+// division with round-to-nearest-even (div_keep), so both backends get the
+// same f32 theta'.
+//
 // rope reads x (binding 0) and writes y (binding 1); rope_inplace reads and
 // writes y, which is bound once, read_write (x is exactly y on the host).
+// rope_ff and rope_inplace_ff also read the frequency factors (binding 3).
 
 override WG: u32 = 64u;
 const HG: u32 = 4u;                          // heads per invocation
@@ -31,13 +37,14 @@ struct Params {
     hi: array<vec4<f32>, 5>,
     ox: u32,          // element offsets of the views x and y (pxl_op_bind)
     oy: u32,
-    _pad0: u32,
-    _pad1: u32,
+    fs: f32,          // freq_scale
+    off_ff: u32,      // element offset of the view ff
 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read_write> y: array<f32>;
 @group(0) @binding(2) var<uniform> p: Params;
+@group(0) @binding(3) var<storage, read> ff: array<f32>;
 
 // 1/(2 pi) = 0.0x28BE60DB9391054A7F09D5F47D4D3770..., most significant word first
 const INV2PI = array<u32, 4>(0x28BE60DBu, 0x9391054Au, 0x7F09D5F4u, 0x7D4D3770u);
@@ -75,6 +82,39 @@ fn turns_per_pos(theta: f32) -> vec2<u32> {
     return vec2<u32>(funnel(w[wi], w[wi + 1u], sh), funnel(w[wi + 1u], w[wi + 2u], sh));
 }
 
+// theta' outside [2^-126, 2^40) counts as 0 (rope.c).
+fn keep(t: f32) -> f32 {
+    if (t >= bitcast<f32>(0x00800000u) && t < 1099511627776.0) { return t; }
+    return 0.0;
+}
+
+// keep(t / f) for t = 0 or in [2^-126, 2^40): the correctly rounded f32
+// quotient (ties to even) by long division of the 24-bit significands; an
+// exact quotient below 2^-126, or f not a positive normal finite f32, gives 0.
+fn div_keep(t: f32, f: f32) -> f32 {
+    let bf = bitcast<u32>(f);
+    let ef = (bf >> 23u) & 0xFFu;
+    if (t == 0.0 || (bf >> 31u) != 0u || ef == 0u || ef == 255u) { return 0.0; }
+    let bt = bitcast<u32>(t);
+    var mt = (bt & 0x7FFFFFu) | 0x800000u;
+    let mf = (bf & 0x7FFFFFu) | 0x800000u;
+    var e = i32((bt >> 23u) & 0xFFu) - i32(ef) + 127;
+    if (mt < mf) { mt = mt << 1u; e = e - 1; }   // mt / mf in [1, 2)
+    if (e <= 0) { return 0.0; }
+    var r = mt;
+    var q = 0u;
+    for (var k = 0u; k < 25u; k++) {            // 24 significant bits and a round bit
+        q = q << 1u;
+        if (r >= mf) { r = r - mf; q = q | 1u; }
+        r = r << 1u;
+    }
+    var m = q >> 1u;
+    if ((q & 1u) != 0u && (r != 0u || (m & 1u) != 0u)) { m = m + 1u; }
+    if (m == 0x1000000u) { m = 0x800000u; e = e + 1; }
+    if (e >= 167) { return 0.0; }                // >= 2^40
+    return bitcast<f32>((u32(e) << 23u) | (m & 0x7FFFFFu));
+}
+
 // (cos, sin) of 2 pi * frac(pos * F).
 fn cos_sin(f: vec2<u32>, pos: i32) -> vec2<f32> {
     let ap = u32(abs(pos));
@@ -103,9 +143,11 @@ struct Work {
     h1: u32,        // end of heads
     i: u32,         // pair index
     ok: bool,
+    theta: f32,     // theta' before the factor
 }
 
-fn setup(id: u32) -> Work {
+// The invocation's row, heads and pair, and theta' up to the factor.
+fn locate(id: u32) -> Work {
     var wk: Work;
     let j = id % p.cn;
     let rest = id / p.cn;
@@ -115,11 +157,16 @@ fn setup(id: u32) -> Work {
     if (!wk.ok) { return wk; }
     let a = j >> 5u;
     let b = j & 31u;
-    let theta = p.hi[a >> 2u][a & 3u] * p.lo[b >> 2u][b & 3u];
-    wk.cs = cos_sin(turns_per_pos(theta), p.pos_offset + i32(wk.t));
+    wk.theta = keep(keep(p.hi[a >> 2u][a & 3u] * p.lo[b >> 2u][b & 3u]) * p.fs);
     wk.h0 = hg * HG;
     wk.h1 = min(wk.h0 + HG, p.H);
     wk.i = p.i0 + j;
+    return wk;
+}
+
+fn turn(wk_in: Work, theta: f32) -> Work {
+    var wk = wk_in;
+    wk.cs = cos_sin(turns_per_pos(theta), p.pos_offset + i32(wk.t));
     return wk;
 }
 
@@ -130,11 +177,7 @@ fn pair_at(wk: Work, h: u32) -> vec2<u32> {
     return vec2<u32>(base + wk.i, base + wk.i + p.half);
 }
 
-@compute @workgroup_size(WG)
-fn rope(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>,
-        @builtin(num_workgroups) nwg: vec3<u32>) {
-    let wk = setup((wid.y * nwg.x + wid.x) * WG + li);
-    if (!wk.ok) { return; }
+fn apply(wk: Work) {
     for (var h = wk.h0; h < wk.h1; h++) {
         let e = pair_at(wk, h);
         let a = x[p.ox + e.x];
@@ -144,11 +187,7 @@ fn rope(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
     }
 }
 
-@compute @workgroup_size(WG)
-fn rope_inplace(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>,
-                @builtin(num_workgroups) nwg: vec3<u32>) {
-    let wk = setup((wid.y * nwg.x + wid.x) * WG + li);
-    if (!wk.ok) { return; }
+fn apply_inplace(wk: Work) {
     for (var h = wk.h0; h < wk.h1; h++) {
         let e = pair_at(wk, h) + vec2<u32>(p.oy);
         let a = y[e.x];
@@ -156,4 +195,36 @@ fn rope_inplace(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id)
         y[e.x] = a * wk.cs.x - b * wk.cs.y;
         y[e.y] = a * wk.cs.y + b * wk.cs.x;
     }
+}
+
+@compute @workgroup_size(WG)
+fn rope(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let wk = locate((wid.y * nwg.x + wid.x) * WG + li);
+    if (!wk.ok) { return; }
+    apply(turn(wk, wk.theta));
+}
+
+@compute @workgroup_size(WG)
+fn rope_inplace(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                @builtin(num_workgroups) nwg: vec3<u32>) {
+    let wk = locate((wid.y * nwg.x + wid.x) * WG + li);
+    if (!wk.ok) { return; }
+    apply_inplace(turn(wk, wk.theta));
+}
+
+@compute @workgroup_size(WG)
+fn rope_ff(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>,
+           @builtin(num_workgroups) nwg: vec3<u32>) {
+    let wk = locate((wid.y * nwg.x + wid.x) * WG + li);
+    if (!wk.ok) { return; }
+    apply(turn(wk, div_keep(wk.theta, ff[p.off_ff + wk.i])));
+}
+
+@compute @workgroup_size(WG)
+fn rope_inplace_ff(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                   @builtin(num_workgroups) nwg: vec3<u32>) {
+    let wk = locate((wid.y * nwg.x + wid.x) * WG + li);
+    if (!wk.ok) { return; }
+    apply_inplace(turn(wk, div_keep(wk.theta, ff[p.off_ff + wk.i])));
 }
