@@ -1,0 +1,104 @@
+/*
+ * The same model on the CPU and on the GPU gives the same logits.
+ *
+ *   test_llm_cpu_gpu MODEL.gguf TOL [STEPS]
+ *
+ * Both backends evaluate a fixed prompt (BOS and 15 ids spread over the
+ * vocabulary) in one prefill, then STEPS (default 16) tokens one at a time
+ * (the CPU's greedy choice, fed to both), comparing every step's whole
+ * logit row: the largest |CPU - GPU| must stay within TOL x (1 + the row's
+ * largest |logit|). The two backends sum in different orders (f32 on the
+ * GPU, blocks in double on the CPU): they agree to about 1e-6 here, and ctest
+ * allows 1e-5. Exit 77 without
+ * a GPU.
+ */
+#include "pxl/llm.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    pxl_ctx *ctx;
+    pxl_gguf *g;
+    pxl_llm *m;
+} side;
+
+static int open_side(const char *path, pxl_backend b, side *s) {
+    memset(s, 0, sizeof *s);
+    pxl_ctx_options o = pxl_ctx_options_default();
+    o.backend = b;
+    o.quiet = 1;
+    if (pxl_ctx_create(&o, &s->ctx) != PXL_OK) return b == PXL_BACKEND_GPU ? 77 : 1;
+    if (pxl_gguf_open(s->ctx, path, &s->g) != PXL_OK || pxl_llm_load(s->ctx, s->g, NULL, &s->m) != PXL_OK) {
+        fprintf(stderr, "%s: %s\n", path, pxl_ctx_error(s->ctx));
+        return 1;
+    }
+    return 0;
+}
+
+static void close_side(side *s) {
+    pxl_llm_free(s->m);
+    pxl_gguf_free(s->g);
+    pxl_ctx_free(s->ctx);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_llm_cpu_gpu MODEL.gguf TOL [STEPS]\n");
+        return 2;
+    }
+    float tol = strtof(argv[2], NULL);
+    int steps = argc > 3 ? atoi(argv[3]) : 16;
+    side c, g;
+    int rc = open_side(argv[1], PXL_BACKEND_CPU, &c);
+    if (!rc) rc = open_side(argv[1], PXL_BACKEND_GPU, &g);
+    if (rc) {
+        close_side(&c);
+        return rc;
+    }
+    int64_t V = pxl_llm_get_info(c.m)->n_vocab;
+    float *lc = malloc((size_t)V * sizeof *lc), *lg = malloc((size_t)V * sizeof *lg);
+    int32_t ids[16];
+    ids[0] = 1 < V ? 1 : 0;
+    for (int i = 1; i < 16; i++) ids[i] = (int32_t)((i * 7919) % V);
+    int fails = 0;
+    double worst = 0;
+    int32_t tok = 0;
+    for (int s = 0; s <= steps && !fails; s++) {
+        const int32_t *in = s == 0 ? ids : &tok;
+        size_t n = s == 0 ? 16 : 1;
+        if (pxl_llm_eval(c.m, in, n, lc, 0) != PXL_OK || pxl_llm_eval(g.m, in, n, lg, 0) != PXL_OK) {
+            fprintf(stderr, "eval: %s / %s\n", pxl_ctx_error(c.ctx), pxl_ctx_error(g.ctx));
+            fails++;
+            break;
+        }
+        double big = 0, diff = 0;
+        int64_t best = 0, at = 0;
+        for (int64_t i = 0; i < V; i++) {
+            double a = fabs((double)lc[i]), d = fabs((double)lc[i] - (double)lg[i]);
+            if (a > big) big = a;
+            if (!(d <= diff)) {
+                diff = d;
+                at = i;
+            }
+            if (lc[i] > lc[best]) best = i;
+        }
+        double rel = diff / (1.0 + big);
+        if (rel > worst) worst = rel;
+        if (!(rel <= (double)tol)) {
+            fprintf(stderr, "step %d: logit %lld CPU %.7g GPU %.7g (|diff| %.3g, %.3g of 1 + max |logit| %.3g)\n", s,
+                    (long long)at, (double)lc[at], (double)lg[at], diff, rel, big);
+            fails++;
+        }
+        tok = (int32_t)best;
+    }
+    printf("%s: %d steps, largest |CPU - GPU| / (1 + max |logit|) %.3g (tolerance %.3g), %s\n", argv[1], steps,
+           worst, (double)tol, fails ? "FAILED" : "ok");
+    free(lc);
+    free(lg);
+    close_side(&c);
+    close_side(&g);
+    return fails ? 1 : 0;
+}
