@@ -518,12 +518,12 @@ static void emb_fixup(const op_case *c, const layout *l, float **x, uint64_t *rn
 }
 
 /* exact (the table's values as pxl_dequantize decodes them), except that a
- * GPU may fuse Q4_K's and Q5_K's (d sc) q - dmin m, and Q4_1's and Q5_1's
+ * GPU may fuse Q4_K's, Q5_K's and Q2_K's (d sc) q - dmin m, and Q4_1's and Q5_1's
  * d q + m, into one rounding: 1e-6 there */
 static void emb_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
     (void)v, (void)out;
     int64_t n = c->s[2] * c->s[1];
-    int fused = c->dt == PXL_Q4_K || c->dt == PXL_Q5_K || c->dt == PXL_Q4_1 || c->dt == PXL_Q5_1;
+    int fused = c->dt == PXL_Q4_K || c->dt == PXL_Q5_K || c->dt == PXL_Q4_1 || c->dt == PXL_Q5_1 || c->dt == PXL_Q2_K;
     for (int64_t i = 0; i < n; i++) tol[i] = (fused && mode != TOL_CPU) ? 1e-6 * (1.0 + fabs(want[0][i])) : 0.0;
 }
 
@@ -798,6 +798,21 @@ static const op_case k_cases[] = {
     MM(1, 1, 1, 7, 32, PXL_Q5_1, CF_TB, 1, 0), MM(1, 1, 4, 33, 96, PXL_Q5_1, CF_TB, -0.75f, 0.5f),
     MM(1, 1, 66, 70, 96, PXL_Q5_1, CF_TB, 1, 0), MM(1, 2, 1, 45, 128, PXL_Q5_1, CF_TB, 1, 0),
     MM(1, 1, 3, 9, 64, PXL_Q5_1, CF_TB | CF_VIEW, 1, 0), MM(1, 1, 65, 9, 96, PXL_Q5_1, CF_TB | CF_SLICE, 1, 0),
+    /* Q2_K and Q3_K (256; xquant.wgsl): the same shapes as Q5_K; views at 3 blocks (252 / 330 bytes: Q3_K
+     * rows start at odd half words), row slices, a bad call */
+    MM(1, 1, 1, 7, 256, PXL_Q2_K, CF_TB, 1, 0), MM(1, 1, 8, 130, 768, PXL_Q2_K, CF_TB, -0.75f, 0.5f),
+    MM(1, 1, 1, 130, 4096, PXL_Q2_K, CF_TB, 1, 0), MM(1, 1, 3, 1, 768, PXL_Q2_K, CF_TB, 1, 0.5f),
+    MM(1, 1, 9, 7, 1024, PXL_Q2_K, CF_TB, 1, 0), MM(1, 1, 70, 130, 256, PXL_Q2_K, CF_TB, 1, 0),
+    MM(3, 3, 1, 45, 512, PXL_Q2_K, CF_TB, 1, 0), MM(2, 1, 17, 65, 512, PXL_Q2_K, CF_TB, -1, 0.25f),
+    MM(1, 3, 66, 31, 256, PXL_Q2_K, CF_TB, 0.5f, 0), MM(1, 1, 10, 5, 256, PXL_Q2_K, CF_TB | CF_VIEW, 1, 0),
+    MM(1, 1, 1, 5, 256, PXL_Q2_K, CF_TB | CF_SLICE, 1, 0), MM(1, 1, 2, 3, 256, PXL_Q2_K, CF_TB | CF_BAD, 1, 0),
+    MM(1, 1, 1, 7, 256, PXL_Q3_K, CF_TB, 1, 0), MM(1, 1, 8, 130, 768, PXL_Q3_K, CF_TB, -0.75f, 0.5f),
+    MM(1, 1, 1, 130, 4096, PXL_Q3_K, CF_TB, 1, 0), MM(1, 1, 3, 1, 768, PXL_Q3_K, CF_TB, 1, 0.5f),
+    MM(1, 1, 9, 7, 1024, PXL_Q3_K, CF_TB, 1, 0), MM(1, 1, 70, 130, 256, PXL_Q3_K, CF_TB, 1, 0),
+    MM(3, 3, 1, 45, 512, PXL_Q3_K, CF_TB, 1, 0), MM(2, 1, 17, 65, 512, PXL_Q3_K, CF_TB, -1, 0.25f),
+    MM(1, 3, 66, 31, 256, PXL_Q3_K, CF_TB, 0.5f, 0), MM(1, 1, 10, 5, 256, PXL_Q3_K, CF_TB | CF_VIEW, 1, 0),
+    MM(1, 1, 1, 5, 256, PXL_Q3_K, CF_TB | CF_SLICE, 1, 0), MM(1, 1, 1, 5, 512, PXL_Q3_K, CF_TB | CF_VIEW, 1, 0),
+    MM(1, 1, 2, 3, 256, PXL_Q3_K, CF_TB | CF_BAD, 1, 0),
     /* bf16 B (matmul.wgsl): every transpose, matvecs, batches, views at an odd element offset */
     MM4(7, 13, 17, PXL_BF16, 0, -0.5f, 0.25f), MM4(1, 100, 257, PXL_BF16, 0, 1, 0), MM4(33, 1, 70, PXL_BF16, 0, 2, 0),
     MM(2, 2, 1, 200, 96, PXL_BF16, CF_TB, 1, 0), MM(1, 3, 9, 19, 33, PXL_BF16, CF_TB, 1, 0.5f),
@@ -890,6 +905,9 @@ static const op_case k_cases[] = {
     EMB(11, 96, 5, PXL_Q5_0, CF_SLICE), EMB(11, 256, 5, PXL_Q5_K, CF_VIEW), EMB(11, 512, 5, PXL_Q5_K, CF_SLICE),
     EMB(11, 64, 5, PXL_Q4_1, CF_VIEW), EMB(11, 64, 5, PXL_Q5_1, CF_VIEW), EMB(11, 32, 5, PXL_Q5_1, CF_SLICE),
     EMB(11, 95, 5, PXL_BF16, CF_VIEW), EMB(11, 33, 5, PXL_BF16, CF_SLICE),
+    EMB(37, 512, 7, PXL_Q2_K, 0), EMB(37, 512, 7, PXL_Q3_K, 0), EMB(37, 256, 4, PXL_Q2_K, CF_SPECIAL),
+    EMB(37, 256, 4, PXL_Q3_K, CF_SPECIAL), EMB(11, 256, 5, PXL_Q2_K, CF_VIEW), EMB(11, 512, 5, PXL_Q2_K, CF_SLICE),
+    EMB(11, 256, 5, PXL_Q3_K, CF_VIEW), EMB(11, 256, 5, PXL_Q3_K, CF_SLICE), EMB(5, 256, 2, PXL_Q3_K, CF_BAD),
 
     /* -- rope: both layouts, positions far from 0, odd head counts, more than one dispatch of pairs */
     ROPE(1, 1, 2, 0, 10000, 0), ROPE(5, 3, 64, 0, 10000, 0), ROPE(64, 8, 128, 0, 10000, 0),
@@ -928,6 +946,8 @@ static const op_case k_cases[] = {
     COPY2(2, 64, PXL_Q4_0, CF_VIEW), COPY2(2, 256, PXL_Q4_K, CF_SLICE), COPY2(2, 256, PXL_Q6_K, 0),
     COPY2(3, 64, PXL_Q5_0, CF_VIEW), COPY2(2, 256, PXL_Q5_K, CF_SLICE), COPY2(2, 32, PXL_Q4_1, 0),
     COPY2(2, 64, PXL_Q5_1, CF_VIEW), COPY2(3, 11, PXL_BF16, CF_VIEW), COPY2(3, 10, PXL_BF16, CF_FLAT),
+    COPY2(3, 256, PXL_Q2_K, CF_VIEW), COPY2(2, 512, PXL_Q2_K, CF_SLICE), COPY2(3, 256, PXL_Q3_K, CF_VIEW),
+    COPY2(2, 256, PXL_Q3_K, CF_SLICE), COPY2(2, 256, PXL_Q3_K, 0),
     COPY2(5, 7, PXL_F32, CF_FLAT), COPY2(5, 7, PXL_F32, CF_VIEW), COPY2(3, 9, PXL_F32, CF_SLICE),
     COPY2(3, 10, PXL_F16, CF_VIEW), COPY2(4, 6, PXL_F32, CF_INPLACE), COPY2(1000, 1000, PXL_F32, 0),
     COPY2(2, 5, PXL_F32, CF_BAD),

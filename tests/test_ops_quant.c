@@ -1,5 +1,5 @@
 /*
- * GGUF Q8_0/Q4_0/Q4_1/Q5_0/Q5_1, the K-quants Q4_K/Q5_K/Q6_K and bf16: the reference codecs on golden
+ * GGUF Q8_0/Q4_0/Q4_1/Q5_0/Q5_1, the K-quants Q2_K/Q3_K/Q4_K/Q5_K/Q6_K and bf16: the reference codecs on golden
  * blocks (bytes written by hand, values worked by hand from the layouts),
  * quantize/dequantize error bounds, tensor shapes the block formats refuse,
  * and the messages of pxl_matmul's quantized path. The quantized products
@@ -106,6 +106,112 @@ static void golden_more(const uint8_t *q4k_head) {
     CHECK(pxl_dequantize(g_cpu, PXL_BF16, bd, 5, got, 3) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_dequantize(g_cpu, PXL_Q5_0, q5, 22, got, 16) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_quantize(g_cpu, PXL_Q5_K, got, 256, q5k, 175) == PXL_ERR_INVALID_ARG);
+}
+
+/* Q2_K and Q3_K golden blocks, worked out from the layouts of ggml's block_q2_K / block_q3_K (element
+ * 128h + 32j + l: plane j (bits 2j, 2j + 1) of quant byte 32h + l, group of 16 k = e / 16). Both use
+ * qs[i] = 37 i mod 256. */
+static void golden_k23(void) {
+    float got[256];
+    int bad = 0;
+    /* Q2_K: scales[k] = k | (15 - k) << 4 (sc k, m 15 - k), d = 0.5 (0x3800), dmin = 0.25 (0x3400):
+     * x = 0.5 k q - 0.25 (15 - k). */
+    uint8_t q2[84];
+    for (int k = 0; k < 16; k++) q2[k] = (uint8_t)(k | ((15 - k) << 4));
+    for (int i = 0; i < 64; i++) q2[16 + i] = (uint8_t)(37 * i);
+    q2[80] = 0x00, q2[81] = 0x38, q2[82] = 0x00, q2[83] = 0x34;
+    CHECK(pxl_dequantize(g_cpu, PXL_Q2_K, q2, 84, got, 256) == PXL_OK);
+    CHECK_MSG(got[0] == -3.75f, "q2_k [0] = %g", (double)got[0]);       /* qs[0] = 0: q 0, k 0, m 15 */
+    CHECK_MSG(got[5] == -3.75f, "q2_k [5] = %g", (double)got[5]);       /* qs[5] = 185, bits 0-1: q 1, sc 0 */
+    CHECK_MSG(got[33] == -2.25f, "q2_k [33] = %g", (double)got[33]);    /* qs[1] = 37, bits 2-3: q 1, k 2 */
+    CHECK_MSG(got[70] == -0.75f, "q2_k [70] = %g", (double)got[70]);    /* qs[6] = 222, bits 4-5: q 1, k 4 */
+    CHECK_MSG(got[100] == 3.75f, "q2_k [100] = %g", (double)got[100]);  /* qs[4] = 148, bits 6-7: q 2, k 6 */
+    CHECK_MSG(got[150] == 7.5f, "q2_k [150] = %g", (double)got[150]);   /* qs[54] = 206, bits 0-1: q 2, k 9 */
+    CHECK_MSG(got[181] == 10.0f, "q2_k [181] = %g", (double)got[181]);  /* qs[53] = 169, bits 2-3: q 2, k 11 */
+    CHECK_MSG(got[230] == 6.75f, "q2_k [230] = %g", (double)got[230]);  /* qs[38] = 126, bits 6-7: q 1, k 14 */
+    CHECK_MSG(got[255] == 0.0f, "q2_k [255] = %g", (double)got[255]);   /* qs[63] = 27, bits 6-7: q 0, m 0 */
+    for (int e = 0; e < 256; e++) {
+        int k = e / 16, q = ((37 * (32 * (e / 128) + e % 32)) & 255) >> (2 * ((e / 32) % 4)) & 3;
+        float want = (0.5f * (float)k) * (float)q - 0.25f * (float)(15 - k);
+        if (got[e] != want && bad++ < 3) fprintf(stderr, "q2_k golden [%d]: %g, want %g\n", e, (double)got[e], (double)want);
+    }
+    CHECK(bad == 0);
+
+    /* Q3_K: hmask[l] = 0x5a ^ 7 l, d = -0.5 (0xb800), 6-bit scales u[i] = (5 i + 3) mod 64 packed as
+     * ggml packs them (low nibbles: bytes 0..7, i >= 8 in the high nibbles; high 2 bits: byte 8 + i % 4,
+     * bits 2 (i / 4)): b3 08 5d a2 f7 4c 91 e6 e4 34 38 39. x = -0.5 (u[k] - 32) (q - 4 [hmask bit
+     * 4h + j of hmask[l] clear]). */
+    uint8_t q3[110];
+    static const uint8_t s3[12] = {0xb3, 0x08, 0x5d, 0xa2, 0xf7, 0x4c, 0x91, 0xe6, 0xe4, 0x34, 0x38, 0x39};
+    for (int l = 0; l < 32; l++) q3[l] = (uint8_t)(0x5a ^ (7 * l));
+    for (int i = 0; i < 64; i++) q3[32 + i] = (uint8_t)(37 * i);
+    memcpy(q3 + 96, s3, 12);
+    q3[108] = 0x00, q3[109] = 0xb8;
+    CHECK(pxl_dequantize(g_cpu, PXL_Q3_K, q3, 110, got, 256) == PXL_OK);
+    CHECK_MSG(got[0] == -58.0f, "q3_k [0] = %g", (double)got[0]);       /* q 0, hmask 0x5a bit 0 clear: -4; u 3 */
+    CHECK_MSG(got[5] == 14.5f, "q3_k [5] = %g", (double)got[5]);        /* q 1, hmask[5] = 121 bit 0 set; u 3 */
+    CHECK_MSG(got[33] == -28.5f, "q3_k [33] = %g", (double)got[33]);    /* q 1, hmask[1] = 93 bit 1 clear; u 13 */
+    CHECK_MSG(got[70] == -13.5f, "q3_k [70] = %g", (double)got[70]);    /* q 1, hmask[6] = 112 bit 2 clear; u 23 */
+    CHECK_MSG(got[100] == 1.0f, "q3_k [100] = %g", (double)got[100]);   /* q 2, bit 3 of 70 clear: -2; u 33 */
+    CHECK_MSG(got[150] == 16.0f, "q3_k [150] = %g", (double)got[150]);  /* q 2, bit 4 of 192 clear; u 48 */
+    CHECK_MSG(got[181] == 26.0f, "q3_k [181] = %g", (double)got[181]);  /* q 2, bit 5 of 201 clear; u 58 */
+    CHECK_MSG(got[230] == -34.5f, "q3_k [230] = %g", (double)got[230]); /* q 1, bit 7 of 112 clear; u 9 */
+    CHECK_MSG(got[255] == 0.0f, "q3_k [255] = %g", (double)got[255]);   /* q 0, bit 7 of 131 set; u 14 */
+    bad = 0;
+    for (int e = 0; e < 256; e++) {
+        int k = e / 16, l = e % 32, j = 4 * (e / 128) + (e / 32) % 4;
+        int q = (((37 * (32 * (e / 128) + l)) & 255) >> (2 * (j % 4)) & 3) - (((0x5a ^ (7 * l)) & 255) >> j & 1 ? 0 : 4);
+        float want = (-0.5f * (float)((5 * k + 3) % 64 - 32)) * (float)q;
+        if (got[e] != want && bad++ < 3) fprintf(stderr, "q3_k golden [%d]: %g, want %g\n", e, (double)got[e], (double)want);
+    }
+    CHECK(bad == 0);
+    CHECK(pxl_dequantize(g_cpu, PXL_Q3_K, q3, 109, got, 256) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_quantize(g_cpu, PXL_Q2_K, got, 128, q2, 84) == PXL_ERR_INVALID_ARG);
+}
+
+/* Q2_K and Q3_K round trips (the simple encoders), per group of 16: Q2_K like Q4_K with 3 steps and
+ * 4-bit scales (d, dmin over 15): half a step of the rounded-up scale plus half of dmin; Q3_K: the
+ * group's scale s = amax / 4 (|x| / |s| <= 4, the top level 3 clamps), its 6-bit rounding off by up
+ * to d / 2 (d = the largest |s| over 31), times 4 levels: |x - x'| <= |s| + 2 d. */
+static void round_trip_k23(const float *x, float *y, int N) {
+    for (int f = 0; f < 2; f++) {
+        pxl_dtype dt = f ? PXL_Q3_K : PXL_Q2_K;
+        size_t bytes = pxl_dtype_row_bytes(dt, N);
+        uint8_t *qq = malloc(bytes);
+        CHECK(pxl_quantize(g_cpu, dt, x, N, qq, bytes) == PXL_OK);
+        CHECK(pxl_dequantize(g_cpu, dt, qq, bytes, y, N) == PXL_OK);
+        int bad = 0;
+        for (int b = 0; b < N / 256; b++) {
+            float smax = 0, omax = 0;
+            for (int k = 0; k < 16; k++) {
+                float lo = 0, hi = 0, amax = 0;
+                for (int i = 0; i < 16; i++) {
+                    float v = x[256 * b + 16 * k + i];
+                    lo = fminf(lo, v), hi = fmaxf(hi, v), amax = fmaxf(amax, fabsf(v));
+                }
+                smax = fmaxf(smax, f ? amax / 4.0f : (hi - lo) / 3.0f), omax = fmaxf(omax, -lo);
+            }
+            for (int k = 0; k < 16; k++) {
+                float lo = 0, hi = 0, amax = 0;
+                for (int i = 0; i < 16; i++) {
+                    float v = x[256 * b + 16 * k + i];
+                    lo = fminf(lo, v), hi = fmaxf(hi, v), amax = fmaxf(amax, fabsf(v));
+                }
+                double bound = f ? (double)amax / 4.0 + 2.0 * (double)smax / 31.0
+                                 : 0.5 * (((double)hi - (double)lo) / 3.0 + (double)smax / 15.0) + 0.5 * (double)omax / 15.0;
+                bound = bound * 1.01 + 1e-30;
+                for (int i = 0; i < 16; i++) {
+                    int e = 256 * b + 16 * k + i;
+                    double err = fabs((double)x[e] - (double)y[e]);
+                    if (!(err <= bound) && bad++ < 3)
+                        fprintf(stderr, "%s round trip [%d]: %g -> %g (bound %g)\n", pxl_dtype_name(dt), e,
+                                (double)x[e], (double)y[e], bound);
+                }
+            }
+        }
+        if (bad) g_failures++;
+        free(qq);
+    }
 }
 
 static void golden(void) {
@@ -322,6 +428,7 @@ static void round_trip(void) {
         if (bad) g_failures++;
         free(qq);
     }
+    round_trip_k23(x, y, N);
     free(x), free(y), free(q);
 }
 
@@ -408,6 +515,7 @@ static void bad_args(pxl_ctx *ctx) {
 int main(void) {
     g_cpu = test_ctx(PXL_BACKEND_CPU, 1);
     golden();
+    golden_k23();
     round_trip();
     ops_ctx o;
     if (!ops_open(&o)) return g_failures ? 1 : PXL_SKIP;

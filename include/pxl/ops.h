@@ -10,7 +10,7 @@
  * Layout: row-major and contiguous; the last dimension is the row. Shapes
  * have 1 to 4 dimensions. Quantized dtypes store each row as GGUF blocks
  * (32 elements for Q8_0/Q4_0/Q4_1/Q5_0/Q5_1, 256 for the K-quants
- * Q4_K/Q5_K/Q6_K), so their row length must be a multiple of the block
+ * Q2_K/Q3_K/Q4_K/Q5_K/Q6_K), so their row length must be a multiple of the block
  * (pxl_dtype_block).
  *
  * Views: a tensor may be a view of another tensor's memory: another shape,
@@ -81,12 +81,23 @@ typedef enum pxl_dtype {
                   (ordered as Q4_0); x = d * q + m */
     PXL_Q5_1,  /* GGUF Q5_1: blocks of 32 (24 bytes) = f16 d, f16 m, 4 bytes qh, 16 bytes qs
                   (ordered as Q5_0); x = d * q + m */
+    PXL_Q2_K,  /* GGUF Q2_K: blocks of 256 (84 bytes) = 16 bytes of scales (one per 16 elements:
+                  low nibble sc, high nibble m), 64 bytes of 2-bit quants qs, f16 d, f16 dmin;
+                  element 128h + 32j + l (h < 2, j < 4, l < 32) is bits 2j, 2j + 1 of
+                  qs[32h + l], with scale byte 8h + 2j + (l >= 16):
+                  x = (d * sc) * q - dmin * m (ggml's dequantize_row_q2_K order) */
+    PXL_Q3_K,  /* GGUF Q3_K: blocks of 256 (110 bytes) = 32 bytes hmask (high bits), 64 bytes of
+                  low 2-bit quants qs, 12 bytes of 16 packed 6-bit scales, f16 d; element
+                  128h + 32j + l is bits 2j, 2j + 1 of qs[32h + l] with bit 4h + j of hmask[l]
+                  (clear: minus 4), scale 8h + 2j + (l >= 16) (scale i: low 4 bits from byte
+                  i mod 8 (low nibble for i < 8, high for i >= 8), high 2 bits from byte
+                  8 + i mod 4, bits 2 (i / 4) ..): x = (d * (scale - 32)) * q, q in -4..3 */
     PXL_DTYPE_COUNT
 } pxl_dtype;
 
 #define PXL_MAX_DIMS 4
 #define PXL_QK 32   /* elements per Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 block */
-#define PXL_QK_K 256 /* elements per Q4_K / Q5_K / Q6_K block */
+#define PXL_QK_K 256 /* elements per Q2_K / Q3_K / Q4_K / Q5_K / Q6_K block */
 
 PXL_API const char *pxl_dtype_name(pxl_dtype t);
 PXL_API int pxl_dtype_is_quantized(pxl_dtype t);
@@ -178,7 +189,8 @@ PXL_API float pxl_f16_to_f32(uint16_t h);
  * any backend. Also converts to and from bf16 (t = PXL_BF16, any n). The
  * decoders are exact (bit for bit ggml's dequantize_row_*). The encoders are
  * simple round-to-nearest with one scale per block or sub-block and no
- * search (Q4_K/Q5_K: per-sub-block range; Q6_K: per-sub-block magnitude;
+ * search (Q4_K/Q5_K, and Q2_K per 16 elements: per-sub-block range; Q6_K,
+ * and Q3_K per 16 elements: per-sub-block magnitude;
  * Q4_0/Q5_0: the value of largest magnitude maps to -8 / -16; Q4_1/Q5_1: the
  * block's [min, max] in 15 / 31 steps), so the K-quants' error is a little
  * above llama.cpp's. */
@@ -218,7 +230,7 @@ typedef struct pxl_matmul_options {
  * C = alpha * op(A) . op(B) + beta * C, for any M, N, K >= 1.
  * A: [M, K] (or [K, M] with trans_a), f32.
  * B: [K, N] (or [N, K] with trans_b), f32, f16 or bf16; or a GGUF block
- *    format (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K) with trans_b
+ *    format (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K) with trans_b
  *    (weights [N, K], K a multiple of the block), dequantized in the shader.
  * C: [M, N], f32.
  * Batched: a leading dimension on A, B and C ([batch, rows, cols]); A or B may

@@ -89,6 +89,8 @@ int pxl_llm_dtype_of(uint32_t ggml_type, pxl_dtype *out) {
     case PXL_GGML_Q6_K: *out = PXL_Q6_K; return 1;
     case PXL_GGML_Q5_0: *out = PXL_Q5_0; return 1;
     case PXL_GGML_Q5_K: *out = PXL_Q5_K; return 1;
+    case PXL_GGML_Q2_K: *out = PXL_Q2_K; return 1;
+    case PXL_GGML_Q3_K: *out = PXL_Q3_K; return 1;
     case PXL_GGML_BF16: *out = PXL_BF16; return 1;
     case PXL_GGML_Q4_1: *out = PXL_Q4_1; return 1;
     case PXL_GGML_Q5_1: *out = PXL_Q5_1; return 1;

@@ -1,8 +1,8 @@
 /*
  * Embedding lookup: out[i, :] = table[ids[i], :] for f32, f16, bf16, Q8_0,
- * Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K tables (wgsl/embedding.wgsl on
- * the GPU; Q4_K and Q6_K in wgsl/kquant.wgsl, Q4_1, Q5_0, Q5_1 and Q5_K in
- * wgsl/xquant.wgsl). An id outside the table gives a row of NaN on every
+ * Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K tables
+ * (wgsl/embedding.wgsl on the GPU; Q4_K and Q6_K in wgsl/kquant.wgsl, Q4_1,
+ * Q5_0, Q5_1, Q5_K, Q2_K and Q3_K in wgsl/xquant.wgsl). An id outside the table gives a row of NaN on every
  * backend (the GPU cannot refuse data it has not read back).
  */
 #include "ops_internal.h"
@@ -109,8 +109,8 @@ pxl_status pxl_embedding(pxl_ctx *ctx, const pxl_tensor *table, const pxl_tensor
             return pxl_op_dispatch(ctx, "kquant.wgsl", pxl_wgsl_ops_kquant, "kemb", kk, 2, &bd, &kp, sizeof kp,
                                    groups);
         }
-        /* Q4_1, Q5_0, Q5_1, Q5_K: xquant.wgsl's xemb, the same bindings and params */
-        double qt = table->dtype == PXL_Q5_0 ? 0 : table->dtype == PXL_Q4_1 ? 1 : table->dtype == PXL_Q5_1 ? 2 : 3;
+        /* Q4_1, Q5_0, Q5_1, Q5_K, Q2_K, Q3_K: xquant.wgsl's xemb, the same bindings and params */
+        double qt = pxl_xquant_type(table->dtype);
         pxl_constant kx[2] = {{"WG", wg}, {"QT", qt}};
         return pxl_op_dispatch(ctx, "xquant.wgsl", pxl_wgsl_ops_xquant, "xemb", kx, 2, &bd, &kp, sizeof kp, groups);
     }

@@ -1,5 +1,5 @@
 /*
- * The GGUF K-quant block formats Q4_K, Q5_K and Q6_K (256 elements per
+ * The GGUF K-quant block formats Q2_K, Q3_K, Q4_K, Q5_K and Q6_K (256 elements per
  * block): exact decoders in llama.cpp's arithmetic order, and simple
  * encoders. The layouts are described at PXL_Q4_K, PXL_Q5_K and PXL_Q6_K in
  * include/pxl/ops.h; the GPU decodes the same bytes in wgsl/kquant.wgsl
@@ -195,6 +195,120 @@ void pxl_q6k_quantize(const float *x, int64_t n, uint8_t *o) {
                 ql[l + 32] = (uint8_t)((Lh[l + 32] & 0x0f) | ((Lh[l + 96] & 0x0f) << 4));
                 qh[l] = (uint8_t)((Lh[l] >> 4) | ((Lh[l + 32] >> 4) << 2) | ((Lh[l + 64] >> 4) << 4) |
                                   ((Lh[l + 96] >> 4) << 6));
+            }
+        }
+    }
+}
+
+/* ---- Q2_K and Q3_K ---------------------------------------------------------------------
+ * Both walk the block as ggml's dequantize_row_q2_K / _q3_K do: two halves of
+ * 128 (32 quant bytes each), four 2-bit planes per half (shift 2j), each
+ * plane two groups of 16 with their own scale. Q2_K: y = (d * sc) * q -
+ * dmin * m; Q3_K: y = (d * (scale - 32)) * (q - 4 when the hmask bit is clear).
+ *
+ * Encoders (simple, no search): Q2_K takes each 16-element group's range
+ * [min(x, 0), max(x)] in 3 steps, d and dmin as the largest group scale and
+ * offset over 15, the 4-bit scale rounded up and the offset to nearest;
+ * Q3_K maps each group's value of largest magnitude to -4 (a signed scale),
+ * d as the largest scale magnitude over 31, 6-bit scales rounded to nearest,
+ * quants rounded to -4..3. */
+
+/* Q3_K's 6-bit scale i (0..15) from the 12 packed bytes, as a signed value - 32. */
+static int q3k_scale(const uint8_t *s, int i) {
+    int lo = (s[i & 7] >> (4 * (i >> 3))) & 0x0f;
+    int hi = (s[8 + (i & 3)] >> (2 * (i >> 2))) & 3;
+    return (lo | (hi << 4)) - 32;
+}
+
+void pxl_q2k_dequantize(const uint8_t *p, float *y, int64_t n) {
+    for (int64_t b = 0; b < n / PXL_QK_K; b++, p += 84) {
+        float d = f16_at(p + 80), dmin = f16_at(p + 82);
+        const uint8_t *sc = p, *q = p + 16;
+        for (int h = 0; h < 2; h++, q += 32)
+            for (int j = 0; j < 4; j++)
+                for (int g = 0; g < 2; g++) {
+                    int s = *sc++;
+                    float dl = d * (float)(s & 0x0f), ml = dmin * (float)(s >> 4);
+                    for (int l = 16 * g; l < 16 * g + 16; l++) *y++ = dl * (float)((q[l] >> (2 * j)) & 3) - ml;
+                }
+    }
+}
+
+void pxl_q3k_dequantize(const uint8_t *p, float *y, int64_t n) {
+    for (int64_t b = 0; b < n / PXL_QK_K; b++, p += 110) {
+        float d = f16_at(p + 108);
+        const uint8_t *hm = p, *q = p + 32;
+        int is = 0;
+        for (int h = 0; h < 2; h++, q += 32)
+            for (int j = 0; j < 4; j++) {
+                int bit = 4 * h + j;
+                for (int g = 0; g < 2; g++) {
+                    float dl = d * (float)q3k_scale(p + 96, is++);
+                    for (int l = 16 * g; l < 16 * g + 16; l++)
+                        *y++ = dl * (float)(((q[l] >> (2 * j)) & 3) - ((hm[l] >> bit) & 1 ? 0 : 4));
+                }
+            }
+    }
+}
+
+/* The element of block-local index e for group (16 elements) k = e / 16:
+ * h = e / 128, j = (e / 32) % 4, l = e % 32: quant byte 32h + l, plane j. */
+void pxl_q2k_quantize(const float *x, int64_t n, uint8_t *o) {
+    for (int64_t b = 0; b < n / PXL_QK_K; b++, x += PXL_QK_K, o += 84) {
+        float scale[16], offs[16], smax = 0, omax = 0;
+        for (int k = 0; k < 16; k++) {
+            float lo = 0, hi = 0;
+            for (int l = 0; l < 16; l++) {
+                float v = x[16 * k + l];
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+            }
+            scale[k] = (hi - lo) / 3.0f;
+            offs[k] = -lo;
+            smax = scale[k] > smax ? scale[k] : smax;
+            omax = offs[k] > omax ? offs[k] : omax;
+        }
+        memset(o, 0, 84);
+        f16_put(o + 80, smax / 15.0f);
+        f16_put(o + 82, omax / 15.0f);
+        float d = f16_at(o + 80), dmin = f16_at(o + 82);
+        for (int k = 0; k < 16; k++) {
+            int sc = d > 0 ? clampi((int)ceilf(scale[k] / d), 0, 15) : 0;
+            int m = dmin > 0 ? clampi((int)lrintf(offs[k] / dmin), 0, 15) : 0;
+            o[k] = (uint8_t)(sc | (m << 4));
+            float d1 = d * (float)sc, m1 = dmin * (float)m, id = d1 > 0 ? 1.0f / d1 : 0.0f;
+            for (int l = 0; l < 16; l++) {
+                int e = 16 * k + l, q = clampi((int)lrintf((x[e] + m1) * id), 0, 3);
+                o[16 + 32 * (e / 128) + e % 32] |= (uint8_t)(q << (2 * ((e / 32) % 4)));
+            }
+        }
+    }
+}
+
+void pxl_q3k_quantize(const float *x, int64_t n, uint8_t *o) {
+    for (int64_t b = 0; b < n / PXL_QK_K; b++, x += PXL_QK_K, o += 110) {
+        float scale[16], smax = 0;
+        for (int k = 0; k < 16; k++) {
+            float big = 0;
+            for (int l = 0; l < 16; l++)
+                if (fabsf(x[16 * k + l]) > fabsf(big)) big = x[16 * k + l];
+            scale[k] = big / -4.0f;
+            smax = fmaxf(smax, fabsf(scale[k]));
+        }
+        memset(o, 0, 110);
+        f16_put(o + 108, smax / 31.0f);
+        float d = f16_at(o + 108);
+        uint8_t *s = o + 96;
+        for (int k = 0; k < 16; k++) {
+            int sc = d > 0 ? clampi((int)lrintf(scale[k] / d), -32, 31) : 0;
+            int u = sc + 32; /* 6 bits: low 4 in byte k mod 8, high 2 in byte 8 + k mod 4 */
+            s[k & 7] |= (uint8_t)((u & 15) << (4 * (k >> 3)));
+            s[8 + (k & 3)] |= (uint8_t)((u >> 4) << (2 * (k >> 2)));
+            float e = d * (float)sc, id = e != 0 ? 1.0f / e : 0.0f;
+            for (int l = 0; l < 16; l++) {
+                int i = 16 * k + l, q = clampi((int)lrintf(x[i] * id), -4, 3) + 4;
+                o[32 + 32 * (i / 128) + i % 32] |= (uint8_t)((q & 3) << (2 * ((i / 32) % 4)));
+                if (q & 4) o[i % 32] |= (uint8_t)(1u << (i / 32));
             }
         }
     }

@@ -1,7 +1,7 @@
 /*
  * The CPU matrix product with B stored [N, K] (trans_b, no trans_a): f32,
- * f16, bf16 or a GGUF block format (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K,
- * Q5_K, Q6_K). pxl_matmul (matmul.c) and the quantized path (matmul_quant.c)
+ * f16, bf16 or a GGUF block format (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K,
+ * Q3_K, Q4_K, Q5_K, Q6_K). pxl_matmul (matmul.c) and the quantized path (matmul_quant.c)
  * call pxl_cpu_matmul_bt.
  *
  * Work: a task is (batch, block of up to MB rows of A, tile of NT rows of
@@ -66,6 +66,8 @@ static const float *decode_c(pxl_dtype dt, const uint8_t *p, float *y, int len) 
     case PXL_Q4_K: pxl_q4k_dequantize(p, y, len); return y;
     case PXL_Q5_K: pxl_q5k_dequantize(p, y, len); return y;
     case PXL_Q6_K: pxl_q6k_dequantize(p, y, len); return y;
+    case PXL_Q2_K: pxl_q2k_dequantize(p, y, len); return y;
+    case PXL_Q3_K: pxl_q3k_dequantize(p, y, len); return y;
     case PXL_Q8_0:
         for (int b = 0; b < len; b += 32, p += 34) {
             float d = half_at(p);
@@ -278,6 +280,49 @@ AVX2 static const float *decode_avx(pxl_dtype dt, const uint8_t *p, float *y, in
             }
         }
         return y - 256;
+    }
+    case PXL_Q2_K: { /* (d * sc) * (float)q - dmin * m, per group of 16 */
+        const __m256i three = _mm256_set1_epi32(3);
+        for (int b = 0; b < len; b += 256, p += 84) {
+            float d = half_avx(p + 80), dmin = half_avx(p + 82);
+            const uint8_t *sc = p, *q = p + 16;
+            for (int h = 0; h < 2; h++, q += 32)
+                for (int j = 0; j < 4; j++) {
+                    __m128i shj = _mm_cvtsi32_si128(2 * j);
+                    for (int g = 0; g < 2; g++, y += 16) {
+                        int s = *sc++;
+                        __m256 dl = _mm256_set1_ps(d * (float)(s & 0x0f)), ml = _mm256_set1_ps(dmin * (float)(s >> 4));
+                        for (int l = 0; l < 16; l += 8) {
+                            __m256i v = _mm256_and_si256(_mm256_srl_epi32(u8x8(q + 16 * g + l), shj), three);
+                            _mm256_storeu_ps(y + l, _mm256_sub_ps(_mm256_mul_ps(dl, f32x8(v)), ml));
+                        }
+                    }
+                }
+        }
+        return y - len;
+    }
+    case PXL_Q3_K: { /* (d * (scale - 32)) * (float)(q - 4 * !hbit) */
+        const __m256i three = _mm256_set1_epi32(3), one = _mm256_set1_epi32(1), four = _mm256_set1_epi32(4);
+        for (int b = 0; b < len; b += 256, p += 110) {
+            float d = half_avx(p + 108);
+            const uint8_t *hm = p, *q = p + 32, *ps = p + 96;
+            int is = 0;
+            for (int h = 0; h < 2; h++, q += 32)
+                for (int j = 0; j < 4; j++) {
+                    __m128i bit = _mm_cvtsi32_si128(4 * h + j), shj = _mm_cvtsi32_si128(2 * j);
+                    for (int g = 0; g < 2; g++, y += 16, is++) {
+                        int lo = (ps[is & 7] >> (4 * (is >> 3))) & 0x0f, hi = (ps[8 + (is & 3)] >> (2 * (is >> 2))) & 3;
+                        __m256 dl = _mm256_set1_ps(d * (float)((lo | (hi << 4)) - 32));
+                        for (int l = 0; l < 16; l += 8) {
+                            __m256i v = _mm256_and_si256(_mm256_srl_epi32(u8x8(q + 16 * g + l), shj), three);
+                            __m256i hb = _mm256_and_si256(_mm256_srl_epi32(u8x8(hm + 16 * g + l), bit), one);
+                            v = _mm256_sub_epi32(v, _mm256_andnot_si256(_mm256_slli_epi32(hb, 2), four));
+                            _mm256_storeu_ps(y + l, _mm256_mul_ps(dl, f32x8(v)));
+                        }
+                    }
+                }
+        }
+        return y - len;
     }
     default: return decode_c(dt, p, y, len);
     }

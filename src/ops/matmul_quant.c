@@ -1,6 +1,6 @@
 /*
  * Quantized matrix products: C = alpha * A . B^T + beta * C with B a GGUF
- * Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K or Q6_K weight matrix [N, K] (or
+ * Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K or Q6_K weight matrix [N, K] (or
  * [batch, N, K]), A f32 [M, K] or [batch, M, K], C f32 [M, N] or
  * [batch, M, N]. pxl_matmul hands over here when B is quantized.
  *
@@ -16,8 +16,8 @@
  * kernel that decodes B tiles into workgroup memory. Launch shapes are
  * override constants, chosen below and open to tuning through environment
  * variables (benchmarks only). The K-quants have their own two kernels in
- * wgsl/kquant.wgsl: kmv (M <= 8) and kmm (M > 8); Q4_1, Q5_0, Q5_1 and Q5_K
- * theirs in wgsl/xquant.wgsl: xmv (M <= 8) and xmm (M > 8). */
+ * wgsl/kquant.wgsl: kmv (M <= 8) and kmm (M > 8); Q4_1, Q5_0, Q5_1, Q5_K,
+ * Q2_K and Q3_K theirs in wgsl/xquant.wgsl: xmv (M <= 8) and xmm (M > 8). */
 #include "ops_internal.h"
 
 #include <stdio.h>
@@ -229,15 +229,17 @@ static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
                             (uint32_t)s->batch);
 }
 
-/* Q5_0, Q4_1, Q5_1 and Q5_K (wgsl/xquant.wgsl): xmv for M <= 8, a row group
+/* Q5_0, Q4_1, Q5_1, Q5_K, Q2_K and Q3_K (wgsl/xquant.wgsl): xmv for M <= 8, a row group
  * of KMV_TPR invocations per ROWS output columns (8 / M, at most 4; the
  * decoded sub-blocks of the ROWS rows serve all M rows of A), xmm (64 x 64
  * tiles) above. Not tuned. */
-static double x_type(pxl_dtype t) { return t == PXL_Q5_0 ? 0 : t == PXL_Q4_1 ? 1 : t == PXL_Q5_1 ? 2 : 3; }
+double pxl_xquant_type(pxl_dtype t) {
+    return t == PXL_Q5_0 ? 0 : t == PXL_Q4_1 ? 1 : t == PXL_Q5_1 ? 2 : t == PXL_Q2_K ? 4 : t == PXL_Q3_K ? 5 : 3;
+}
 
 static pxl_status x_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3],
                         const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p) {
-    double qt = x_type(t[1]->dtype);
+    double qt = pxl_xquant_type(t[1]->dtype);
     if (s->M <= QMV_MAX_NCOL) {
         uint32_t wg = KMV_WG, tpr = KMV_TPR;
         while (wg > gi->max_invocations_per_workgroup) wg /= 2;

@@ -121,6 +121,12 @@ void pxl_q6k_quantize(const float *x, int64_t n, uint8_t *o);
 void pxl_q6k_dequantize(const uint8_t *p, float *y, int64_t n);
 void pxl_q5k_quantize(const float *x, int64_t n, uint8_t *o);
 void pxl_q5k_dequantize(const uint8_t *p, float *y, int64_t n);
+void pxl_q2k_quantize(const float *x, int64_t n, uint8_t *o);
+void pxl_q2k_dequantize(const uint8_t *p, float *y, int64_t n);
+void pxl_q3k_quantize(const float *x, int64_t n, uint8_t *o);
+void pxl_q3k_dequantize(const uint8_t *p, float *y, int64_t n);
+/* The value of xquant.wgsl's override QT for Q5_0, Q4_1, Q5_1, Q5_K, Q2_K, Q3_K (matmul_quant.c). */
+double pxl_xquant_type(pxl_dtype t);
 /* Q5_0, Q4_1, Q5_1 and bf16 (quant32.c) */
 void pxl_qx_quantize(pxl_dtype t, const float *x, int64_t n, uint8_t *o);
 void pxl_qx_dequantize(pxl_dtype t, const uint8_t *p, float *y, int64_t n);

@@ -14,6 +14,7 @@ static const struct {
     [PXL_Q8_0] = {"q8_0", 34, 32}, [PXL_Q4_0] = {"q4_0", 18, 32}, [PXL_Q4_K] = {"q4_k", 144, 256},
     [PXL_Q6_K] = {"q6_k", 210, 256}, [PXL_Q5_0] = {"q5_0", 22, 32}, [PXL_Q5_K] = {"q5_k", 176, 256},
     [PXL_BF16] = {"bf16", 2, 1},     [PXL_Q4_1] = {"q4_1", 20, 32}, [PXL_Q5_1] = {"q5_1", 24, 32},
+    [PXL_Q2_K] = {"q2_k", 84, 256},  [PXL_Q3_K] = {"q3_k", 110, 256},
 };
 
 const char *pxl_dtype_name(pxl_dtype t) {
@@ -433,6 +434,8 @@ pxl_status pxl_quantize(pxl_ctx *ctx, pxl_dtype t, const float *src, int64_t n, 
     if (t == PXL_Q4_K) pxl_q4k_quantize(src, n, dst);
     else if (t == PXL_Q6_K) pxl_q6k_quantize(src, n, dst);
     else if (t == PXL_Q5_K) pxl_q5k_quantize(src, n, dst);
+    else if (t == PXL_Q2_K) pxl_q2k_quantize(src, n, dst);
+    else if (t == PXL_Q3_K) pxl_q3k_quantize(src, n, dst);
     else if (t == PXL_Q8_0 || t == PXL_Q4_0) quantize_32(t, src, n, dst);
     else pxl_qx_quantize(t, src, n, dst);
     return PXL_OK;
@@ -444,6 +447,8 @@ pxl_status pxl_dequantize(pxl_ctx *ctx, pxl_dtype t, const void *src, size_t src
     if (t == PXL_Q4_K) pxl_q4k_dequantize(src, dst, n);
     else if (t == PXL_Q6_K) pxl_q6k_dequantize(src, dst, n);
     else if (t == PXL_Q5_K) pxl_q5k_dequantize(src, dst, n);
+    else if (t == PXL_Q2_K) pxl_q2k_dequantize(src, dst, n);
+    else if (t == PXL_Q3_K) pxl_q3k_dequantize(src, dst, n);
     else if (t == PXL_Q8_0 || t == PXL_Q4_0) dequantize_32(t, src, dst, n);
     else pxl_qx_dequantize(t, src, dst, n);
     return PXL_OK;

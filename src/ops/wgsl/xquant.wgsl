@@ -1,20 +1,25 @@
 // More GGUF block formats, one per value of override QT:
 //   0 Q5_0 (32 elements, 22 bytes)    1 Q4_1 (32, 20)    2 Q5_1 (32, 24)
-//   3 Q5_K (256, 176)
+//   3 Q5_K (256, 176)                 4 Q2_K (256, 84)   5 Q3_K (256, 110)
 // Matrix products C = alpha * A . B^T + beta * C (beta = 0: C not read) with
 // B [N, K] in blocks (host side: src/ops/matmul_quant.c), and an embedding
 // lookup from such a table (src/ops/embedding.c). Layouts: PXL_Q5_0,
-// PXL_Q4_1, PXL_Q5_1, PXL_Q5_K in include/pxl/ops.h; CPU decoders in
+// PXL_Q4_1, PXL_Q5_1, PXL_Q5_K, PXL_Q2_K, PXL_Q3_K in include/pxl/ops.h; CPU decoders in
 // src/ops/quant32.c and src/ops/kquant.c.
 //
 // The unit of work is a sub-block of 32 elements: the whole block for the
-// 32-element formats, 32s .. 32s+31 (s = 0..7) for Q5_K, decoded eight
-// elements at a time by dec8s. Q5_0 blocks (22 bytes) start at even byte
-// offsets, so words are re-assembled from two neighbours (word_at); the
-// others are word-aligned, and read the same way for simplicity. Values are
-// formed in the CPU decoder's order: (q - 16) * d for Q5_0, q * d + m for
-// Q4_1 / Q5_1 and (d * sc) * q - dmin * m for Q5_K (the last two may be
-// fused into one rounding by the shader compiler).
+// 32-element formats, 32s .. 32s+31 (s = 0..7) for the K-quants, decoded
+// eight elements at a time by dec8s. Q5_0 (22 bytes) and Q3_K (110 bytes)
+// blocks start at even byte offsets, so words are re-assembled from two
+// neighbours (word_at); the others are word-aligned, and read the same way
+// for simplicity. Values are formed in the CPU decoder's order: (q - 16) * d
+// for Q5_0, q * d + m for Q4_1 / Q5_1, (d * sc) * q - dmin * m for Q5_K and
+// Q2_K (these three may be fused into one rounding by the shader compiler),
+// (d * (scale - 32)) * q for Q3_K. Q2_K and Q3_K have a scale per 16
+// elements: a sub-block's scales are two pairs (sub_scales' xy for elements
+// 0..15, zw for 16..31). Sub-block s = 4h + j of Q2_K / Q3_K is bit plane j
+// (bits 2j, 2j + 1) of quant bytes 32h .. 32h+31 (Q3_K: with bit s of the
+// hmask bytes 0..31 as the high bit, clear meaning minus 4).
 //
 // xmv (M <= 8): a row group of TPR invocations per ROWS columns of C;
 // invocation t walks sub-blocks t, t + TPR, ... of the group's rows, decodes
@@ -44,10 +49,12 @@ fn block_bytes() -> u32 {
         case 0u: { return 22u; }
         case 1u: { return 20u; }
         case 2u: { return 24u; }
+        case 4u: { return 84u; }
+        case 5u: { return 110u; }
         default: { return 176u; }
     }
 }
-fn subs() -> u32 { return select(1u, 8u, QT == 3u); }   // sub-blocks of 32 per block
+fn subs() -> u32 { return select(1u, 8u, QT >= 3u); }   // sub-blocks of 32 per block
 
 // The word at even byte offset o of B (o % 4 == 2: from two words). Both
 // words are always read and one is selected, so that invocations whose blocks
@@ -61,6 +68,7 @@ fn word_at(o: u32) -> u32 {
 }
 #include "bytes.wgsl"   // half_of
 fn half_at(o: u32) -> f32 { return half_of(B[o >> 2u], o); }   // o even
+fn byte_b(o: u32) -> u32 { return (word_at(o & ~1u) >> (8u * (o & 1u))) & 255u; }
 
 // The four bytes of w as floats, minus bias, without int-to-float
 // conversions: for 0 <= n < 2^23 the float with bits 0x4B000000 | n is 2^23 + n.
@@ -94,24 +102,57 @@ fn k_scale_min(w0: u32, s: u32) -> vec2<u32> {
     return select(low, high, s >= 4u);
 }
 
+// Q3_K: 6-bit scale i (0..15) minus 32, from the 12 scale bytes at base + 96:
+// low 4 bits from byte i % 8 (its high nibble for i >= 8), high 2 bits from
+// byte 8 + i % 4, bits 2 (i / 4) and up.
+fn q3_scale(base: u32, i: u32) -> f32 {
+    let lo = (byte_b(base + 96u + (i & 7u)) >> (4u * (i >> 3u))) & 15u;
+    let hi = (byte_b(base + 104u + (i & 3u)) >> (2u * (i >> 2u))) & 3u;
+    return f32(i32(lo | (hi << 4u)) - 32);
+}
+
 // The scales of sub-block s of the block at byte `base`: x multiplies the
-// quant, y is added (Q5_0: x = d, y unused; Q4_1 / Q5_1: d, m; Q5_K: d * sc,
-// dmin * m, subtracted).
-fn sub_scales(base: u32, s: u32) -> vec2<f32> {
+// quant, y is added (Q5_0: x = d, y unused; Q4_1 / Q5_1: d, m; Q5_K, Q2_K:
+// d * sc, dmin * m, subtracted; Q3_K: d * (scale - 32), y unused). xy serve
+// elements 0..15 of the sub-block, zw 16..31 (the same pair but for Q2_K /
+// Q3_K, whose scales cover 16 elements).
+fn sub_scales(base: u32, s: u32) -> vec4<f32> {
     if (QT == 3u) {
         let w0 = base >> 2u;
         let dm = unpack2x16float(B[w0]);
         let sm = k_scale_min(w0, s);
-        return vec2<f32>(dm.x * f32(sm.x), dm.y * f32(sm.y));
+        let r = vec2<f32>(dm.x * f32(sm.x), dm.y * f32(sm.y));
+        return vec4<f32>(r, r);
+    }
+    if (QT == 4u) {
+        let dm = unpack2x16float(word_at(base + 80u));
+        let b = word_at(base + 2u * s);   // scale bytes 2s, 2s + 1
+        let s0 = b & 255u;
+        let s1 = (b >> 8u) & 255u;
+        return vec4<f32>(dm.x * f32(s0 & 15u), dm.y * f32(s0 >> 4u), dm.x * f32(s1 & 15u), dm.y * f32(s1 >> 4u));
+    }
+    if (QT == 5u) {
+        let d = unpack2x16float(word_at(base + 108u)).x;
+        return vec4<f32>(d * q3_scale(base, 2u * s), 0.0, d * q3_scale(base, 2u * s + 1u), 0.0);
     }
     let w = unpack2x16float(word_at(base));
-    return select(w, vec2<f32>(w.x, 0.0), QT == 0u);
+    let r = select(w, vec2<f32>(w.x, 0.0), QT == 0u);
+    return vec4<f32>(r, r);
 }
 
 // The integer quants of elements 8c .. 8c+3 (half 0) or 8c+4 .. 8c+7 (half 1)
 // of sub-block s of the block at `base`, as four bytes of a word.
 fn quant4(base: u32, s: u32, c: u32, half: u32) -> u32 {
     let j = 8u * c + 4u * half;               // element within the sub-block
+    if (QT == 4u) {
+        let q = word_at(base + 16u + 32u * (s >> 2u) + j);
+        return (q >> (2u * (s & 3u))) & 0x03030303u;
+    }
+    if (QT == 5u) {
+        let q = word_at(base + 32u + 32u * (s >> 2u) + j);
+        let h = word_at(base + j);
+        return ((q >> (2u * (s & 3u))) & 0x03030303u) | (((h >> s) & 0x01010101u) << 2u);
+    }
     if (QT == 3u) {
         let q = word_at(base + 48u + 32u * (s >> 1u) + j);
         let h = word_at(base + 16u + j);
@@ -126,14 +167,18 @@ fn quant4(base: u32, s: u32, c: u32, half: u32) -> u32 {
 
 // Elements 8c .. 8c+7 of sub-block s of the block at byte `base`, with the
 // sub-block's scales sc (sub_scales).
-fn dec8s(base: u32, s: u32, c: u32, sc: vec2<f32>) -> Eight {
+fn dec8s(base: u32, s: u32, c: u32, sc4: vec4<f32>) -> Eight {
     var r: Eight;
     let q0 = quant4(base, s, c, 0u);
     let q1 = quant4(base, s, c, 1u);
-    if (QT == 0u) {
+    let sc = select(sc4.xy, sc4.zw, c >= 2u);
+    if (QT == 5u) {
+        r.lo = sc.x * bytes4(q0, 4.0);
+        r.hi = sc.x * bytes4(q1, 4.0);
+    } else if (QT == 0u) {
         r.lo = bytes4(q0, 16.0) * sc.x;
         r.hi = bytes4(q1, 16.0) * sc.x;
-    } else if (QT == 3u) {
+    } else if (QT == 3u || QT == 4u) {
         r.lo = sc.x * bytes4(q0, 0.0) - sc.y;
         r.hi = sc.x * bytes4(q1, 0.0) - sc.y;
     } else {
@@ -175,7 +220,7 @@ fn xmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
         let blk = u / ns;
         let s = u % ns;
         let k0 = blk * 32u * ns + 32u * s;
-        var sc: array<vec2<f32>, 8>;
+        var sc: array<vec4<f32>, 8>;
         for (var r = 0u; r < ROWS; r = r + 1u) { sc[r] = sub_scales(rows[r] + blk * bb, s); }
         for (var c = 0u; c < 4u; c = c + 1u) {
             var ev: array<Eight, 8>;

@@ -26,8 +26,8 @@ STEPS=24
 "$ROOT/build/tests/llm_mkmodel" qwen2 qwen2-f32.gguf
 "$ROOT/build/tests/llm_mkmodel" llama3 llama3-f32.gguf
 "$ROOT/build/tests/llm_mkmodel" linear linear-f32.gguf
-# llama_ftype numbers: 1 F16, 2 Q4_0, 3 Q4_1, 7 Q8_0, 8 Q5_0, 9 Q5_1, 15 Q4_K_M, 17 Q5_K_M, 18 Q6_K, 32 BF16
-for q in 1:f16 7:q8_0 2:q4_0 3:q4_1 8:q5_0 9:q5_1 15:q4_k_m 17:q5_k_m 18:q6_k 32:bf16; do
+# llama_ftype numbers: 1 F16, 2 Q4_0, 3 Q4_1, 7 Q8_0, 8 Q5_0, 9 Q5_1, 10 Q2_K, 12 Q3_K_M, 15 Q4_K_M, 17 Q5_K_M, 18 Q6_K, 32 BF16
+for q in 1:f16 7:q8_0 2:q4_0 3:q4_1 8:q5_0 9:q5_1 10:q2_k 12:q3_k_m 15:q4_k_m 17:q5_k_m 18:q6_k 32:bf16; do
   "$LB/llbench" -L "$LB/lib-cpu" -Q llama-f32.gguf "llama-${q#*:}.gguf" "${q%%:*}" -t 2 >/dev/null 2>&1
 done
 for q in 7:q8_0 15:q4_k_m; do
