@@ -456,7 +456,7 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logi
     for (int64_t l = 0; l < I->n_layer && s == PXL_OK; l++) {
         pxl_llm_layer *L = &m->layers[l];
         int mark = v.n;
-        pxl_tensor *ck, *cv, *vv;
+        pxl_tensor *ck = NULL, *cv = NULL, *vv = NULL;
         /* this pass's rows of the cache: f32, k after RoPE and v straight from
          * the product; f16, both through f32 rows (k and m->v) and pxl_convert */
         s = view(m, &v, L->cache_k, 3, T, Hkv, D, (size_t)P * row_kv, &ck);
