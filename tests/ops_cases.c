@@ -609,8 +609,8 @@ static void rope_ext_tol(const op_case *c, double *const *v, double *const *want
 static void attn_layout(const op_case *c, layout *l) {
     int64_t sq[3] = {c->s[0], c->s[1], c->s[3]}, skv[3] = {c->s[5], c->s[2], c->s[3]};
     add_in(l, opnd("q", PXL_F32, 3, sq, 0, -1, 1, -1));
-    add_in(l, opnd("k", PXL_F32, 3, skv, 0, -1, 1, 0));
-    add_in(l, opnd("v", PXL_F32, 3, skv, 0, -1, 1, 0));
+    add_in(l, opnd("k", c->dt, 3, skv, 0, -1, 1, 0));
+    add_in(l, opnd("v", c->dt, 3, skv, 0, -1, 1, 0));
     add_out(l, opnd("y", PXL_F32, 3, sq, 1, 0, 0, -1));
 }
 
@@ -624,6 +624,8 @@ static void attn_oracle(const op_case *c, double *const *v, double **want) {
 
 /*
  * Inputs in [-1, 1), so every output is a convex combination with |y| <= 1.
+ * f16 K and V: the oracle sees their f16 values, which both backends read
+ * exactly, so the bounds are the f32 ones.
  * CPU: double throughout: 1e-6. GPU: 2e-5 (f32 scores, exp2 within the WGSL
  * bound of 3 + 2|x| ULP, f32 sums of up to kv_len terms merged across
  * slices; a relative error e of the weights moves y by 2 e max|v|; observed
@@ -664,6 +666,43 @@ static void copy_oracle(const op_case *c, double *const *v, double **want) {
     memcpy(want[0], v[0], (size_t)case_nelem(c) * sizeof(double));
 }
 
+/* ---- convert ------------------------------------------------------------------------ */
+
+static void conv_layout(const op_case *c, layout *l) {
+    int64_t flat = case_nelem(c);
+    float r = (c->flags & CF_WIDE) ? 1e5f : 2.0f; /* wide: f16's overflow, often */
+    add_in(l, opnd("src", c->dt, c->ndim, c->s, 0, -r, r, -1));
+    if (c->flags & CF_FLAT) add_out(l, opnd("dst", (pxl_dtype)c->k, 1, &flat, 1, 0, 0, -1));
+    else add_out(l, opnd("dst", (pxl_dtype)c->k, c->ndim, c->s, 1, 0, 0, -1));
+}
+
+static pxl_status conv_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
+    (void)c;
+    return pxl_convert(ctx, t[0], t[1]);
+}
+
+/* the source's values (already f16 / bf16 values when it is one), rounded to the destination's dtype */
+static void conv_oracle(const op_case *c, double *const *v, double **want) {
+    int64_t n = case_nelem(c);
+    if (c->k == PXL_F16) oracle_round_float(v[0], want[0], n, 11, -14, 65504.0);
+    else if (c->k == PXL_BF16) oracle_round_float(v[0], want[0], n, 8, -126, 0x1.fep127);
+    else memcpy(want[0], v[0], (size_t)n * sizeof(double));
+}
+
+/* the edges of rounding: f16's largest finite values and its overflow to Inf,
+ * its subnormals (the smallest, ties to zero, below half of it), ties to even
+ * at 1 for f16 and bf16, f32 values past bf16's and f16's ranges */
+static void conv_fixup(const op_case *c, const layout *l, float **x, uint64_t *rng) {
+    (void)l, (void)rng;
+    static const float edge[] = {65504.0f, 65519.99f, 65520.0f, -65520.0f, 1e5f, -7e4f, 6.1e-5f, -6.1035156e-5f,
+                                 0x1p-24f, 0x1p-25f, -0x1.8p-25f, 0x1.8p-24f, 1e-6f, -3e-7f, 1e-10f, -0x1p-30f,
+                                 1.0f + 0x1p-11f, 1.0f + 0x1.8p-10f, 1.0f + 0x1p-8f, 1.0f + 0x1.8p-7f, 3.3e38f,
+                                 -3.4e38f, 0x1p-130f, 1e-40f};
+    int64_t n = case_nelem(c), ne = (int64_t)(sizeof edge / sizeof edge[0]);
+    if (!(c->flags & CF_SPECIAL)) return;
+    for (int64_t i = 0; i < ne && 7 + i < n; i++) x[0][7 + i] = edge[i];
+}
+
 /* ---- the descriptors -------------------------------------------------------------- */
 
 #define ALL_SP (SP_NAN | SP_INF | SP_NEGZ)
@@ -686,6 +725,7 @@ static const op_desc k_desc[OP_COUNT] = {
     [OP_ATTENTION] = {"pxl_attention", attn_layout, attn_call, attn_oracle, attn_tol, 0, 0, SP_NAN, attn_fixup, NULL},
     [OP_COPY] = {"pxl_copy", copy_layout, copy_call, copy_oracle, exact_tol, 1, 0, ALL_SP, NULL, NULL},
     [OP_DOT] = {"pxl_dot", NULL, NULL, NULL, NULL, 0, 0, ALL_SP, NULL, NULL},
+    [OP_CONVERT] = {"pxl_convert", conv_layout, conv_call, conv_oracle, exact_tol, 0, 0, ALL_SP, conv_fixup, NULL},
 };
 
 /* ---- the table ------------------------------------------------------------------------ */
@@ -723,6 +763,12 @@ static const op_desc k_desc[OP_COUNT] = {
 #define ATT(T, Hq, Hkv, D, kv, fl)                                                                            \
     {OP_ATTENTION, 6, {T, Hq, Hkv, D, kv, (kv) + 3 + (kv) / 7}, PXL_F32, 0.75f / 8.0f + 0.05f, 0, 0, 0, 0, fl, PXL_OK, NULL}
 #define COPY2(R, L, dt, fl) {OP_COPY, 2, {R, L}, dt, 0, 0, 0, 0, 0, fl, PXL_OK, NULL}
+/* attention with f16 K and V (an f16 KV cache) */
+#define ATTH(T, Hq, Hkv, D, kv, fl)                                                                           \
+    {OP_ATTENTION, 6, {T, Hq, Hkv, D, kv, (kv) + 3 + (kv) / 7}, PXL_F16, 0.75f / 8.0f + 0.05f, 0, 0, 0, 0, fl, PXL_OK, NULL}
+/* convert: src shape R x L, src and dst dtypes */
+#define CONV2(R, L, st, dt, fl) {OP_CONVERT, 2, {R, L}, st, 0, 0, 0, 0, (int)(dt), fl, PXL_OK, NULL}
+#define CONV1(n, st, dt, fl) {OP_CONVERT, 1, {n}, st, 0, 0, 0, 0, (int)(dt), fl, PXL_OK, NULL}
 #define DOT(n, fl) {OP_DOT, 1, {n}, PXL_F32, 0, 0, 0, 0, 0, fl, PXL_OK, NULL}
 /* a call every backend must refuse with PXL_ERR_INVALID_ARG (m: a substring of the message) */
 #define BAD(op, nd, s0, s1, s2, s3, s4, s5, dt, p, al, be, off, k, fl, m)                                  \
@@ -940,6 +986,13 @@ static const op_case k_cases[] = {
     ATT(1, 16, 2, 64, 300, 0), ATT(5, 8, 1, 128, 40, 0), ATT(3, 8, 2, 96, 130, 0),
     ATT(17, 8, 2, 64, 17, CF_SPECIAL), ATT(1, 8, 2, 64, 40, CF_SPECIAL),
     ATT(3, 8, 2, 64, 20, CF_VIEW), ATT(1, 4, 2, 32, 9, CF_SLICE), ATT(2, 8, 2, 16, 4, CF_BAD),
+    /* f16 K and V (an f16 KV cache): decode and prefill, MHA / GQA / MQA, odd D, views at odd elements, slices */
+    ATTH(1, 1, 1, 64, 1, 0), ATTH(1, 8, 2, 128, 256, 0), ATTH(1, 32, 8, 128, 1000, 0), ATTH(1, 8, 2, 64, 8192, 0),
+    ATTH(17, 8, 8, 64, 17, 0), ATTH(5, 32, 8, 128, 256, 0), ATTH(64, 32, 8, 64, 256, 0), ATTH(16, 8, 2, 128, 1000, 0),
+    ATTH(7, 6, 3, 6, 40, 0), ATTH(1, 2, 1, 66, 300, 0), ATTH(9, 12, 4, 80, 300, 0), ATTH(3, 4, 1, 5, 33, 0),
+    ATTH(256, 8, 2, 64, 256, CF_CPU_ONLY), ATTH(17, 8, 2, 64, 17, CF_SPECIAL), ATTH(3, 8, 2, 64, 20, CF_VIEW),
+    ATTH(1, 4, 2, 32, 9, CF_VIEW), ATTH(2, 6, 3, 7, 11, CF_VIEW), ATTH(1, 4, 2, 32, 9, CF_SLICE),
+    ATTH(5, 8, 2, 6, 30, CF_SLICE), ATTH(2, 8, 2, 16, 4, CF_BAD),
 
     /* -- copy: every dtype, a flat destination (shapes may differ), row copies between slices, itself */
     COPY2(5, 7, PXL_F32, CF_SPECIAL), COPY2(3, 10, PXL_F16, 0), COPY2(4, 3, PXL_I32, 0), COPY2(3, 64, PXL_Q8_0, 0),
@@ -951,6 +1004,20 @@ static const op_case k_cases[] = {
     COPY2(5, 7, PXL_F32, CF_FLAT), COPY2(5, 7, PXL_F32, CF_VIEW), COPY2(3, 9, PXL_F32, CF_SLICE),
     COPY2(3, 10, PXL_F16, CF_VIEW), COPY2(4, 6, PXL_F32, CF_INPLACE), COPY2(1000, 1000, PXL_F32, 0),
     COPY2(2, 5, PXL_F32, CF_BAD),
+
+    /* -- convert: f32 <-> f16 and f32 <-> bf16; odd lengths (a last word half used), rounding edges and
+     * specials, views at odd elements (f16 edges inside words shared with the sentinel), slices, flat */
+    CONV2(5, 7, PXL_F32, PXL_F16, CF_SPECIAL), CONV2(5, 7, PXL_F16, PXL_F32, CF_SPECIAL),
+    CONV2(5, 7, PXL_F32, PXL_BF16, CF_SPECIAL), CONV2(5, 7, PXL_BF16, PXL_F32, CF_SPECIAL),
+    CONV1(1, PXL_F32, PXL_F16, 0), CONV1(1, PXL_F16, PXL_F32, 0), CONV1(2, PXL_F32, PXL_F16, 0),
+    CONV1(3, PXL_F32, PXL_BF16, 0), CONV2(3, 11, PXL_F32, PXL_F16, CF_VIEW | CF_SPECIAL),
+    CONV2(3, 11, PXL_F16, PXL_F32, CF_VIEW | CF_SPECIAL), CONV2(3, 11, PXL_F32, PXL_BF16, CF_VIEW | CF_SPECIAL),
+    CONV2(3, 11, PXL_BF16, PXL_F32, CF_VIEW), CONV2(4, 9, PXL_F32, PXL_F16, CF_SLICE),
+    CONV2(4, 9, PXL_F16, PXL_F32, CF_SLICE), CONV2(4, 10, PXL_F32, PXL_F16, CF_VIEW),
+    CONV2(3, 10, PXL_F32, PXL_F16, CF_FLAT), CONV2(1000, 1001, PXL_F32, PXL_F16, CF_SPECIAL),
+    CONV2(1000, 1001, PXL_F16, PXL_F32, 0), CONV2(777, 513, PXL_F32, PXL_BF16, CF_WIDE), CONV2(513, 777, PXL_F32, PXL_F16, CF_WIDE),
+    CONV1(1000003, PXL_F32, PXL_F16, CF_SPECIAL), CONV2(2, 5, PXL_F32, PXL_F16, CF_BAD),
+    CONV2(2, 5, PXL_F16, PXL_F32, CF_BAD),
 
     /* -- dot (host arrays) */
     DOT(1, 0), DOT(2, 0), DOT(3, 0), DOT(4, 0), DOT(5, 0), DOT(7, 0), DOT(255, 0), DOT(256, 0), DOT(257, 0),
@@ -985,6 +1052,9 @@ static const op_case k_cases[] = {
     BAD(OP_MATMUL, 5, 2, 3, 2, 3, 4, 0, PXL_F32, 0, 1, 0, 0, 0, 0, "batch"),            /* batch 2 against 3 */
     BAD(OP_MATMUL, 5, 1, 1, 2, 3, 4, 0, PXL_I32, 0, 1, 0, 0, 0, 0, NULL),              /* B i32 */
     BAD(OP_EMBEDDING, 3, 5, 32, 2, 0, 0, 0, PXL_I32, 0, 0, 0, 0, 0, 0, "table"),       /* table i32 */
+    BAD(OP_CONVERT, 2, 2, 5, 0, 0, 0, 0, PXL_F16, 0, 0, 0, 0, PXL_BF16, 0, "conversion"), /* f16 -> bf16 */
+    BAD(OP_CONVERT, 2, 2, 32, 0, 0, 0, 0, PXL_F32, 0, 0, 0, 0, PXL_Q8_0, 0, "conversion"), /* to a block format */
+    BAD(OP_ATTENTION, 6, 2, 8, 2, 16, 4, 6, PXL_BF16, 0.25f, 0, 0, 0, 0, 0, "k is bf16"), /* bf16 K and V */
 };
 
 int ops_case_count(void) { return (int)(sizeof k_cases / sizeof k_cases[0]); }
@@ -1214,6 +1284,13 @@ static int64_t compare(const char *what, const char *vs, const double *want, con
     return bad;
 }
 
+static double ops_bf16_value(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 static double *to_double(const operand *o, const uint8_t *b) {
     int64_t n = nelem(o);
     double *v = malloc((size_t)(n ? n : 1) * sizeof *v);
@@ -1222,6 +1299,10 @@ static double *to_double(const operand *o, const uint8_t *b) {
             int32_t x;
             memcpy(&x, b + 4 * i, 4);
             v[i] = x;
+        } else if (o->dt == PXL_F16 || o->dt == PXL_BF16) {
+            uint16_t h;
+            memcpy(&h, b + 2 * i, 2);
+            v[i] = o->dt == PXL_F16 ? pxl_f16_to_f32(h) : ops_bf16_value(h);
         } else {
             float x;
             memcpy(&x, b + 4 * i, 4);

@@ -28,6 +28,7 @@ typedef enum op_kind {
     OP_ATTENTION,
     OP_COPY,
     OP_DOT,
+    OP_CONVERT,
     OP_COUNT
 } op_kind;
 
@@ -65,8 +66,9 @@ enum {
  *   rope       s = {T, H, D}, off = pos_offset, p = base
  *              alpha = freq_scale (0: pxl_rope; else pxl_rope_ext)
  *   rope_ext   as rope, through pxl_rope_ext with freq_factors [D/2] in [0.5, 40)
- *   attention  s = {T, Hq, Hkv, D, kv_len, C}, p = scale
+ *   attention  s = {T, Hq, Hkv, D, kv_len, C}, p = scale, dt = k's and v's dtype (f32, f16)
  *   copy       src shape, dt
+ *   convert    src shape, dt = src's dtype, k = dst's dtype (a pxl_dtype)
  *   dot        s = {n}
  * expect: PXL_OK for a value case; otherwise the status every backend must
  * return for the call (and msg, if set, a substring of the message).

@@ -298,3 +298,19 @@ void oracle_vjp_matmul(const double *a, const double *b, const double *g, double
     if (gc0)
         for (int64_t i = 0; i < batch * M * N; i++) gc0[i] = beta * g[i];
 }
+
+void oracle_round_float(const double *x, double *y, int64_t n, int p, int emin, double max_finite) {
+    for (int64_t i = 0; i < n; i++) {
+        double v = x[i];
+        if (isnan(v) || isinf(v) || v == 0) {
+            y[i] = v;
+            continue;
+        }
+        int e;
+        frexp(v, &e); /* |v| = m 2^e, m in [0.5, 1): the leading bit is 2^(e-1) */
+        int lead = e - 1 < emin ? emin : e - 1;
+        double q = ldexp(1.0, lead - (p - 1)); /* the spacing of the target's values near v */
+        double r = rint(v / q) * q;           /* rint: to nearest, ties to even (the default mode) */
+        y[i] = fabs(r) > max_finite ? copysign(INFINITY, v) : r;
+    }
+}

@@ -46,6 +46,10 @@ void oracle_rope_ext(const double *x, double *y, int64_t T, int64_t H, int64_t D
 void oracle_attention(const double *q, const double *k, const double *v, double *y, int64_t T, int64_t Hq,
                       int64_t Hkv, int64_t D, int64_t kv_len, double scale);
 /* out[i, :] = table[ids[i], :] for table [V, D]; a row of NaN for an id outside [0, V) */
+/* y = x rounded to a float of p significand bits (f16: 11, bf16: 8) and
+ * smallest normal exponent emin (f16: -14, bf16: -126), to nearest even,
+ * magnitudes past max_finite becoming Inf; NaN and Inf kept. */
+void oracle_round_float(const double *x, double *y, int64_t n, int p, int emin, double max_finite);
 void oracle_embedding(const double *table, const double *ids, double *out, int64_t V, int64_t n, int64_t D);
 double oracle_dot(const double *a, const double *b, int64_t n);
 

@@ -112,7 +112,7 @@ static void test_eval(pxl_ctx *ctx) {
     pxl_gguf *g = NULL;
     pxl_llm *m = NULL;
     CHECK(pxl_gguf_parse(ctx, data, size, &g) == PXL_OK);
-    pxl_llm_options o = {16, 4}; /* a context of 16, passes of 4 tokens */
+    pxl_llm_options o = {16, 4, PXL_F32}; /* a context of 16, passes of 4 tokens */
     CHECK(pxl_llm_load(ctx, g, &o, &m) == PXL_OK);
     const pxl_llm_info *I = pxl_llm_get_info(m);
     CHECK(I->n_vocab == V && I->n_ctx == 16 && I->n_batch == 4 && I->head_dim == HD && I->tied_output == 1);
@@ -145,9 +145,53 @@ static void test_eval(pxl_ctx *ctx) {
     CHECK(pxl_llm_n_past(m) == 10);
     pxl_llm_free(m);
     /* a context beyond the trained one */
-    pxl_llm_options big = {65, 0};
+    pxl_llm_options big = {65, 0, PXL_F32};
     CHECK(pxl_llm_load(ctx, g, &big, &m) == PXL_ERR_INVALID_ARG);
     CHECK(strstr(pxl_ctx_error(ctx), "beyond the 64 the model was trained for") != NULL);
+    /* an f16 KV cache: half the bytes, the same eval contract, logits close to the f32 cache's */
+    uint64_t bytes32 = UINT64_MAX;
+    {
+        pxl_llm_options o32 = {16, 4, PXL_F32}, o16 = {16, 4, PXL_F16};
+        pxl_llm *m32 = NULL, *m16 = NULL;
+        CHECK(pxl_llm_load(ctx, g, &o32, &m32) == PXL_OK);
+        CHECK(pxl_llm_load(ctx, g, &o16, &m16) == PXL_OK);
+        if (m32 && m16) {
+            bytes32 = pxl_llm_get_info(m32)->kv_cache_bytes;
+            CHECK(pxl_llm_get_info(m32)->kv_type == PXL_F32 && pxl_llm_get_info(m16)->kv_type == PXL_F16);
+            CHECK_MSG(pxl_llm_get_info(m16)->kv_cache_bytes * 2 == bytes32, "f16 cache %llu bytes, f32 %llu",
+                      (unsigned long long)pxl_llm_get_info(m16)->kv_cache_bytes, (unsigned long long)bytes32);
+            CHECK(pxl_llm_eval(m32, ids, 10, a, 0) == PXL_OK);
+            CHECK(pxl_llm_eval(m16, ids, 10, b, 0) == PXL_OK);
+            float worst = 0;
+            for (int i = 0; i < V; i++) worst = fabsf(a[i] - b[i]) > worst ? fabsf(a[i] - b[i]) : worst;
+            CHECK_MSG(worst <= 0.05f, "f16 against f32 cache: largest logit difference %g", (double)worst);
+            /* token by token after a rewind: the same logits as one pass (f16 rows are the same either way) */
+            CHECK(pxl_llm_rewind(m16, 0) == PXL_OK);
+            for (int t = 0; t < 10; t++) CHECK(pxl_llm_eval(m16, &ids[t], 1, all, 0) == PXL_OK);
+            for (int i = 0; i < V; i++) CHECK_MSG(fabsf(all[i] - b[i]) <= 1e-4f, "f16 cache logit %d", i);
+        }
+        pxl_llm_free(m32);
+        pxl_llm_free(m16);
+    }
+    CHECK(bytes32 != UINT64_MAX);
+    /* the default (zero options, NULL options) is f32 */
+    {
+        pxl_llm_options z;
+        memset(&z, 0, sizeof z);
+        z.n_ctx = 16;
+        CHECK(pxl_llm_load(ctx, g, &z, &m) == PXL_OK);
+        if (m) CHECK(pxl_llm_get_info(m)->kv_type == PXL_F32 && pxl_llm_get_info(m)->kv_cache_bytes == bytes32);
+        pxl_llm_free(m);
+        m = NULL;
+    }
+    /* any other cache dtype is refused with a message */
+    pxl_dtype bad_types[3] = {PXL_BF16, PXL_Q8_0, (pxl_dtype)999};
+    for (int i = 0; i < 3; i++) {
+        pxl_llm_options ob = {16, 4, bad_types[i]};
+        m = NULL;
+        CHECK(pxl_llm_load(ctx, g, &ob, &m) == PXL_ERR_INVALID_ARG && m == NULL);
+        CHECK_MSG(strstr(pxl_ctx_error(ctx), "KV cache of") != NULL, "message: %s", pxl_ctx_error(ctx));
+    }
     pxl_llm_free(NULL);
     pxl_gguf_free(g);
     pxl_free(ctx, data);

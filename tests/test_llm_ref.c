@@ -13,11 +13,13 @@
  * llama.cpp's; then it feeds llama.cpp's token, so that one near tie cannot
  * derail the later steps.
  *
- *   test_llm_ref MODEL.gguf REF.txt cpu|gpu TOL [MISMATCHES [N_BATCH]]
+ *   test_llm_ref MODEL.gguf REF.txt cpu|gpu TOL [MISMATCHES [N_BATCH [KV_TYPE]]]
  *
  * Passes when every logit is within TOL and at most MISMATCHES (default 0)
  * greedy tokens differ. N_BATCH (default: the model's) splits the prompt
- * into passes of that many tokens, to check a chunked prefill. Exit 77 when
+ * into passes of that many tokens, to check a chunked prefill (0: the
+ * model's). KV_TYPE f32 (default) or f16: the KV cache's dtype (llama.cpp's
+ * references were made with an f16 cache). Exit 77 when
  * the GPU is asked for and there is none. PXL_DUMP_LOGITS=FILE writes the
  * first step's logits as raw f32 (for bench/peers comparisons).
  */
@@ -106,7 +108,14 @@ int main(int argc, char **argv) {
     int fails = 0;
     float worst = 0.0f;
     int allowed = argc > 5 ? atoi(argv[5]) : 0, mismatches = 0;
-    pxl_llm_options lo = {0, argc > 6 ? (uint32_t)strtoul(argv[6], NULL, 10) : 0};
+    pxl_llm_options lo = {0, argc > 6 ? (uint32_t)strtoul(argv[6], NULL, 10) : 0, PXL_F32};
+    const char *kv = argc > 7 ? argv[7] : "f32";
+    if (!strcmp(kv, "f16")) lo.kv_type = PXL_F16;
+    else if (strcmp(kv, "f32") != 0) {
+        fprintf(stderr, "KV_TYPE is f32 or f16, not %s\n", kv);
+        pxl_ctx_free(ctx);
+        return 2;
+    }
     if (pxl_gguf_open(ctx, argv[1], &g) != PXL_OK || pxl_llm_load(ctx, g, &lo, &m) != PXL_OK) {
         fprintf(stderr, "%s: %s\n", argv[1], pxl_ctx_error(ctx));
         fails = 1;
@@ -149,9 +158,9 @@ int main(int argc, char **argv) {
     }
     free(logits);
     if (mismatches > allowed) fails++;
-    printf("%s on %s: %d prompt tokens, %d steps, largest |logit diff| %.5f (tolerance %.5f), %d greedy tokens "
-           "differ (%d allowed), %d failures\n",
-           argv[1], argv[3], r.n_prompt, r.n_steps, (double)worst, (double)tol, mismatches, allowed, fails);
+    printf("%s on %s, %s KV cache: %d prompt tokens, %d steps, largest |logit diff| %.5f (tolerance %.5f), %d "
+           "greedy tokens differ (%d allowed), %d failures\n",
+           argv[1], argv[3], kv, r.n_prompt, r.n_steps, (double)worst, (double)tol, mismatches, allowed, fails);
 done:
     pxl_llm_free(m);
     pxl_gguf_free(g);

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, uint32_t reps);
+int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, uint32_t reps, const char *kv_type);
 
 typedef struct {
     char name[32];
@@ -61,10 +61,10 @@ static void fmt_count(char *buf, size_t cap, double v, const char *const *units,
     snprintf(buf, cap, "%.2f %s", v, units[u]);
 }
 
-int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, uint32_t reps) {
+int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, uint32_t reps, const char *kv_type) {
     const char *cmd = "pxl bench llm";
     cli_gguf m;
-    int rc = cli_gguf_open(cmd, c, path, 0, &m);
+    int rc = cli_gguf_open(cmd, c, path, 0, kv_type, &m);
     if (rc) return rc;
     const pxl_llm_info *I = pxl_llm_get_info(m.model);
     if ((int64_t)pp > I->n_ctx || (int64_t)tg > I->n_ctx) {

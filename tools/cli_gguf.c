@@ -16,8 +16,13 @@ void cli_gguf_close(cli_gguf *m) {
     memset(m, 0, sizeof *m);
 }
 
-int cli_gguf_open(const char *cmd, const cli_common *c, const char *path, uint32_t n_ctx, cli_gguf *m) {
+int cli_gguf_open(const char *cmd, const cli_common *c, const char *path, uint32_t n_ctx, const char *kv_type,
+                  cli_gguf *m) {
     memset(m, 0, sizeof *m);
+    pxl_llm_options lo = {n_ctx, 0, PXL_F32};
+    if (kv_type && !strcmp(kv_type, "f16")) lo.kv_type = PXL_F16;
+    else if (kv_type && strcmp(kv_type, "f32") != 0)
+        return cli_fail(c->json, 2, cmd, "--kv-type is f32 or f16, not '%s'", kv_type);
     pxl_ctx_options co = cli_ctx_options(c);
     pxl_status s = pxl_ctx_create(&co, &m->ctx);
     if (s != PXL_OK) {
@@ -27,7 +32,6 @@ int cli_gguf_open(const char *cmd, const cli_common *c, const char *path, uint32
     }
     double t0 = pxl_time_now();
     s = pxl_gguf_open(m->ctx, path, &m->file);
-    pxl_llm_options lo = {n_ctx, 0};
     if (s == PXL_OK) s = pxl_llm_load(m->ctx, m->file, &lo, &m->model);
     if (s == PXL_OK) s = pxl_tokenizer_from_gguf(m->file, &m->tok);
     if (s != PXL_OK) {

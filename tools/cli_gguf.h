@@ -15,9 +15,15 @@ typedef struct cli_gguf {
 } cli_gguf;
 
 /* Creates the context from c, opens path and loads its tokenizer and model
- * (n_ctx 0: the default). Returns 0, or the exit code after reporting the
+ * (n_ctx 0: the default; kv_type "f32", "f16" or NULL for f32: the KV
+ * cache's dtype, --kv-type). Returns 0, or the exit code after reporting the
  * failure (a JSON error object under --json). */
-int cli_gguf_open(const char *cmd, const cli_common *c, const char *path, uint32_t n_ctx, cli_gguf *m);
+int cli_gguf_open(const char *cmd, const cli_common *c, const char *path, uint32_t n_ctx, const char *kv_type,
+                  cli_gguf *m);
+
+/* The --kv-type option of the GGUF commands (a CLI_STRING into *field). */
+#define CLI_KV_TYPE_OPT(field)                                                                         \
+    {"kv-type", CLI_STRING, (field), 0, 0, "f32|f16", "KV cache type (default f32; f16: half the memory)"}
 void cli_gguf_close(cli_gguf *m);
 
 /* The offset of the first byte of s[0..len) that is not part of valid UTF-8, or len. */
@@ -35,6 +41,7 @@ typedef struct cli_gguf_gen {
     const cli_common *c;
     const char *path, *prompt, *prompt_file;
     uint32_t tokens, ctx, seed;
+    const char *kv_type; /* --kv-type: "f32", "f16" or NULL */
     int special;
     pxl_sampler_options sampling;
 } cli_gguf_gen;

@@ -22,11 +22,11 @@ typedef struct {
     cli_common c;
     uint32_t min_log2, max_log2, reps, pp, tg;
     int no_cpu, small;
-    const char *only, *model;
+    const char *only, *model, *kv_type;
 } bench_opts;
 
 int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small);
-int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, uint32_t reps);
+int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, uint32_t reps, const char *kv_type);
 
 static const char *k_usage = "pxl bench dot|ops|llm [options]";
 static const char *k_about =
@@ -58,6 +58,7 @@ static int parse(int argc, char **argv, bench_opts *o, const char **what) {
         {"model", CLI_STRING, &o->model, 0, 0, "FILE", "llm: the GGUF model, also -m"},
         {"pp", CLI_U32, &o->pp, 0, 1u << 20, "N", "llm: prompt tokens of the pp test (default 512; 0: none)"},
         {"tg", CLI_U32, &o->tg, 0, 1u << 20, "N", "llm: generated tokens of the tg test (default 128; 0: none)"},
+        {"kv-type", CLI_STRING, &o->kv_type, 0, 0, "f32|f16", "llm: KV cache type (default f32)"},
         CLI_COMMON_OPTS(&o->c),
     };
     size_t n_opts = sizeof opts / sizeof opts[0];
@@ -243,7 +244,7 @@ int cmd_bench(int argc, char **argv) {
     const char *what;
     int p = parse(argc, argv, &o, &what);
     if (p) return p == 1 ? 0 : 2;
-    if (strcmp(what, "llm") == 0) return bench_llm(&o.c, o.model, o.pp, o.tg, o.reps);
+    if (strcmp(what, "llm") == 0) return bench_llm(&o.c, o.model, o.pp, o.tg, o.reps, o.kv_type);
     pxl_ctx *ctx;
     if (cli_open_ctx(&o.c, &ctx)) return 1;
     if (strcmp(what, "ops") == 0) {

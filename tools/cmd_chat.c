@@ -22,6 +22,7 @@ typedef struct {
     cli_common c;
     const char *model, *template_name, *system;
     uint32_t tokens, top_k, seed, ctx;
+    const char *kv_type;
     double temperature, top_p, min_p, repeat_penalty;
 } chat_opts;
 
@@ -63,6 +64,7 @@ static int parse(int argc, char **argv, chat_opts *o) {
         {"repeat-penalty", CLI_DOUBLE, &o->repeat_penalty, 0, 100, "R",
          "penalty on the last 64 tokens (default 1: off)"},
         {"ctx", CLI_U32, &o->ctx, 1, 1u << 24, "N", "context size (default: trained, at most 4096)"},
+        CLI_KV_TYPE_OPT(&o->kv_type),
         {"seed", CLI_U32, &o->seed, 0, 4294967295.0, "S", "sampling seed (default 1)"},
         CLI_COMMON_OPTS(&o->c),
     };
@@ -357,7 +359,7 @@ int cmd_chat(int argc, char **argv) {
     session S;
     memset(&S, 0, sizeof S);
     S.o = &o;
-    int rc = cli_gguf_open(k_cmd, &o.c, o.model, o.ctx, &S.m);
+    int rc = cli_gguf_open(k_cmd, &o.c, o.model, o.ctx, o.kv_type, &S.m);
     if (rc) return rc;
     if ((rc = pick_template(&S)) != 0) {
         session_free(&S);

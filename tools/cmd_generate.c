@@ -26,6 +26,7 @@ typedef struct {
     cli_common c;
     const char *model, *prompt, *prime, *file;
     uint32_t tokens, top_k, seed, ctx;
+    const char *kv_type;
     double temperature, top_p, min_p, repeat_penalty, frequency_penalty, presence_penalty;
     uint32_t repeat_last_n;
     int reference, special;
@@ -82,6 +83,7 @@ static int parse(int argc, char **argv, gen_opts *o) {
         {"presence-penalty", CLI_DOUBLE, &o->presence_penalty, -10, 10, "P",
          "GGUF: subtract P from each token in the window (default 0)"},
         {"ctx", CLI_U32, &o->ctx, 1, 1u << 24, "N", "GGUF: context size (default: trained, at most 4096)"},
+        {"kv-type", CLI_STRING, &o->kv_type, 0, 0, "f32|f16", "GGUF: KV cache type (default f32; f16: half the memory)"},
         {"special", CLI_FLAG, &o->special, 0, 0, NULL, "GGUF: special-token texts in the prompt are tokens"},
         {"seed", CLI_U32, &o->seed, 0, 4294967295.0, "S", "sampling seed (default 1)"},
         {"reference", CLI_FLAG, &o->reference, 0, 0, NULL, "use the C int8 reference instead of the VM"},
@@ -221,6 +223,7 @@ static int generate_gguf(const gen_opts *o) {
     g.prompt_file = o->file;
     g.tokens = o->tokens;
     g.ctx = o->ctx;
+    g.kv_type = o->kv_type;
     g.seed = o->seed;
     g.special = o->special;
     g.sampling.temperature = (float)o->temperature;

@@ -38,7 +38,7 @@ int cli_gguf_generate(const cli_gguf_gen *o) {
     size_t plen = 0;
     const char *prompt = o->prompt ? o->prompt : "";
     cli_gguf m;
-    int rc = cli_gguf_open(cmd, o->c, o->path, o->ctx, &m);
+    int rc = cli_gguf_open(cmd, o->c, o->path, o->ctx, o->kv_type, &m);
     if (rc) return rc;
     if (o->prompt_file) {
         char err[512];

@@ -28,6 +28,7 @@ typedef struct {
     cli_common c;
     const char *model, *file;
     uint32_t ctx, chunks;
+    const char *kv_type;
 } ppl_opts;
 
 static const char *k_usage = "pxl perplexity -m FILE -f TEXT [options]";
@@ -46,6 +47,7 @@ static int parse(int argc, char **argv, ppl_opts *o) {
         {"file", CLI_STRING, &o->file, 0, 0, "TEXT", "the text to score, also -f (- for stdin)"},
         {"ctx", CLI_U32, &o->ctx, 4, 1u << 20, "N", "window (context) size in tokens (default 512)"},
         {"chunks", CLI_U32, &o->chunks, 0, 1u << 30, "N", "score at most N windows (default 0: all)"},
+        CLI_KV_TYPE_OPT(&o->kv_type),
         CLI_COMMON_OPTS(&o->c),
     };
     size_t n_opts = sizeof opts / sizeof opts[0];
@@ -117,7 +119,7 @@ int cmd_perplexity(int argc, char **argv) {
         return cli_fail(json, 1, cmd, "%s: the text is empty", o.file);
     }
     cli_gguf m;
-    int rc = cli_gguf_open(cmd, &o.c, o.model, o.ctx, &m);
+    int rc = cli_gguf_open(cmd, &o.c, o.model, o.ctx, o.kv_type, &m);
     if (rc) {
         pxl_free(tctx, text);
         pxl_ctx_free(tctx);

@@ -331,6 +331,9 @@ typedef struct pxl_llm pxl_llm;
 typedef struct pxl_llm_options {
     uint32_t n_ctx;   /* KV cache positions; 0: the trained context, at most 4096 */
     uint32_t n_batch; /* most tokens per forward pass (prefill chunk); 0: 512 */
+    /* the KV cache's dtype: PXL_F32 (0, the default) or PXL_F16 (half the
+     * memory; llama.cpp's default); others fail with PXL_ERR_INVALID_ARG */
+    pxl_dtype kv_type;
 } pxl_llm_options;
 
 typedef struct pxl_llm_info {
@@ -344,7 +347,8 @@ typedef struct pxl_llm_info {
     int rope_halves;     /* 1: pairs (i, i + d/2) (qwen2); 0: adjacent pairs (llama) */
     int tied_output;     /* 1: no output.weight, the token embedding is used */
     uint64_t weight_bytes;   /* the weights as stored */
-    uint64_t kv_cache_bytes; /* the KV cache (f32) */
+    uint64_t kv_cache_bytes; /* the KV cache (in kv_type) */
+    pxl_dtype kv_type;       /* the KV cache's dtype: PXL_F32 or PXL_F16 */
 } pxl_llm_info;
 
 /* Loads a model; on a GPU context uploads its weights (with a progress bar on

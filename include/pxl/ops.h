@@ -177,6 +177,21 @@ PXL_API pxl_status pxl_tensor_read(pxl_ctx *ctx, const pxl_tensor *t, void *dst,
  */
 PXL_API pxl_status pxl_copy(pxl_ctx *ctx, const pxl_tensor *src, pxl_tensor *dst);
 
+/*
+ * Element-wise dtype conversion: dst[i] = src[i] in dst's dtype, for
+ * f32 -> f16, f16 -> f32, f32 -> bf16 and bf16 -> f32 (src and dst of one of
+ * these dtypes each: a plain copy). The same number of elements (shapes may
+ * differ, as in pxl_copy). To f16 and bf16 the rounding is exactly
+ * pxl_f32_to_f16 / pxl_f32_to_bf16 on every backend: to nearest even, finite
+ * values past the largest half overflow to Inf, f16 subnormals are kept
+ * (magnitudes below half the smallest one become signed zero), NaN stays NaN
+ * and Inf stays Inf. From f16 and bf16 the conversion is exact. Views at any
+ * element offset, including f16 views that start or end inside a 4-byte word
+ * (the other half of that word is left as it was). Not in place: src and dst
+ * may not overlap.
+ */
+PXL_API pxl_status pxl_convert(pxl_ctx *ctx, const pxl_tensor *src, pxl_tensor *dst);
+
 /* Submits pending GPU ops without waiting / waits for them. No-ops on CPU. */
 PXL_API pxl_status pxl_flush(pxl_ctx *ctx);
 PXL_API pxl_status pxl_finish(pxl_ctx *ctx);
@@ -322,7 +337,9 @@ PXL_API pxl_status pxl_rope_ext(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y
 /*
  * Causal multi-head attention over a KV cache, with grouped-query heads.
  * q: [T, Hq, D]; k, v: [C, Hkv, D] (a cache of capacity C, of which the first
- * kv_len rows are valid); y: [T, Hq, D]; all f32. Hkv must divide Hq; query
+ * kv_len rows are valid); y: [T, Hq, D]. q and y are f32; k and v are both
+ * f32 or both f16 (an f16 KV cache: its values are read exactly, then the
+ * arithmetic is the f32 path's). Hkv must divide Hq; query
  * head h uses KV head h / (Hq / Hkv). Query t sits at position
  * kv_len - T + t and sees keys 0 .. kv_len - T + t. T = 1 is decode, T > 1
  * prefill. The softmax is online (flash-style), so kv_len is bounded only by

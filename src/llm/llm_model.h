@@ -10,7 +10,7 @@ typedef struct pxl_llm_layer {
     pxl_tensor *wq, *wk, *wv, *wo;              /* [Hq*D, E], [Hkv*D, E] x2, [E, Hq*D]: GGUF types */
     pxl_tensor *bq, *bk, *bv;                   /* qwen2's biases, else NULL */
     pxl_tensor *wg, *wu, *wd;                   /* [F, E] x2, [E, F] */
-    pxl_tensor *cache_k, *cache_v;              /* [C, Hkv, D] f32 */
+    pxl_tensor *cache_k, *cache_v;              /* [C, Hkv, D] in info.kv_type (f32 or f16) */
 } pxl_llm_layer;
 
 struct pxl_llm {
@@ -25,6 +25,7 @@ struct pxl_llm {
     pxl_tensor *ids;                    /* [B] i32 */
     pxl_tensor *x, *h;                  /* [B, E] */
     pxl_tensor *q, *k, *att;            /* [B, Hq*D], [B, Hkv*D], [B, Hq*D] */
+    pxl_tensor *v;                      /* [B, Hkv*D]: V before an f16 cache (NULL with f32) */
     pxl_tensor *gate, *up;              /* [B, F] */
     pxl_tensor *logits1, *logits_all;   /* [1, V]; [B, V] made on first use */
     int64_t n_past;

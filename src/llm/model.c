@@ -19,8 +19,11 @@
  *   logits = rmsnorm(x) * output_norm . Wout^T [T or 1, V]
  *
  * GGUF stores a weight of N outputs over K inputs with ne = [K, N], which is
- * pxl's [N, K] with trans_b. K and V rows go straight into the cache: RoPE
- * writes k into its cache slice, and the V product writes into its slice.
+ * pxl's [N, K] with trans_b. With an f32 cache, K and V rows go straight into
+ * it: RoPE writes k into its cache slice, and the V product writes into its
+ * slice. With an f16 cache (kv_type) both are made in f32 scratch rows and
+ * pxl_convert rounds them into the cache slices (as llama.cpp's f16 cache
+ * does); attention reads the f16 cache directly.
  */
 #include "llm_model.h"
 
@@ -212,7 +215,8 @@ static pxl_status alloc_state(pxl_llm *m) {
     int64_t Dq = I->n_head * D, Dkv = I->n_head_kv * D, F = I->n_ff;
     const pxl_gpu_info *gi = pxl_gpu_get_info(m->ctx);
     if (gi) { /* every state tensor is bound whole by some op */
-        uint64_t lim = gi->max_storage_binding_size, cache = (uint64_t)I->n_ctx * (uint64_t)Dkv * 4u;
+        uint64_t lim = gi->max_storage_binding_size,
+                 cache = (uint64_t)I->n_ctx * (uint64_t)Dkv * pxl_dtype_row_bytes(I->kv_type, 1);
         uint64_t act = (uint64_t)B * (uint64_t)(F > Dq ? (F > E ? F : E) : (Dq > E ? Dq : E)) * 4u;
         if (cache > lim)
             return pxl_fail(m->ctx, PXL_ERR_UNSUPPORTED, "model: a layer's KV cache for a context of %lld is %llu "
@@ -228,15 +232,17 @@ static pxl_status alloc_state(pxl_llm *m) {
     if (s == PXL_OK) s = make(m, PXL_F32, 2, B, E, 0, &m->h);
     if (s == PXL_OK) s = make(m, PXL_F32, 2, B, Dq, 0, &m->q);
     if (s == PXL_OK) s = make(m, PXL_F32, 2, B, Dkv, 0, &m->k);
+    if (s == PXL_OK && I->kv_type != PXL_F32) s = make(m, PXL_F32, 2, B, Dkv, 0, &m->v);
     if (s == PXL_OK) s = make(m, PXL_F32, 2, B, Dq, 0, &m->att);
     if (s == PXL_OK) s = make(m, PXL_F32, 2, B, F, 0, &m->gate);
     if (s == PXL_OK) s = make(m, PXL_F32, 2, B, F, 0, &m->up);
     if (s == PXL_OK) s = make(m, PXL_F32, 2, 1, I->n_vocab, 0, &m->logits1);
     for (int64_t l = 0; l < I->n_layer && s == PXL_OK; l++) {
-        s = make(m, PXL_F32, 3, I->n_ctx, I->n_head_kv, D, &m->layers[l].cache_k);
-        if (s == PXL_OK) s = make(m, PXL_F32, 3, I->n_ctx, I->n_head_kv, D, &m->layers[l].cache_v);
+        s = make(m, I->kv_type, 3, I->n_ctx, I->n_head_kv, D, &m->layers[l].cache_k);
+        if (s == PXL_OK) s = make(m, I->kv_type, 3, I->n_ctx, I->n_head_kv, D, &m->layers[l].cache_v);
     }
-    m->info.kv_cache_bytes = (uint64_t)I->n_layer * 2u * (uint64_t)I->n_ctx * (uint64_t)Dkv * 4u;
+    m->info.kv_cache_bytes =
+        (uint64_t)I->n_layer * 2u * (uint64_t)I->n_ctx * (uint64_t)Dkv * pxl_dtype_row_bytes(I->kv_type, 1);
     return s;
 }
 
@@ -245,7 +251,7 @@ static pxl_status alloc_state(pxl_llm *m) {
 void pxl_llm_free(pxl_llm *m) {
     if (!m) return;
     pxl_tensor *ts[] = {m->tok_embd, m->output_norm, m->output, m->rope_freqs, m->ids, m->x, m->h, m->q, m->k,
-                        m->att, m->gate, m->up, m->logits1, m->logits_all};
+                        m->v, m->att, m->gate, m->up, m->logits1, m->logits_all};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) pxl_tensor_free(ts[i]);
     if (m->layers) {
         for (int64_t l = 0; l < m->info.n_layer; l++) {
@@ -268,6 +274,10 @@ static pxl_status read_hparams(pxl_llm *m, const pxl_llm_options *o) {
         return pxl_fail(m->ctx, PXL_ERR_UNSUPPORTED,
                         "model: architecture '%s' is not supported (pxl runs llama and qwen2)", m->arch);
     I->arch = m->arch;
+    I->kv_type = o ? o->kv_type : PXL_F32;
+    if (I->kv_type != PXL_F32 && I->kv_type != PXL_F16)
+        return pxl_fail(m->ctx, PXL_ERR_INVALID_ARG, "model: a KV cache of %s is not supported (f32 or f16)",
+                        pxl_dtype_name(I->kv_type));
     if ((s = meta_string(m, "general.name", m->name, sizeof m->name)) != PXL_OK) return s;
     I->name = m->name;
     if ((s = meta_int(m, "embedding_length", 1, 0, &I->n_embd)) != PXL_OK) return s;
@@ -440,26 +450,32 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logi
     if (s == PXL_OK) s = view(m, &v, m->up, 2, T, F, 0, 0, &u);
     if (s == PXL_OK) s = pxl_tensor_write(ctx, ids, tok, (size_t)T * sizeof *tok);
     if (s == PXL_OK) s = pxl_embedding(ctx, m->tok_embd, ids, x);
-    size_t row_kv = (size_t)(Hkv * D) * sizeof(float);
+    int f16 = I->kv_type != PXL_F32;
+    size_t row_kv = pxl_dtype_row_bytes(I->kv_type, Hkv * D);
     pxl_rope_options ro = {I->rope_base, I->rope_halves ? PXL_ROPE_HALVES : PXL_ROPE_ADJACENT, I->rope_freq_scale,
                            m->rope_freqs};
     float scale = 1.0f / sqrtf((float)D);
     for (int64_t l = 0; l < I->n_layer && s == PXL_OK; l++) {
         pxl_llm_layer *L = &m->layers[l];
         int mark = v.n;
-        pxl_tensor *ck, *cv;
-        /* this pass's rows of the cache: k after RoPE, v straight from the product */
+        pxl_tensor *ck = NULL, *cv = NULL, *vv = NULL;
+        /* this pass's rows of the cache: f32, k after RoPE and v straight from
+         * the product; f16, both through f32 rows (k and m->v) and pxl_convert */
         s = view(m, &v, L->cache_k, 3, T, Hkv, D, (size_t)P * row_kv, &ck);
         if (s == PXL_OK) s = view(m, &v, L->cache_v, 2, T, Hkv * D, 0, (size_t)P * row_kv, &cv);
+        vv = cv;
+        if (s == PXL_OK && f16) s = view(m, &v, m->v, 2, T, Hkv * D, 0, 0, &vv);
         if (s == PXL_OK) s = pxl_rmsnorm(ctx, x, L->attn_norm, h, I->norm_eps);
         if (s == PXL_OK) s = matmul_t(m, h, L->wq, q);
         if (s == PXL_OK) s = matmul_t(m, h, L->wk, k);
-        if (s == PXL_OK) s = matmul_t(m, h, L->wv, cv);
+        if (s == PXL_OK) s = matmul_t(m, h, L->wv, vv);
         if (s == PXL_OK && L->bq) s = pxl_add(ctx, q, L->bq, q);
         if (s == PXL_OK && L->bk) s = pxl_add(ctx, k, L->bk, k);
-        if (s == PXL_OK && L->bv) s = pxl_add(ctx, cv, L->bv, cv);
+        if (s == PXL_OK && L->bv) s = pxl_add(ctx, vv, L->bv, vv);
         if (s == PXL_OK) s = pxl_rope_ext(ctx, q3, q3, P, &ro);
-        if (s == PXL_OK) s = pxl_rope_ext(ctx, k3, ck, P, &ro);
+        if (s == PXL_OK) s = pxl_rope_ext(ctx, k3, f16 ? k3 : ck, P, &ro);
+        if (s == PXL_OK && f16) s = pxl_convert(ctx, k3, ck);
+        if (s == PXL_OK && f16) s = pxl_convert(ctx, vv, cv);
         if (s == PXL_OK) s = pxl_attention(ctx, q3, L->cache_k, L->cache_v, att3, P + T, scale);
         if (s == PXL_OK) s = matmul_t(m, att, L->wo, h);
         if (s == PXL_OK) s = pxl_add(ctx, x, h, x);

@@ -4,6 +4,10 @@
  * Query t sits at position kv_len - T + t and sees keys 0 .. kv_len - T + t;
  * query head h reads KV head h / (Hq / Hkv).
  *
+ * k and v are f32, or both f16 (an f16 KV cache): the CPU decodes each
+ * element with pxl_f16_to_f32, the GPU binds them as u32 words and unpacks
+ * pairs (unpack2x16float); the rest is the same arithmetic.
+ *
  * CPU reference: per (t, h), scores scale * (q . k_j) with products summed
  * in double, max-subtracted softmax and the weighted sum of V rows in double;
  * threads over (t, h).
@@ -68,7 +72,9 @@ _Static_assert(sizeof(attn_cparams) == 32, "mirrors struct CParams in attention.
 /* ---- CPU reference ------------------------------------------------------------------- */
 
 typedef struct {
-    const float *q, *k, *v;
+    const float *q;
+    const void *k, *v; /* f32, or f16 with half set */
+    int half;
     float *y;
     int64_t T, Hq, Hkv, D, kv_len, per_task;
     double scale;
@@ -80,19 +86,31 @@ static void attn_row(const attn_job *j, int64_t t, int64_t h, double *s, double 
     const float *q = j->q + (t * j->Hq + h) * D;
     double m = -HUGE_VAL;
     for (int64_t i = 0; i < lim; i++) {
-        const float *k = j->k + (i * j->Hkv + hk) * D;
+        int64_t r = (i * j->Hkv + hk) * D;
         double dot = 0;
-        for (int64_t d = 0; d < D; d++) dot += (double)q[d] * (double)k[d];
+        if (j->half) {
+            const uint16_t *k = (const uint16_t *)j->k + r;
+            for (int64_t d = 0; d < D; d++) dot += (double)q[d] * (double)pxl_f16_to_f32(k[d]);
+        } else {
+            const float *k = (const float *)j->k + r;
+            for (int64_t d = 0; d < D; d++) dot += (double)q[d] * (double)k[d];
+        }
         s[i] = j->scale * dot;
         if (s[i] > m) m = s[i]; /* NaN never wins, but poisons l below */
     }
     double l = 0;
     for (int64_t d = 0; d < D; d++) acc[d] = 0;
     for (int64_t i = 0; i < lim; i++) {
-        const float *v = j->v + (i * j->Hkv + hk) * D;
+        int64_t r = (i * j->Hkv + hk) * D;
         double w = exp(s[i] - m);
         l += w;
-        for (int64_t d = 0; d < D; d++) acc[d] += w * (double)v[d];
+        if (j->half) {
+            const uint16_t *v = (const uint16_t *)j->v + r;
+            for (int64_t d = 0; d < D; d++) acc[d] += w * (double)pxl_f16_to_f32(v[d]);
+        } else {
+            const float *v = (const float *)j->v + r;
+            for (int64_t d = 0; d < D; d++) acc[d] += w * (double)v[d];
+        }
     }
     float *y = j->y + (t * j->Hq + h) * D;
     for (int64_t d = 0; d < D; d++) y[d] = (float)(acc[d] / l);
@@ -116,7 +134,7 @@ static pxl_status attn_cpu(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *
     if (tasks < 1) tasks = 1;
     double *scratch = pxl_calloc(ctx, (size_t)tasks, (size_t)(kv_len + D) * sizeof(double));
     if (!scratch) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_attention: out of memory");
-    attn_job j = {q->host, k->host, v->host, y->host, T, Hq, k->shape[1], D, kv_len,
+    attn_job j = {q->host, k->host, v->host, k->dtype == PXL_F16, y->host, T, Hq, k->shape[1], D, kv_len,
                   (rows + tasks - 1) / tasks, (double)scale, scratch};
     pxl_parallel_range(ctx, tasks, 1, attn_range, &j);
     pxl_free(ctx, scratch);
@@ -202,8 +220,10 @@ static pxl_status attn_gpu(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *
     uint64_t ml_off = rows * nsplit * (uint64_t)D;
 
     /* k and v are bound twice: as vec4s (1, 2; read when D % 4 == 0, so a
-     * view there must start on a vec4) and as floats (3, 4) */
-    int aligned = D % 4 == 0;
+     * view there must start on a vec4) and as words (3, 4: f32 elements, or
+     * pairs of f16 elements) */
+    int half = k->dtype == PXL_F16;
+    int aligned = D % 4 == 0 && !half;
     const pxl_tensor *t[6] = {q, k, v, k, v, y};
     pxl_op_bindings bd;
     pxl_status s = pxl_op_bind(ctx, op, t, 6, 32u, aligned ? 6u : 0u, &bd);
@@ -212,16 +232,17 @@ static pxl_status attn_gpu(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *
                      (uint32_t)nsplit, (uint32_t)split_len, (uint32_t)nblocks,
                      scale * 1.4426950408889634f, (uint32_t)ml_off,
                      bd.off[0], aligned ? bd.off[1] : bd.off[3], aligned ? bd.off[2] : bd.off[4], bd.off[5], 0};
-    pxl_constant c[5] = {{"WG", wg}, {"D4", d4}, {"CPV", cpv}, {"ALIGNED", aligned}, {"SPLIT", nsplit > 1}};
+    pxl_constant c[6] = {{"WG", wg},           {"D4", d4},           {"CPV", cpv},
+                         {"ALIGNED", aligned}, {"SPLIT", nsplit > 1}, {"HALF", half}};
     pxl_recorder *rec; /* after pxl_op_bind, which may submit a full stream */
     if ((s = pxl_gpu_stream(ctx, &rec)) != PXL_OK) return s;
-    if (nsplit == 1) return attn_dispatch(ctx, rec, "attn", c, 5, &bd, &p, sizeof p, base_wgs);
+    if (nsplit == 1) return attn_dispatch(ctx, rec, "attn", c, 6, &bd, &p, sizeof p, base_wgs);
     pxl_buffer *buf;
     size_t part_bytes = (size_t)part_elems * sizeof(float);
     if ((s = pxl_recorder_scratch(rec, part_bytes, &buf)) != PXL_OK) return s;
     pxl_op_bindings cb = bd; /* y's place: the partial results */
     cb.b[5] = (pxl_binding){5, buf, 0, (part_bytes + 15) / 16 * 16};
-    s = attn_dispatch(ctx, rec, "attn", c, 5, &cb, &p, sizeof p, base_wgs * nsplit);
+    s = attn_dispatch(ctx, rec, "attn", c, 6, &cb, &p, sizeof p, base_wgs * nsplit);
     if (s != PXL_OK) return s;
     attn_cparams cp = {(uint32_t)rows, (uint32_t)D, (uint32_t)nsplit, (uint32_t)ml_off, bd.off[5], 0, 0, 0};
     while (cwg < d4) cwg *= 2; /* one vec4 column per invocation at least */
@@ -241,8 +262,10 @@ pxl_status pxl_attention(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k,
     pxl_status s;
     PXL_REQUIRE_CTX(ctx);
     if ((s = pxl_check_dtype(ctx, op, "q", q, PXL_F32)) != PXL_OK) return s;
-    if ((s = pxl_check_dtype(ctx, op, "k", k, PXL_F32)) != PXL_OK) return s;
-    if ((s = pxl_check_dtype(ctx, op, "v", v, PXL_F32)) != PXL_OK) return s;
+    if ((s = pxl_check_tensor(ctx, op, "k", k)) != PXL_OK) return s;
+    if (k->dtype != PXL_F32 && k->dtype != PXL_F16)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: k is %s, expected f32 or f16", op, pxl_dtype_name(k->dtype));
+    if ((s = pxl_check_dtype(ctx, op, "v", v, k->dtype)) != PXL_OK) return s;
     if ((s = pxl_check_dtype(ctx, op, "y", y, PXL_F32)) != PXL_OK) return s;
     const pxl_tensor *ts[4] = {q, k, v, y};
     const char *names[4] = {"q", "k", "v", "y"};

@@ -27,12 +27,16 @@
 // and a NaN or +inf score poisons l and acc, hence the output, as on the CPU.
 // K and V are read as vec4 when D % 4 == 0 (ALIGNED), else element by element
 // with the lanes past D zeroed; both views are bound (to the same buffers).
+// With HALF, K and V are f16 (an f16 KV cache), read through the word views
+// k1 / v1: a pair at an even element is one word (unpack2x16float), else
+// the halves are taken one by one.
 
 override WG: u32 = 256u;       // invocations per workgroup
 override D4: u32 = 32u;        // vec4s per row: ceil(D / 4)
 override CPV: u32 = 8u;        // vec4s of a key row per invocation in the score phase (<= CMAX)
 override ALIGNED: bool = true; // D % 4 == 0
 override SPLIT: bool = false;  // write (m, l, acc) states for attn_combine
+override HALF: bool = false;   // K and V are f16 (k1 / v1 hold pairs; never ALIGNED)
 
 override PARTS: u32 = (D4 + CPV - 1u) / CPV;  // invocations per key (score phase)
 override LC: u32 = WG / PARTS;                // keys per chunk
@@ -57,7 +61,7 @@ struct Params {
     scale2: f32,     // scale * log2(e)
     ml_off: u32,     // SPLIT: where the (m, l) pairs start in the partial buffer
     oq: u32,         // element offsets of the views (pxl_op_bind): q,
-    ok: u32,         // k and v (through k4 / v4 when ALIGNED, else k1 / v1),
+    ok: u32,         // k and v (through k4 / v4 when ALIGNED, else k1 / v1; f16 elements with HALF),
     ov: u32,
     oy: u32,         // y (not SPLIT; the partial buffer starts at 0)
     _pad0: u32,
@@ -66,8 +70,8 @@ struct Params {
 @group(0) @binding(0) var<storage, read> q: array<f32>;
 @group(0) @binding(1) var<storage, read> k4: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> v4: array<vec4<f32>>;
-@group(0) @binding(3) var<storage, read> k1: array<f32>;
-@group(0) @binding(4) var<storage, read> v1: array<f32>;
+@group(0) @binding(3) var<storage, read> k1: array<u32>;   // f32 bits, or f16 pairs (HALF)
+@group(0) @binding(4) var<storage, read> v1: array<u32>;
 @group(0) @binding(5) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(6) var<uniform> p: Params;
 
@@ -80,17 +84,45 @@ fn lanes(d0: u32, D: u32) -> vec4<bool> {
     return vec4<bool>(d0 < D, d0 + 1u < D, d0 + 2u < D, d0 + 3u < D);
 }
 
+// HALF: the f16 at element e of a word array whose words are w(e / 2)
+fn half_el(w: u32, e: u32) -> f32 {
+    let h = unpack2x16float(w);
+    return select(h.x, h.y, (e & 1u) != 0u);
+}
+
 fn load_k(row: u32, col: u32) -> vec4<f32> {
     if (ALIGNED) { return k4[(p.ok >> 2u) + row * D4 + col]; }
     let e = p.ok + row * p.D + 4u * col;
-    let z = vec4<f32>(k1[e], k1[e + 1u], k1[e + 2u], k1[e + 3u]);
+    var z: vec4<f32>;
+    if (HALF) {
+        if ((e & 1u) == 0u) {
+            z = vec4<f32>(unpack2x16float(k1[e >> 1u]), unpack2x16float(k1[(e >> 1u) + 1u]));
+        } else {
+            z = vec4<f32>(half_el(k1[e >> 1u], e), half_el(k1[(e + 1u) >> 1u], e + 1u),
+                          half_el(k1[(e + 2u) >> 1u], e + 2u), half_el(k1[(e + 3u) >> 1u], e + 3u));
+        }
+    } else {
+        z = vec4<f32>(bitcast<f32>(k1[e]), bitcast<f32>(k1[e + 1u]), bitcast<f32>(k1[e + 2u]),
+                      bitcast<f32>(k1[e + 3u]));
+    }
     return select(vec4<f32>(0.0), z, lanes(4u * col, p.D));
 }
 
 fn load_v(row: u32, col: u32) -> vec4<f32> {
     if (ALIGNED) { return v4[(p.ov >> 2u) + row * D4 + col]; }
     let e = p.ov + row * p.D + 4u * col;
-    let z = vec4<f32>(v1[e], v1[e + 1u], v1[e + 2u], v1[e + 3u]);
+    var z: vec4<f32>;
+    if (HALF) {
+        if ((e & 1u) == 0u) {
+            z = vec4<f32>(unpack2x16float(v1[e >> 1u]), unpack2x16float(v1[(e >> 1u) + 1u]));
+        } else {
+            z = vec4<f32>(half_el(v1[e >> 1u], e), half_el(v1[(e + 1u) >> 1u], e + 1u),
+                          half_el(v1[(e + 2u) >> 1u], e + 2u), half_el(v1[(e + 3u) >> 1u], e + 3u));
+        }
+    } else {
+        z = vec4<f32>(bitcast<f32>(v1[e]), bitcast<f32>(v1[e + 1u]), bitcast<f32>(v1[e + 2u]),
+                      bitcast<f32>(v1[e + 3u]));
+    }
     return select(vec4<f32>(0.0), z, lanes(4u * col, p.D));
 }
 
