@@ -381,8 +381,8 @@ PXL_API pxl_status pxl_llm_rewind(pxl_llm *m, int64_t n_past);
  * Zero-initialised means greedy with no penalties. Applied in llama.cpp's
  * order: penalties over the last repeat_last_n tokens, top-k, top-p, min-p,
  * temperature, then a draw from the seeded generator. temperature <= 0 is
- * greedy (the first largest logit). A NaN logit counts as -inf. The same seed and logits give the same
- * tokens on every machine.
+ * greedy (the first largest logit). A NaN logit counts as -inf. The same
+ * seed and logits give the same tokens on every machine.
  */
 typedef struct pxl_sampler_options {
     float temperature;
