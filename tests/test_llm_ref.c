@@ -1,7 +1,7 @@
 /*
  * pxl's forward pass against llama.cpp's, on the same GGUF file.
  *
- *   test_llm_ref MODEL.gguf REF.txt cpu|gpu TOL [N_BATCH]
+ *   test_llm_ref MODEL.gguf REF.txt cpu|gpu TOL [MISMATCHES [N_BATCH [KV_TYPE]]]
  *
  * REF.txt is what llama.cpp printed for a greedy run (tests/data/llm/make.sh,
  * through the llbench peer): "prompt_ids: ...", then "step k top5: id:logit
@@ -84,7 +84,7 @@ static int read_ref(const char *path, ref_run *r) {
 
 int main(int argc, char **argv) {
     if (argc < 5) {
-        fprintf(stderr, "usage: test_llm_ref MODEL.gguf REF.txt cpu|gpu TOL\n");
+        fprintf(stderr, "usage: test_llm_ref MODEL.gguf REF.txt cpu|gpu TOL [MISMATCHES [N_BATCH [KV_TYPE]]]\n");
         return 2;
     }
     ref_run r;

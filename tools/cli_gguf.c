@@ -35,7 +35,10 @@ int cli_gguf_open(const char *cmd, const cli_common *c, const char *path, uint32
     if (s == PXL_OK) s = pxl_llm_load(m->ctx, m->file, &lo, &m->model);
     if (s == PXL_OK) s = pxl_tokenizer_from_gguf(m->file, &m->tok);
     if (s != PXL_OK) {
-        int rc = cli_fail(c->json, 1, cmd, "%s: %s", path, pxl_ctx_error(m->ctx));
+        /* the reader's messages name the file already; the model's and tokenizer's do not */
+        const char *e = pxl_ctx_error(m->ctx);
+        int named = !strncmp(e, path, strlen(path));
+        int rc = named ? cli_fail(c->json, 1, cmd, "%s", e) : cli_fail(c->json, 1, cmd, "%s: %s", path, e);
         cli_gguf_close(m);
         return rc;
     }
@@ -83,7 +86,9 @@ int cli_gguf_tokenize_prompt(const char *cmd, int json, cli_gguf *m, const char 
     }
     const pxl_llm_info *I = pxl_llm_get_info(m->model);
     if ((int64_t)*n >= I->n_ctx) {
-        int rc = cli_fail(json, 1, cmd, "the prompt is %zu tokens; the context holds %lld (raise --ctx, up to %lld)",
+        int rc = cli_fail(json, 1, cmd,
+                          "the prompt is %zu tokens; the context holds %lld and needs room for the reply "
+                          "(raise --ctx, up to %lld)",
                           *n, (long long)I->n_ctx, (long long)I->n_ctx_train);
         pxl_free(m->ctx, *ids);
         *ids = NULL;

@@ -29,7 +29,8 @@ void cli_gguf_close(cli_gguf *m);
 /* The offset of the first byte of s[0..len) that is not part of valid UTF-8, or len. */
 size_t cli_utf8_bad_at(const char *s, size_t len);
 
-/* Checks the prompt (valid UTF-8, fits the context) and tokenizes it as
+/* Checks the prompt (valid UTF-8; it must leave at least one position of
+ * the context for the reply) and tokenizes it as
  * llama.cpp does (BOS as the metadata says; special token texts as tokens
  * only with special). An empty prompt gives BOS alone. *ids is allocated on
  * m->ctx. Returns 0, or the exit code after reporting. */

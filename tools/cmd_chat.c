@@ -247,7 +247,8 @@ static int run_turn(session *S) {
         pxl_free(ctx, ids);
         history_truncate(&S->h, S->h.n - 1);
         fprintf(stderr,
-                "%s: the conversation is %zu tokens; the context holds %lld: /reset to start over (or raise --ctx, "
+                "%s: the conversation is %zu tokens; the context holds %lld and needs room for the reply: /reset "
+                "to start over (or raise --ctx, "
                 "up to %lld)\n",
                 k_cmd, n, (long long)n_ctx, (long long)S->info->n_ctx_train);
         return end_turn_output(S, n, 0, 0, "context full", 0, 0) ? cli_fail(json, 1, k_cmd, "cannot write the output")

@@ -140,8 +140,11 @@ static pxl_status weight(pxl_llm *m, const char *name, int64_t ne0, int64_t ne1,
     if (pxl_ctx_backend(m->ctx) == PXL_BACKEND_GPU) {
         s = pxl_tensor_create(m->ctx, dt, nd, sh, out);
         if (s == PXL_OK) s = pxl_tensor_write(m->ctx, *out, t->data, (size_t)t->bytes);
-    } else {
+    } else if ((uintptr_t)t->data % (dt == PXL_F32 ? 4u : dt == PXL_F16 || dt == PXL_BF16 ? 2u : 1u) == 0) {
         s = pxl_tensor_wrap(m->ctx, dt, nd, sh, t->data, (size_t)t->bytes, out);
+    } else { /* a file with general.alignment below the element size: a copy, read aligned */
+        s = pxl_tensor_create(m->ctx, dt, nd, sh, out);
+        if (s == PXL_OK) s = pxl_tensor_write(m->ctx, *out, t->data, (size_t)t->bytes);
     }
     if (s != PXL_OK) {
         pxl_tensor_free(*out);
@@ -162,6 +165,17 @@ static pxl_status load_weights(pxl_llm *m) {
     if (s == PXL_OK) s = weight(m, "output.weight", E, I->n_vocab, 0, 1, &m->output);
     /* llama3 scaling: per-pair frequency factors, shared by every layer */
     if (s == PXL_OK) s = weight(m, "rope_freqs.weight", I->head_dim / 2, 0, 1, 1, &m->rope_freqs);
+    if (s == PXL_OK && m->rope_freqs) { /* RoPE leaves a pair with a bad factor unturned: refuse instead */
+        int64_t i = pxl_gguf_find_tensor(m->g, "rope_freqs.weight");
+        const unsigned char *p = pxl_gguf_tensor_at(m->g, (size_t)i)->data;
+        for (int64_t k = 0; k < I->head_dim / 2; k++) {
+            float f;
+            memcpy(&f, p + 4 * k, 4);
+            if (!(isfinite(f) && f > 0.0f))
+                return pxl_fail(m->ctx, PXL_ERR_FORMAT, "model: rope_freqs.weight[%lld] = %g (factors must be finite "
+                                "and positive)", (long long)k, (double)f);
+        }
+    }
     if (s != PXL_OK) return s;
     m->info.tied_output = m->output == NULL;
     int qkv_bias = !strcmp(I->arch, "qwen2");

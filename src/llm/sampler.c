@@ -142,6 +142,10 @@ pxl_status pxl_sampler_sample(pxl_sampler *s, float *logits, int32_t *token) {
     }
     size_t m = (size_t)n;
     qsort(s->c, m, sizeof *s->c, cand_cmp);
+    if (!isfinite(s->c[0].logit)) { /* no finite logit to weigh: the first largest */
+        *token = s->c[0].id;
+        return PXL_OK;
+    }
     if (o->top_k > 0 && (size_t)o->top_k < m) m = (size_t)o->top_k;
     /* softmax of the survivors (at temperature 1 for top-p and min-p, as llama.cpp) */
     double maxl = (double)s->c[0].logit, sum = 0.0;

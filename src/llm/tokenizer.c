@@ -89,7 +89,7 @@ int32_t pxl_tok_merge_rank(const pxl_tokenizer *t, const char *l, size_t ln, con
     char stack[256];
     size_t n = ln + 1 + rn;
     char *key = n <= sizeof stack ? stack : pxl_alloc(t->ctx, n);
-    if (!key) return -1;
+    if (!key) return -2; /* out of memory: the caller fails, never "no merge" */
     memcpy(key, l, ln);
     key[ln] = ' ';
     memcpy(key + ln + 1, r, rn);
@@ -333,8 +333,9 @@ pxl_status pxl_tokenizer_create(pxl_ctx *ctx, const pxl_tokenizer_vocab *v, pxl_
             t->eot = pxl_tok_lookup(t, eot_texts[k], strlen(eot_texts[k]));
     }
     t->eom = pxl_tok_lookup(t, "<|eom_id|>", 10);
-    for (int32_t *id = &t->eot; id <= &t->eom; id++) /* control-looking tokens become control, as in llama.cpp */
-        if (*id >= 0) t->tokens[*id].type = PXL_TOKEN_CONTROL;
+    /* control-looking tokens become control, as in llama.cpp */
+    if (t->eot >= 0) t->tokens[t->eot].type = PXL_TOKEN_CONTROL;
+    if (t->eom >= 0) t->tokens[t->eom].type = PXL_TOKEN_CONTROL;
 
     /* SPM byte fallback */
     for (int b = 0; b < 256; b++) {
@@ -428,7 +429,7 @@ static pxl_status spm_try_bigram(pxl_tokenizer *t, pxl_tok_work *w, const char *
 static pxl_status spm_fragment(pxl_tokenizer *t, pxl_tok_work *w, const char *text, size_t len, pxl_tok_ids *out) {
     pxl_status st;
     if (len == 0) return PXL_OK;
-    if (len > UINT32_MAX) return pxl_fail(t->ctx, PXL_ERR_INVALID_ARG, "pxl_tokenize: fragment of %zu bytes is too long", len);
+    if (len > INT32_MAX) return pxl_fail(t->ctx, PXL_ERR_INVALID_ARG, "pxl_tokenize: fragment of %zu bytes is too long", len);
     if ((st = pxl_tok_work_syms(t->ctx, w, len)) != PXL_OK) return st;
     w->by_rank = 0;
     size_t off = 0;

@@ -173,6 +173,7 @@ static pxl_status bpe_add_bigram(pxl_tokenizer *t, pxl_tok_work *w, const char *
     if (left < 0 || right < 0) return PXL_OK;
     const pxl_tok_sym *l = &w->syms[left], *r = &w->syms[right];
     int32_t rank = pxl_tok_merge_rank(t, word + l->start, l->n, word + r->start, r->n);
+    if (rank == -2) return pxl_fail(t->ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_tokenize: out of memory");
     if (rank < 0) return PXL_OK;
     pxl_tok_bigram b = {left, right, 0.0f, rank, l->n + r->n};
     return pxl_tok_heap_push(t->ctx, w, b);
@@ -181,6 +182,8 @@ static pxl_status bpe_add_bigram(pxl_tokenizer *t, pxl_tok_work *w, const char *
 /* BPE merges over one byte-level-encoded pre-token. */
 static pxl_status bpe_word(pxl_tokenizer *t, pxl_tok_work *w, const char *word, size_t len, pxl_tok_ids *out) {
     pxl_status st;
+    if (len > INT32_MAX) /* symbols are indexed by int32 */
+        return pxl_fail(t->ctx, PXL_ERR_INVALID_ARG, "pxl_tokenize: a pre-token of %zu bytes is too long", len);
     if (t->ignore_merges) {
         int32_t id = pxl_tok_lookup(t, word, len);
         if (id >= 0) return pxl_tok_ids_push(t->ctx, out, id);

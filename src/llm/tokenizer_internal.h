@@ -48,6 +48,7 @@ struct pxl_tokenizer {
 /* 64-bit FNV-1a. */
 uint64_t pxl_tok_hash(const char *s, size_t n);
 int32_t pxl_tok_lookup(const pxl_tokenizer *t, const char *s, size_t n);
+/* The rank of merge "l r", -1 when there is none, -2 when out of memory. */
 int32_t pxl_tok_merge_rank(const pxl_tokenizer *t, const char *l, size_t ln, const char *r, size_t rn);
 
 /* tokenizer_bpe.c: the pre-tokenizer (PCRE2) and the byte-level mapping. */
