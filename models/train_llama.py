@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Trains the small llama of models/kjv-llama.gguf on the King James Bible.
+"""Trains the small llama of models/kjv-llama-q8_0.gguf on the King James Bible.
 
     python3 models/train_llama.py KJV.txt OUT-f32.gguf [--steps N] [--seed S]
+
+(the shipped file: --steps 4000 --seed 1; see models/README.md)
 
 KJV.txt is the output of `bible 'Gen1:1-Rev22:21'` (Debian's bible-kjv, public
 domain). The script
