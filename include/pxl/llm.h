@@ -64,8 +64,8 @@ typedef enum pxl_ggml_type {
     PXL_GGML_BF16 = 30
 } pxl_ggml_type;
 
-/* Static name of a ggml type ("Q4_K", "BF16"; "type 17" style names are not
- * static: unknown numbers give "unknown"). */
+/* Static name of a ggml type number ("Q4_K", "BF16", "IQ2_XS"; numbers ggml
+ * does not define give "unknown"). */
 PXL_API const char *pxl_ggml_type_name(uint32_t type);
 /* Block size (elements) and bytes per block of a ggml type; 0 for types the
  * reader does not know the layout of (their tensors are refused at open). */
@@ -113,6 +113,8 @@ PXL_API uint64_t pxl_gguf_file_size(const pxl_gguf *g);
 PXL_API size_t pxl_gguf_n_kv(const pxl_gguf *g);
 /* Index of a key, or -1 when the file does not have it. */
 PXL_API int64_t pxl_gguf_find_key(const pxl_gguf *g, const char *key);
+/* Key i's name and value type, i < pxl_gguf_n_kv (out of range: NULL and
+ * PXL_GGUF_UINT8, which is also a real type: check the index first). */
 PXL_API const char *pxl_gguf_key(const pxl_gguf *g, size_t i);
 PXL_API pxl_gguf_type pxl_gguf_kv_type(const pxl_gguf *g, size_t i);
 /* Scalars by index. Integers of any GGUF integer type (and bool) convert to
@@ -204,8 +206,10 @@ typedef enum pxl_token_type {
 
 /*
  * A vocabulary in memory (what the tokenizer.ggml.* keys hold). Nothing is
- * kept: pxl_tokenizer_create copies what it needs. Start from
- * pxl_tokenizer_vocab_default() (every "default" field set).
+ * kept: pxl_tokenizer_create copies what it needs. This is data, not an
+ * options struct: zero is not the default (model 0 is refused, id 0 is a
+ * real token), so start from pxl_tokenizer_vocab_default() (every "default"
+ * field set).
  */
 typedef struct pxl_tokenizer_vocab {
     pxl_tokenizer_model model;
@@ -390,7 +394,8 @@ typedef struct pxl_sampler_options {
     float top_p;            /* 0 or >= 1: off */
     float min_p;            /* <= 0: off */
     float repeat_penalty;   /* 0 or 1: off */
-    int32_t repeat_last_n;  /* 0: 64; -1: the whole history */
+    int32_t repeat_last_n;  /* 0: 64 (in llama.cpp 0 turns penalties off: here repeat_penalty 1,
+                               frequency and presence 0 do); -1: the last 2^20 tokens */
     float frequency_penalty, presence_penalty;
     uint64_t seed;
 } pxl_sampler_options;
