@@ -3,7 +3,8 @@
  * every metadata type, a hand-made version-2 file, and the error paths: bad
  * magic and version, every truncation of a valid file, overflowing counts,
  * misaligned and out-of-file tensors, duplicates, bad alignments, unknown
- * types, FIFOs and directories.
+ * types, FIFOs and directories; the types pxl has no kernel for (IQ*, TQ*,
+ * MXFP4) sized, bounds-checked and opened.
  *
  * test_gguf [DIR]: DIR (default ".") is where the test writes its files.
  */
@@ -416,9 +417,9 @@ static void test_v2_and_errors(void) {
     EXPECT_FAIL(&c, PXL_ERR_FORMAT, "size overflows");
     c = (bytes){0};
     header(&c, 3, 1, 0);
-    tinfo(&c, "iq", 1, ne32, 16, 0);
+    tinfo(&c, "gone", 1, ne32, 31, 0); /* a number ggml removed: no layout, so no size to check */
     pad_to(&c, 32);
-    EXPECT_FAIL(&c, PXL_ERR_UNSUPPORTED, "tensor 'iq': ggml type 16 (IQ2_XXS) is not supported");
+    EXPECT_FAIL(&c, PXL_ERR_UNSUPPORTED, "tensor 'gone': ggml type 31 (unknown) is not supported");
     c = (bytes){0};
     header(&c, 3, 1, 0);
     tinfo(&c, "odd", 1, ne32, 1000, 0);
@@ -489,7 +490,7 @@ static void test_writer_refusals(void) {
     CHECK(pxl_gguf_writer_add_tensor(w, "t", PXL_GGML_F32, 2, ne, f, 30 * 4) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_gguf_writer_add_tensor(w, "u", PXL_GGML_F32, 2, ne, f, 31 * 4) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_gguf_writer_add_tensor(w, "u", PXL_GGML_Q8_0, 2, ne, f, 34) == PXL_ERR_INVALID_ARG);
-    CHECK(pxl_gguf_writer_add_tensor(w, "u", 16, 2, ne, f, 34) == PXL_ERR_UNSUPPORTED);
+    CHECK(pxl_gguf_writer_add_tensor(w, "u", 31, 2, ne, f, 34) == PXL_ERR_UNSUPPORTED); /* a removed number */
     CHECK(pxl_gguf_writer_add_tensor(w, "u", PXL_GGML_F32, 5, ne, f, 4) == PXL_ERR_INVALID_ARG);
     /* the failed adds left nothing behind: the file has one key and one tensor */
     uint8_t *buf = NULL;
@@ -520,9 +521,98 @@ static void test_null_rule(void) {
     pxl_gguf_writer_free(NULL);
     CHECK(strcmp(pxl_ggml_type_name(PXL_GGML_Q6_K), "Q6_K") == 0 && strcmp(pxl_ggml_type_name(999), "unknown") == 0);
     CHECK(pxl_ggml_block_elems(PXL_GGML_Q4_K) == 256 && pxl_ggml_block_bytes(PXL_GGML_Q4_K) == 144);
-    CHECK(pxl_ggml_block_bytes(PXL_GGML_BF16) == 2 && pxl_ggml_block_elems(20) == 0);
+    CHECK(pxl_ggml_block_bytes(PXL_GGML_BF16) == 2 && pxl_ggml_block_elems(4) == 0 && pxl_ggml_block_bytes(36) == 0);
     CHECK(strcmp(pxl_gguf_type_name(PXL_GGUF_FLOAT64), "float64") == 0 &&
           strcmp(pxl_gguf_type_name((pxl_gguf_type)42), "?") == 0);
+}
+
+/* Types pxl has no kernel for (IQ*, TQ*, MXFP4) have layouts: their tensors
+ * are sized and bounds-checked like all others and the file opens. */
+static void test_no_kernel_types(void) {
+    static const struct { uint32_t type; const char *name; uint32_t blk, bytes; } k[] = {
+        {PXL_GGML_IQ2_XXS, "IQ2_XXS", 256, 66}, {PXL_GGML_IQ2_XS, "IQ2_XS", 256, 74},
+        {PXL_GGML_IQ3_XXS, "IQ3_XXS", 256, 98}, {PXL_GGML_IQ1_S, "IQ1_S", 256, 50},
+        {PXL_GGML_IQ4_NL, "IQ4_NL", 32, 18},    {PXL_GGML_IQ3_S, "IQ3_S", 256, 110},
+        {PXL_GGML_IQ2_S, "IQ2_S", 256, 82},     {PXL_GGML_IQ4_XS, "IQ4_XS", 256, 136},
+        {PXL_GGML_IQ1_M, "IQ1_M", 256, 56},     {PXL_GGML_TQ1_0, "TQ1_0", 256, 54},
+        {PXL_GGML_TQ2_0, "TQ2_0", 256, 66},     {PXL_GGML_MXFP4, "MXFP4", 32, 17},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        CHECK_MSG(strcmp(pxl_ggml_type_name(k[i].type), k[i].name) == 0 &&
+                      pxl_ggml_block_elems(k[i].type) == k[i].blk && pxl_ggml_block_bytes(k[i].type) == k[i].bytes,
+                  "type %u", k[i].type);
+
+    /* written and read back: an IQ4_NL [64, 3] (2 blocks a row, 108 bytes) last */
+    pxl_gguf_writer *w = NULL;
+    CHECK(pxl_gguf_writer_create(g_ctx, &w) == PXL_OK);
+    CHECK(pxl_gguf_writer_add_string(w, "general.architecture", "llama", 5) == PXL_OK);
+    int64_t ne_f[1] = {4}, ne_iq[2] = {64, 3}, ne_odd[1] = {48};
+    CHECK(pxl_gguf_writer_add_tensor(w, "norm.weight", PXL_GGML_F32, 1, ne_f, k_f32, 16) == PXL_OK);
+    uint8_t q[108];
+    for (int i = 0; i < 108; i++) q[i] = (uint8_t)(i * 13);
+    CHECK(pxl_gguf_writer_add_tensor(w, "iq.weight", PXL_GGML_IQ4_NL, 2, ne_iq, q, 107) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_gguf_writer_add_tensor(w, "iq.weight", PXL_GGML_IQ4_NL, 1, ne_odd, q, 27) == PXL_ERR_INVALID_ARG &&
+          strstr(pxl_ctx_error(g_ctx), "block size"));
+    CHECK(pxl_gguf_writer_add_tensor(w, "iq.weight", PXL_GGML_IQ4_NL, 2, ne_iq, q, sizeof q) == PXL_OK);
+    uint8_t *buf = NULL;
+    size_t n = 0;
+    CHECK(pxl_gguf_writer_to_memory(w, &buf, &n) == PXL_OK);
+    pxl_gguf *g = NULL;
+    pxl_status s = pxl_gguf_parse(g_ctx, buf, n, &g);
+    CHECK_MSG(s == PXL_OK, "%s", pxl_ctx_error(g_ctx));
+    const pxl_gguf_tensor *t = g ? pxl_gguf_tensor_at(g, 1) : NULL;
+    CHECK(t && t->type == PXL_GGML_IQ4_NL && t->ndim == 2 && t->ne[0] == 64 && t->ne[1] == 3 && t->bytes == 108 &&
+          memcmp(t->data, q, sizeof q) == 0);
+    /* the file cut inside the IQ4_NL data (one byte short): a format error naming the tensor */
+    size_t end = t ? (size_t)(t->offset + t->bytes) : 0;
+    pxl_gguf_free(g);
+    bytes c = {0};
+    CHECK(end > 0 && end <= n && end - 1 <= sizeof c.b);
+    if (end > 0 && end <= n && end - 1 <= sizeof c.b) {
+        put(&c, buf, end - 1);
+        char want[160];
+        snprintf(want, sizeof want, "tensor 'iq.weight': data [%zu, %zu) beyond the file's %zu bytes", end - 108, end,
+                 end - 1);
+        EXPECT_FAIL(&c, PXL_ERR_FORMAT, want);
+    }
+    pxl_free(g_ctx, buf);
+    /* the file pxl gguf info shows (cli_gguf_info_iq) */
+    char path[1100];
+    snprintf(path, sizeof path, "%s/iq4nl.gguf", g_dir);
+    CHECK(pxl_gguf_writer_write(w, path) == PXL_OK);
+    g = NULL;
+    CHECK(pxl_gguf_open(g_ctx, path, &g) == PXL_OK && pxl_gguf_find_tensor(g, "iq.weight") == 1);
+    pxl_gguf_free(g);
+    pxl_gguf_writer_free(w);
+
+    /* hand-made: every known layout sizes its tensor (one block short of the
+     * data: refused; the rows not a multiple of the block: refused) */
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        uint64_t ne[2] = {k[i].blk * 2, 3}; /* 6 blocks */
+        c = (bytes){0};
+        header(&c, 3, 1, 0);
+        tinfo(&c, "x", 2, ne, k[i].type, 0);
+        pad_to(&c, 32);
+        size_t start = c.n;
+        for (uint32_t j = 0; j < 6 * k[i].bytes - 1; j++) put(&c, "\x5a", 1);
+        char want[160];
+        snprintf(want, sizeof want, "tensor 'x': data [%zu, %zu) beyond the file's %zu bytes", start,
+                 start + 6 * k[i].bytes, c.n);
+        EXPECT_FAIL(&c, PXL_ERR_FORMAT, want);
+        put(&c, "\x5a", 1);
+        g = NULL;
+        CHECK_MSG(pxl_gguf_parse(g_ctx, c.b, c.n, &g) == PXL_OK && pxl_gguf_tensor_at(g, 0)->bytes == 6 * k[i].bytes,
+                  "%s: %s", k[i].name, pxl_ctx_error(g_ctx));
+        pxl_gguf_free(g);
+        c = (bytes){0};
+        header(&c, 3, 1, 0);
+        ne[0] = k[i].blk + 16;
+        tinfo(&c, "x", 2, ne, k[i].type, 0);
+        pad_to(&c, 32);
+        snprintf(want, sizeof want, "%s [%llu x 3 x 1 x 1]: row length not a multiple", k[i].name,
+                 (unsigned long long)ne[0]);
+        EXPECT_FAIL(&c, PXL_ERR_FORMAT, want);
+    }
 }
 
 /* Many keys and tensors: the hash indexes find each. */
@@ -569,6 +659,7 @@ int main(int argc, char **argv) {
     test_v2_and_errors();
     test_open_refusals();
     test_writer_refusals();
+    test_no_kernel_types();
     test_null_rule();
     test_many();
     pxl_ctx_free(g_ctx);

@@ -22,7 +22,7 @@
 #define V 40
 
 enum { BREAK_NONE, BREAK_ARCH, BREAK_MISSING, BREAK_SHAPE, BREAK_TYPE, BREAK_NO_HEADS, BREAK_HEADS, BREAK_VOCAB,
-       BREAK_SCALING, BREAK_QWEN_NO_BIAS };
+       BREAK_SCALING, BREAK_QWEN_NO_BIAS, BREAK_IQ };
 
 static void add_f32(pxl_gguf_writer *w, const char *name, int64_t ne0, int64_t ne1, uint32_t *seed) {
     int64_t n = ne0 * (ne1 ? ne1 : 1);
@@ -68,7 +68,13 @@ static void build(pxl_ctx *ctx, int defect, uint8_t **data, size_t *size) {
     add_f32(w, "blk.0.attn_v.weight", E, NKV * HD, &seed);
     add_f32(w, "blk.0.attn_output.weight", NH * HD, E, &seed);
     add_f32(w, "blk.0.ffn_gate.weight", E, FF, &seed);
-    add_f32(w, "blk.0.ffn_up.weight", E, FF, &seed);
+    if (defect == BREAK_IQ) { /* a type the reader sizes but pxl has no kernel for */
+        static uint8_t iq[FF * (E / 32) * 18];
+        int64_t ne[2] = {E, FF};
+        CHECK(pxl_gguf_writer_add_tensor(w, "blk.0.ffn_up.weight", PXL_GGML_IQ4_NL, 2, ne, iq, sizeof iq) == PXL_OK);
+    } else {
+        add_f32(w, "blk.0.ffn_up.weight", E, FF, &seed);
+    }
     add_f32(w, "blk.0.ffn_down.weight", FF, E, &seed);
 #undef KEY
     CHECK(pxl_gguf_writer_to_memory(w, data, size) == PXL_OK);
@@ -103,6 +109,8 @@ static void test_loader(pxl_ctx *ctx) {
     expect_load(ctx, BREAK_VOCAB, PXL_ERR_FORMAT, "'llama.vocab_size' = 41");
     expect_load(ctx, BREAK_SCALING, PXL_ERR_UNSUPPORTED, "RoPE scaling 'yarn'");
     expect_load(ctx, BREAK_QWEN_NO_BIAS, PXL_ERR_FORMAT, "tensor 'blk.0.attn_q.bias' is missing");
+    expect_load(ctx, BREAK_IQ, PXL_ERR_UNSUPPORTED,
+                "tensor 'blk.0.ffn_up.weight' has type IQ4_NL, which pxl cannot run");
 }
 
 static void test_eval(pxl_ctx *ctx) {

@@ -22,8 +22,8 @@ static const char *k_usage = "pxl gguf info FILE [--json]";
 static const char *k_about =
     "Shows a GGUF file (versions 2 and 3): version, alignment, file size, every metadata key\n"
     "(arrays: element type, count and the first elements), every tensor (name, type, shape,\n"
-    "bytes, offset) and the totals per tensor type. A malformed file is refused with a message\n"
-    "naming the key, tensor or byte offset.";
+    "bytes, offset) and the totals per tensor type, types pxl cannot run (IQ*, TQ*, MXFP4)\n"
+    "included. A malformed file is refused with a message naming the key, tensor or byte offset.";
 
 static void gguf_usage(FILE *f) {
     fprintf(f, "usage: pxl gguf info FILE [--json]\n\n%s\n", k_about);
@@ -174,9 +174,9 @@ static void print_text(const pxl_gguf *g, const char *file) {
     printf("totals:\n");
     for (uint32_t ty = 0; ty < N_TYPE_SLOTS; ty++)
         if (tot[ty].count)
-            printf("  %-6s %llu tensors, %llu bytes\n", pxl_ggml_type_name(ty), (unsigned long long)tot[ty].count,
+            printf("  %-7s %llu tensors, %llu bytes\n", pxl_ggml_type_name(ty), (unsigned long long)tot[ty].count,
                    (unsigned long long)tot[ty].bytes);
-    printf("  all    %zu tensors, %llu bytes\n", nt, (unsigned long long)all);
+    printf("  all     %zu tensors, %llu bytes\n", nt, (unsigned long long)all);
 }
 
 static void print_json(const pxl_gguf *g, const char *file) {

@@ -56,19 +56,32 @@ typedef enum pxl_ggml_type {
     PXL_GGML_Q5_K = 13,
     PXL_GGML_Q6_K = 14,
     PXL_GGML_Q8_K = 15,
+    PXL_GGML_IQ2_XXS = 16, /* IQ*, TQ*, MXFP4: sized by the reader, no kernel in pxl */
+    PXL_GGML_IQ2_XS = 17,
+    PXL_GGML_IQ3_XXS = 18,
+    PXL_GGML_IQ1_S = 19,
+    PXL_GGML_IQ4_NL = 20,
+    PXL_GGML_IQ3_S = 21,
+    PXL_GGML_IQ2_S = 22,
+    PXL_GGML_IQ4_XS = 23,
     PXL_GGML_I8 = 24,
     PXL_GGML_I16 = 25,
     PXL_GGML_I32 = 26,
     PXL_GGML_I64 = 27,
     PXL_GGML_F64 = 28,
-    PXL_GGML_BF16 = 30
+    PXL_GGML_IQ1_M = 29,
+    PXL_GGML_BF16 = 30,
+    PXL_GGML_TQ1_0 = 34,
+    PXL_GGML_TQ2_0 = 35,
+    PXL_GGML_MXFP4 = 39
 } pxl_ggml_type;
 
 /* Static name of a ggml type number ("Q4_K", "BF16", "IQ2_XS"; numbers ggml
  * does not define give "unknown"). */
 PXL_API const char *pxl_ggml_type_name(uint32_t type);
-/* Block size (elements) and bytes per block of a ggml type; 0 for types the
- * reader does not know the layout of (their tensors are refused at open). */
+/* Block size (elements) and bytes per block of a ggml type; 0 for numbers
+ * without a known layout (removed or unknown: their tensors are refused at
+ * open). A known layout says nothing of whether pxl can run the type. */
 PXL_API uint32_t pxl_ggml_block_elems(uint32_t type);
 PXL_API uint32_t pxl_ggml_block_bytes(uint32_t type);
 
@@ -90,9 +103,13 @@ typedef struct pxl_gguf_tensor {
  * Opens a GGUF file (versions 2 and 3) and memory-maps it read-only. Every
  * read is checked against the file's length and all size arithmetic is
  * checked; a malformed file fails with PXL_ERR_FORMAT and a message naming
- * the key, tensor or byte offset. A tensor whose ggml type has no known
- * block layout here (pxl_ggml_block_elems 0: IQ*, TQ*, unknown numbers) fails
- * the open with PXL_ERR_UNSUPPORTED naming the tensor and the type number.
+ * the key, tensor or byte offset. Every tensor whose ggml type has a known
+ * block layout is sized and bounds-checked, including types pxl has no
+ * kernel for (IQ*, TQ*, MXFP4): such files open, so their metadata and
+ * tokenizer can be read, and pxl_llm_load refuses the tensors it cannot run,
+ * naming the tensor and its type. A tensor whose type number has no known
+ * layout (pxl_ggml_block_elems 0: removed or unknown numbers) fails the open
+ * with PXL_ERR_UNSUPPORTED naming the tensor and the type number.
  * A path that is not a regular file fails with PXL_ERR_IO without blocking
  * (FIFOs, directories). The file must not be truncated while it is open
  * (the mapping would fault). The caller frees the result with pxl_gguf_free.

@@ -11,9 +11,12 @@
  * index (duplicates are a format error). String arrays get a table of their
  * elements' offsets at parse time, so element j is O(1).
  *
- * Tensor types without a known block layout (IQ*, TQ*, removed numbers...)
- * are refused at open with PXL_ERR_UNSUPPORTED naming the tensor and the type
- * number: the reader promises every tensor's byte size.
+ * Every ggml type number with a block layout (the IQ, TQ and MXFP4 types
+ * included, though pxl runs none of them: the model loader refuses those)
+ * gets its tensors sized and bounds-checked, so such files open for their
+ * metadata and tokenizer. A type number without a known layout (removed or
+ * unknown numbers) is refused at open with PXL_ERR_UNSUPPORTED naming the
+ * tensor and the type number: the reader promises every tensor's byte size.
  */
 #include "llm_internal.h"
 
@@ -89,18 +92,21 @@ static ggml_layout ggml_layout_of(uint32_t type) {
     case PXL_GGML_I32: return (ggml_layout){"I32", 1, 4};
     case PXL_GGML_I64: return (ggml_layout){"I64", 1, 8};
     case PXL_GGML_F64: return (ggml_layout){"F64", 1, 8};
-    /* named by ggml, but their layout is not known here (refused at open) */
-    case 16: return (ggml_layout){"IQ2_XXS", 0, 0};
-    case 17: return (ggml_layout){"IQ2_XS", 0, 0};
-    case 18: return (ggml_layout){"IQ3_XXS", 0, 0};
-    case 19: return (ggml_layout){"IQ1_S", 0, 0};
-    case 20: return (ggml_layout){"IQ4_NL", 0, 0};
-    case 21: return (ggml_layout){"IQ3_S", 0, 0};
-    case 22: return (ggml_layout){"IQ2_S", 0, 0};
-    case 23: return (ggml_layout){"IQ4_XS", 0, 0};
-    case 29: return (ggml_layout){"IQ1_M", 0, 0};
-    case 34: return (ggml_layout){"TQ1_0", 0, 0};
-    case 35: return (ggml_layout){"TQ2_0", 0, 0};
+    /* layouts pxl has no kernel for: their tensors are sized and bounds-checked
+     * like all others, and the model loader refuses them */
+    case PXL_GGML_IQ2_XXS: return (ggml_layout){"IQ2_XXS", 256, 66};
+    case PXL_GGML_IQ2_XS: return (ggml_layout){"IQ2_XS", 256, 74};
+    case PXL_GGML_IQ3_XXS: return (ggml_layout){"IQ3_XXS", 256, 98};
+    case PXL_GGML_IQ1_S: return (ggml_layout){"IQ1_S", 256, 50};
+    case PXL_GGML_IQ4_NL: return (ggml_layout){"IQ4_NL", 32, 18};
+    case PXL_GGML_IQ3_S: return (ggml_layout){"IQ3_S", 256, 110};
+    case PXL_GGML_IQ2_S: return (ggml_layout){"IQ2_S", 256, 82};
+    case PXL_GGML_IQ4_XS: return (ggml_layout){"IQ4_XS", 256, 136};
+    case PXL_GGML_IQ1_M: return (ggml_layout){"IQ1_M", 256, 56};
+    case PXL_GGML_TQ1_0: return (ggml_layout){"TQ1_0", 256, 54};
+    case PXL_GGML_TQ2_0: return (ggml_layout){"TQ2_0", 256, 66};
+    case PXL_GGML_MXFP4: return (ggml_layout){"MXFP4", 32, 17};
+    /* 4, 5, 31-33 and 36-38 are numbers ggml removed: no layout, refused at open */
     default: return (ggml_layout){"unknown", 0, 0};
     }
 }
