@@ -120,7 +120,7 @@ static void test_eval(pxl_ctx *ctx) {
     pxl_gguf *g = NULL;
     pxl_llm *m = NULL;
     CHECK(pxl_gguf_parse(ctx, data, size, &g) == PXL_OK);
-    pxl_llm_options o = {16, 4, PXL_F32}; /* a context of 16, passes of 4 tokens */
+    pxl_llm_options o = {16, 4, PXL_F32, 0}; /* a context of 16, passes of 4 tokens */
     CHECK(pxl_llm_load(ctx, g, &o, &m) == PXL_OK);
     const pxl_llm_info *I = pxl_llm_get_info(m);
     CHECK(I->n_vocab == V && I->n_ctx == 16 && I->n_batch == 4 && I->head_dim == HD && I->tied_output == 1);
@@ -153,13 +153,13 @@ static void test_eval(pxl_ctx *ctx) {
     CHECK(pxl_llm_n_past(m) == 10);
     pxl_llm_free(m);
     /* a context beyond the trained one */
-    pxl_llm_options big = {65, 0, PXL_F32};
+    pxl_llm_options big = {65, 0, PXL_F32, 0};
     CHECK(pxl_llm_load(ctx, g, &big, &m) == PXL_ERR_INVALID_ARG);
     CHECK(strstr(pxl_ctx_error(ctx), "beyond the 64 the model was trained for") != NULL);
     /* an f16 KV cache: half the bytes, the same eval contract, logits close to the f32 cache's */
     uint64_t bytes32 = UINT64_MAX;
     {
-        pxl_llm_options o32 = {16, 4, PXL_F32}, o16 = {16, 4, PXL_F16};
+        pxl_llm_options o32 = {16, 4, PXL_F32, 0}, o16 = {16, 4, PXL_F16, 0};
         pxl_llm *m32 = NULL, *m16 = NULL;
         CHECK(pxl_llm_load(ctx, g, &o32, &m32) == PXL_OK);
         CHECK(pxl_llm_load(ctx, g, &o16, &m16) == PXL_OK);
@@ -196,7 +196,7 @@ static void test_eval(pxl_ctx *ctx) {
     /* any other cache dtype is refused with a message */
     pxl_dtype bad_types[3] = {PXL_BF16, PXL_Q8_0, (pxl_dtype)999};
     for (int i = 0; i < 3; i++) {
-        pxl_llm_options ob = {16, 4, bad_types[i]};
+        pxl_llm_options ob = {16, 4, bad_types[i], 0};
         m = NULL;
         CHECK(pxl_llm_load(ctx, g, &ob, &m) == PXL_ERR_INVALID_ARG && m == NULL);
         CHECK_MSG(strstr(pxl_ctx_error(ctx), "KV cache of") != NULL, "message: %s", pxl_ctx_error(ctx));
@@ -296,6 +296,54 @@ static void test_sampler(pxl_ctx *ctx) {
     pxl_sampler_free(NULL);
 }
 
+/* The GPU memory estimate and the refusal of a model that does not fit:
+ * llvmpipe reports no memory heaps, so gpu_memory_limit forces the check. */
+static void test_gpu_memory(pxl_ctx *ctx) {
+    int gpu = pxl_ctx_backend(ctx) == PXL_BACKEND_GPU;
+    uint8_t *data;
+    size_t size;
+    build(ctx, BREAK_NONE, &data, &size);
+    pxl_gguf *g = NULL;
+    CHECK(pxl_gguf_parse(ctx, data, size, &g) == PXL_OK);
+    pxl_llm_options o;
+    memset(&o, 0, sizeof o);
+    o.gpu_memory_limit = gpu ? 0 : 1; /* a CPU context ignores it */
+    pxl_llm *m = NULL;
+    CHECK_MSG(pxl_llm_load(ctx, g, &o, &m) == PXL_OK, "%s", pxl_ctx_error(ctx));
+    uint64_t est = 0;
+    if (m) {
+        const pxl_llm_info *I = pxl_llm_get_info(m);
+        est = I->gpu_bytes_estimate;
+        if (!gpu) {
+            CHECK(est == 0);
+        } else {
+            /* weights + KV cache + (ids, x, h, q, att, gate, up, k) for n_batch = n_ctx = 64 tokens + logits for
+             * one row and for n_batch rows */
+            uint64_t B = 64, act = B * 4 + B * (2 * E + 2 * NH * HD + 2 * FF + NKV * HD) * 4, logits = (1 + B) * V * 4;
+            CHECK_MSG(est == I->weight_bytes + I->kv_cache_bytes + act + logits, "estimate %llu",
+                      (unsigned long long)est);
+            const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+            fprintf(stderr, "llm_model: estimate %llu bytes; device memory %llu bytes%s\n", (unsigned long long)est,
+                    (unsigned long long)gi->device_memory_bytes, gi->device_memory_bytes ? "" : " (unknown)");
+        }
+    }
+    pxl_llm_free(m);
+    if (gpu && est) {
+        o.gpu_memory_limit = est; /* exactly enough */
+        m = NULL;
+        CHECK_MSG(pxl_llm_load(ctx, g, &o, &m) == PXL_OK, "%s", pxl_ctx_error(ctx));
+        pxl_llm_free(m);
+        o.gpu_memory_limit = est - 1; /* one byte short: refused before any upload */
+        m = NULL;
+        CHECK(pxl_llm_load(ctx, g, &o, &m) == PXL_ERR_UNSUPPORTED);
+        CHECK(m == NULL);
+        const char *e = pxl_ctx_error(ctx);
+        CHECK_MSG(strstr(e, "MiB") && strstr(e, "--ctx") && strstr(e, "--backend cpu"), "'%s'", e);
+    }
+    pxl_gguf_free(g);
+    pxl_free(ctx, data);
+}
+
 int main(void) {
     pxl_ctx_options co = pxl_ctx_options_default();
     co.backend = PXL_BACKEND_CPU;
@@ -305,12 +353,15 @@ int main(void) {
     test_loader(ctx);
     test_eval(ctx);
     test_sampler(ctx);
+    test_gpu_memory(ctx);
     pxl_ctx_free(ctx);
     /* the eval contract on the GPU too, where there is one */
     co.backend = PXL_BACKEND_GPU;
     pxl_ctx *gctx = NULL;
-    if (pxl_ctx_create(&co, &gctx) == PXL_OK) test_eval(gctx);
-    else fprintf(stderr, "llm_model: no GPU (%s): the eval contract ran on the CPU only\n", gctx ? pxl_ctx_error(gctx) : "");
+    if (pxl_ctx_create(&co, &gctx) == PXL_OK) {
+        test_eval(gctx);
+        test_gpu_memory(gctx);
+    } else fprintf(stderr, "llm_model: no GPU (%s): the eval contract ran on the CPU only\n", gctx ? pxl_ctx_error(gctx) : "");
     pxl_ctx_free(gctx);
     if (g_failures) fprintf(stderr, "llm_model: %d checks failed\n", g_failures);
     return g_failures ? 1 : 0;

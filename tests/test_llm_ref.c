@@ -108,7 +108,7 @@ int main(int argc, char **argv) {
     int fails = 0;
     float worst = 0.0f;
     int allowed = argc > 5 ? atoi(argv[5]) : 0, mismatches = 0;
-    pxl_llm_options lo = {0, argc > 6 ? (uint32_t)strtoul(argv[6], NULL, 10) : 0, PXL_F32};
+    pxl_llm_options lo = {0, argc > 6 ? (uint32_t)strtoul(argv[6], NULL, 10) : 0, PXL_F32, 0};
     const char *kv = argc > 7 ? argv[7] : "f32";
     if (!strcmp(kv, "f16")) lo.kv_type = PXL_F16;
     else if (strcmp(kv, "f32") != 0) {

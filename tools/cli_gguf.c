@@ -19,7 +19,7 @@ void cli_gguf_close(cli_gguf *m) {
 int cli_gguf_open(const char *cmd, const cli_common *c, const char *path, uint32_t n_ctx, const char *kv_type,
                   cli_gguf *m) {
     memset(m, 0, sizeof *m);
-    pxl_llm_options lo = {n_ctx, 0, PXL_F32};
+    pxl_llm_options lo = {n_ctx, 0, PXL_F32, 0};
     if (kv_type && !strcmp(kv_type, "f16")) lo.kv_type = PXL_F16;
     else if (kv_type && strcmp(kv_type, "f32") != 0)
         return cli_fail(c->json, 2, cmd, "--kv-type is f32 or f16, not '%s'", kv_type);

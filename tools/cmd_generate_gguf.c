@@ -135,11 +135,14 @@ int cli_gguf_generate(const cli_gguf_gen *o) {
         } else {
             fputc('\n', stdout);
             fflush(stdout);
+            char mem[64] = "";
+            if (I->gpu_bytes_estimate)
+                snprintf(mem, sizeof mem, " (~%.0f MiB on the device)", (double)I->gpu_bytes_estimate / 1048576.0);
             if (!o->c->quiet)
                 fprintf(stderr,
-                        "pxl generate: %s (%s) on %s: loaded in %.2f s; prompt %zu tokens at %.1f tokens/s; "
+                        "pxl generate: %s (%s) on %s: loaded in %.2f s%s; prompt %zu tokens at %.1f tokens/s; "
                         "%u tokens at %.1f tokens/s (stop: %s)\n",
-                        o->path, I->arch, backend, m.load_seconds, n_ids, pp, made, tg, stop);
+                        o->path, I->arch, backend, m.load_seconds, mem, n_ids, pp, made, tg, stop);
         }
     }
     free(acc);

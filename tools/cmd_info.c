@@ -45,6 +45,10 @@ static void print_text(pxl_ctx *ctx) {
     printf("api:            %s, %s feature level, %s\n", g->backend, g->feature_level, g->adapter_type);
     printf("vendor/device:  0x%04x / 0x%04x\n", g->vendor_id, g->device_id);
     printf("subgroup size:  %u..%u\n", g->subgroup_min_size, g->subgroup_max_size);
+    if (g->device_memory_bytes)
+        printf("device memory:  %.1f GiB (%llu bytes, device-local heaps)\n",
+               (double)g->device_memory_bytes / (1024.0 * 1024.0 * 1024.0), (unsigned long long)g->device_memory_bytes);
+    else printf("device memory:  unknown (the adapter reports no memory heaps)\n");
     printf("pipeline cache: %s\n", g->cache_dir ? g->cache_dir : "off");
     printf("features:      ");
     for (size_t i = 0; i < g->feature_count; i++) {
@@ -96,6 +100,8 @@ static void print_json(pxl_ctx *ctx) {
            g->feature_level, g->adapter_type, g->vendor_id, g->device_id);
     printf(",\"subgroup_min_size\":%u,\"subgroup_max_size\":%u", g->subgroup_min_size,
            g->subgroup_max_size);
+    if (g->device_memory_bytes) printf(",\"device_memory_bytes\":%llu", (unsigned long long)g->device_memory_bytes);
+    else printf(",\"device_memory_bytes\":null");
     printf(",\"pipeline_cache\":");
     if (g->cache_dir) cli_json_string(stdout, g->cache_dir);
     else printf("null");

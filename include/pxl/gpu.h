@@ -55,6 +55,10 @@ typedef struct pxl_gpu_info {
     uint32_t min_storage_offset_alignment;
     uint32_t min_uniform_offset_alignment;
     uint64_t max_uniform_binding_size;
+    /* the adapter's device-local memory heaps together (Dawn's
+     * adapter-properties-memory-heaps, offered on Vulkan and D3D12); 0: unknown
+     * (OpenGL ES, Metal, other libraries) */
+    uint64_t device_memory_bytes;
     size_t feature_count;       /* the adapter's features */
     const uint32_t *features;   /* raw WGPUFeatureName values */
     size_t matrix_config_count; /* subgroup-matrix shapes (Dawn's experimental feature, */

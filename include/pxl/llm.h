@@ -355,6 +355,12 @@ typedef struct pxl_llm_options {
     /* the KV cache's dtype: PXL_F32 (0, the default) or PXL_F16 (half the
      * memory; llama.cpp's default); others fail with PXL_ERR_INVALID_ARG */
     pxl_dtype kv_type;
+    /* GPU: the bytes the model may take on the device; 0: 90% of the
+     * adapter's device-local memory where it reports it (pxl_gpu_info's
+     * device_memory_bytes), else no check. A model whose estimate
+     * (pxl_llm_info.gpu_bytes_estimate) is larger fails to load with
+     * PXL_ERR_UNSUPPORTED before anything is uploaded. */
+    uint64_t gpu_memory_limit;
 } pxl_llm_options;
 
 typedef struct pxl_llm_info {
@@ -370,13 +376,18 @@ typedef struct pxl_llm_info {
     uint64_t weight_bytes;   /* the weights as stored */
     uint64_t kv_cache_bytes; /* the KV cache (in kv_type) */
     pxl_dtype kv_type;       /* the KV cache's dtype: PXL_F32 or PXL_F16 */
+    /* GPU: what the model needs on the device, estimated before loading
+     * (weights as stored + KV cache + activations and logits for n_batch
+     * tokens); 0 on a CPU context */
+    uint64_t gpu_bytes_estimate;
 } pxl_llm_info;
 
 /* Loads a model; on a GPU context uploads its weights (with a progress bar on
  * stderr when it is a terminal). Fails with PXL_ERR_UNSUPPORTED for an
- * architecture or weight type that pxl cannot run, PXL_ERR_FORMAT for
- * missing tensors or mismatched shapes, PXL_ERR_INVALID_ARG for an n_ctx
- * beyond the trained context. The caller frees it with pxl_llm_free; g must
+ * architecture or weight type that pxl cannot run, or (GPU) a model whose
+ * estimated size exceeds the device's memory (see gpu_memory_limit),
+ * PXL_ERR_FORMAT for missing tensors or mismatched shapes,
+ * PXL_ERR_INVALID_ARG for an n_ctx beyond the trained context. The caller frees it with pxl_llm_free; g must
  * outlive it. */
 PXL_API pxl_status pxl_llm_load(pxl_ctx *ctx, const pxl_gguf *g, const pxl_llm_options *opts, pxl_llm **out);
 PXL_API void pxl_llm_free(pxl_llm *m);

@@ -346,6 +346,34 @@ static int adapter_has(pxl_gpu *g, WGPUFeatureName f) {
     return g->fn.AdapterHasFeature(g->adapter, f) != 0;
 }
 
+/* The total size of the adapter's device-local memory heaps (Dawn's
+ * adapter-properties-memory-heaps), or 0 where it is not known: the struct is
+ * chained only when the adapter has the feature and the library can free it. */
+static uint64_t read_device_memory(pxl_gpu *g) {
+    if (!g->heaps_free || !adapter_has(g, DAWN_FeatureName_AdapterPropertiesMemoryHeaps)) return 0;
+    DawnAdapterPropertiesMemoryHeaps heaps;
+    memset(&heaps, 0, sizeof heaps);
+    heaps.chain.sType = DAWN_SType_AdapterPropertiesMemoryHeaps;
+    WGPUAdapterInfo info;
+    memset(&info, 0, sizeof info);
+    info.nextInChain = &heaps.chain;
+    uint64_t total = 0;
+    if (g->fn.AdapterGetInfo(g->adapter, &info) == PXL_WGPU_SUCCESS && heaps.heapInfo && heaps.heapCount <= 1024) {
+        for (size_t i = 0; i < heaps.heapCount; i++) {
+            const DawnMemoryHeapInfo *h = &heaps.heapInfo[i];
+            if (!(h->properties & DAWN_HEAP_PROPERTY_DEVICE_LOCAL)) continue;
+            if (h->size > UINT64_MAX - total) { /* nonsense: say nothing rather than a wrong figure */
+                total = 0;
+                break;
+            }
+            total += h->size;
+        }
+    }
+    g->fn.AdapterInfoFreeMembers(info);
+    if (heaps.heapInfo) g->heaps_free(heaps);
+    return total;
+}
+
 static pxl_status create_device(pxl_gpu *g) {
     WGPUFeatureName want[8];
     size_t n_want = 0;
@@ -353,6 +381,8 @@ static pxl_status create_device(pxl_gpu *g) {
                                         WGPUFeatureName_TimestampQuery};
     for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++)
         if (adapter_has(g, optional[i])) want[n_want++] = optional[i];
+
+    g->info.device_memory_bytes = read_device_memory(g);
 
     WGPULimits limits;
     memset(&limits, 0, sizeof limits);

@@ -103,6 +103,9 @@ struct pxl_gpu {
     void *lib;
     char *lib_path;
     pxl_wgpu_fns fn;
+    /* optional (Dawn only): frees a DawnAdapterPropertiesMemoryHeaps; NULL
+     * when the library lacks it, and then the heaps are not queried */
+    void (*heaps_free)(DawnAdapterPropertiesMemoryHeaps heaps);
     WGPUInstance instance;
     WGPUAdapter adapter;
     WGPUDevice device;

@@ -105,6 +105,10 @@ pxl_status pxl_gpu_load_library(pxl_gpu *g) {
     }
         PXL_WGPU_FUNCTIONS(PXL_RESOLVE)
 #undef PXL_RESOLVE
+        {
+            void *sym = dlsym(h, "wgpuAdapterPropertiesMemoryHeapsFreeMembers");
+            if (sym) memcpy(&g->heaps_free, &sym, sizeof sym);
+        }
         g->lib = h;
         char canon[PATH_MAX];
         g->lib_path = pxl_strdup(ctx, strchr(p, '/') && realpath(p, canon) ? canon : p);

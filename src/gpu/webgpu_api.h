@@ -52,6 +52,7 @@ enum {
     WGPUSType_ShaderSourceWGSL = 0x00000002,
     DAWN_SType_CacheDeviceDescriptor = 0x00050007,
     DAWN_SType_TogglesDescriptor = 0x0005000A,
+    DAWN_SType_AdapterPropertiesMemoryHeaps = 0x00050013,
     DAWN_SType_AdapterPropertiesSubgroupMatrixConfigs = 0x0005003B
 };
 
@@ -97,6 +98,7 @@ enum {
     WGPUFeatureName_ShaderF16 = 0x0A,
     WGPUFeatureName_Subgroups = 0x11,
     WGPUFeatureName_CoreFeaturesAndLimits = 0x12,
+    DAWN_FeatureName_AdapterPropertiesMemoryHeaps = 0x50015,
     DAWN_FeatureName_SubgroupMatrix = 0x50037 /* visible with the toggle allow_unsafe_apis */
 };
 
@@ -283,6 +285,22 @@ typedef struct DawnAdapterPropertiesSubgroupMatrixConfigs {
     size_t configCount;
     const DawnSubgroupMatrixConfig *configs;
 } DawnAdapterPropertiesSubgroupMatrixConfigs;
+
+/* Dawn extension, chained on WGPUAdapterInfo when the adapter has
+ * DAWN_FeatureName_AdapterPropertiesMemoryHeaps: the adapter's memory heaps.
+ * Dawn allocates the array; wgpuAdapterPropertiesMemoryHeapsFreeMembers frees
+ * it (resolved as optional, see pxl_gpu.heaps_free). */
+#define DAWN_HEAP_PROPERTY_DEVICE_LOCAL ((WGPUFlags64)0x1)
+typedef struct DawnMemoryHeapInfo {
+    WGPUFlags64 properties; /* DAWN_HEAP_PROPERTY_* bits */
+    uint64_t size;
+} DawnMemoryHeapInfo;
+
+typedef struct DawnAdapterPropertiesMemoryHeaps {
+    WGPUChainedStruct chain;
+    size_t heapCount;
+    const DawnMemoryHeapInfo *heapInfo;
+} DawnAdapterPropertiesMemoryHeaps;
 
 typedef struct WGPULimits {
     WGPUChainedStruct *nextInChain;

@@ -260,6 +260,68 @@ static pxl_status alloc_state(pxl_llm *m) {
     return s;
 }
 
+/* ---- the GPU memory estimate ------------------------------------------------------------ */
+
+static uint64_t tensor_bytes(const pxl_gguf *g, const char *name) {
+    int64_t i = pxl_gguf_find_tensor(g, name);
+    return i < 0 ? 0 : pxl_gguf_tensor_at(g, (size_t)i)->bytes;
+}
+
+/* What the model will take on the device, before anything is uploaded: the
+ * weights load_weights uploads (as stored), the KV cache, the state tensors of
+ * alloc_state for n_batch tokens, and the logits (one row, and the n_batch rows
+ * that all-logits passes make, capped as the forward pass caps them). Buffer
+ * rounding and Dawn's own allocations are left to the margin below the device
+ * figure. */
+static uint64_t gpu_estimate(const pxl_llm *m, uint64_t *weights, uint64_t *kv_cache) {
+    const pxl_llm_info *I = &m->info;
+    static const char *const globals[] = {"token_embd.weight", "output_norm.weight", "output.weight",
+                                          "rope_freqs.weight"};
+    static const char *const per_layer[] = {"attn_norm.weight", "attn_q.weight",   "attn_k.weight",
+                                            "attn_v.weight",    "attn_output.weight", "attn_q.bias",
+                                            "attn_k.bias",      "attn_v.bias",     "ffn_norm.weight",
+                                            "ffn_gate.weight",  "ffn_up.weight",   "ffn_down.weight"};
+    uint64_t w = 0;
+    for (size_t i = 0; i < sizeof globals / sizeof globals[0]; i++) w += tensor_bytes(m->g, globals[i]);
+    for (int64_t l = 0; l < I->n_layer; l++)
+        for (size_t i = 0; i < sizeof per_layer / sizeof per_layer[0]; i++) {
+            char n[96];
+            snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, per_layer[i]);
+            w += tensor_bytes(m->g, n);
+        }
+    uint64_t B = (uint64_t)I->n_batch, E = (uint64_t)I->n_embd, D = (uint64_t)I->head_dim;
+    uint64_t Dq = (uint64_t)I->n_head * D, Dkv = (uint64_t)I->n_head_kv * D, F = (uint64_t)I->n_ff;
+    uint64_t V = (uint64_t)I->n_vocab;
+    uint64_t kv = (uint64_t)I->n_layer * 2u * (uint64_t)I->n_ctx * Dkv * pxl_dtype_row_bytes(I->kv_type, 1);
+    /* ids; x, h, q, att, gate, up, k and (a KV cache other than f32) v */
+    uint64_t act = B * 4u + B * (2u * E + 2u * Dq + 2u * F + Dkv + (I->kv_type != PXL_F32 ? Dkv : 0)) * 4u;
+    uint64_t rows = B;
+    const pxl_gpu_info *gi = pxl_gpu_get_info(m->ctx);
+    if (gi && V && rows * V * 4u > gi->max_storage_binding_size) rows = gi->max_storage_binding_size / (V * 4u);
+    uint64_t logits = (1u + rows) * V * 4u;
+    *weights = w;
+    *kv_cache = kv;
+    return w + kv + act + logits;
+}
+
+static double mib(uint64_t b) { return (double)b / (1024.0 * 1024.0); }
+
+/* Refuses a model that will not fit, rather than let the device be lost. */
+static pxl_status check_gpu_memory(pxl_llm *m, const pxl_llm_options *o) {
+    const pxl_gpu_info *gi = pxl_gpu_get_info(m->ctx);
+    if (!gi) return PXL_OK;
+    uint64_t w, kv;
+    uint64_t need = m->info.gpu_bytes_estimate = gpu_estimate(m, &w, &kv);
+    int forced = o && o->gpu_memory_limit;
+    uint64_t limit = forced ? o->gpu_memory_limit : gi->device_memory_bytes / 10u * 9u;
+    if (!limit || need <= limit) return PXL_OK;
+    return pxl_fail(m->ctx, PXL_ERR_UNSUPPORTED,
+                    "model: needs about %.1f MiB on the GPU (weights %.1f MiB, KV cache %.1f MiB for a context of "
+                    "%lld), more than the %.1f MiB %s; lower --ctx (or use --kv-type f16), or use --backend cpu",
+                    mib(need), mib(w), mib(kv), (long long)m->info.n_ctx, mib(limit),
+                    forced ? "allowed (gpu_memory_limit)" : "usable on this device (90% of its memory)");
+}
+
 /* ---- load / free ----------------------------------------------------------------------- */
 
 void pxl_llm_free(pxl_llm *m) {
@@ -385,6 +447,7 @@ pxl_status pxl_llm_load(pxl_ctx *ctx, const pxl_gguf *g, const pxl_llm_options *
         m->layers = pxl_calloc(ctx, (size_t)m->info.n_layer, sizeof *m->layers);
         if (!m->layers) s = pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
     }
+    if (s == PXL_OK) s = check_gpu_memory(m, opts);
     if (s == PXL_OK) {
         uint64_t total = 3 + 12 * (uint64_t)m->info.n_layer + (pxl_gguf_find_tensor(g, "rope_freqs.weight") >= 0);
         m->progress = pxl_ctx_backend(ctx) == PXL_BACKEND_GPU ? pxl_progress_begin(ctx, "loading", total) : NULL;
