@@ -46,6 +46,7 @@ need_file libgles2         "$libdir/libGLESv2.so.2"
 need_file libgl1-mesa-dri  "$libdir/dri/swrast_dri.so"
 need_cmd  npm              npm
 need_cmd  python3          python3
+need_cmd  git              git                    # scripts/fetch_vocab.sh opens llama.cpp's source bundle
 need_file ca-certificates  /etc/ssl/certs/ca-certificates.crt
 need_cmd  bible-kjv        bible                  # Pixel-LLM's corpus (public domain), read by `pxl vm train`
 # CI: the clang build and the libFuzzer targets (libFuzzer is in libclang-rt-14-dev on Debian 12)
