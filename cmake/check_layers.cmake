@@ -6,8 +6,9 @@
 #   vm    core + pxl/gpu.h + vm (never gpu's internals, never ops)
 #   pixel_llm  core + pxl/vm.h (+ gpu.h) + pixel_llm: an application of the VM
 #   llm   core + pxl/gpu.h + pxl/ops.h + llm: the GGUF runtime, built on the ops
+#   ad    core + pxl/gpu.h + pxl/ops.h + ad: automatic differentiation of residuals
 #   public headers: core.h nothing, gpu.h core.h, ops.h and vm.h gpu.h + core.h,
-#   pixel_llm.h vm.h + gpu.h + core.h, llm.h ops.h + gpu.h + core.h
+#   pixel_llm.h vm.h + gpu.h + core.h, llm.h ops.h + gpu.h + core.h, ad.h core.h
 #   a generated header wgsl_<layer>.h belongs to <layer>.
 # A directory of src/ not named here is not checked (add it to the table).
 # cmake -DROOT=<source tree> -P check_layers.cmake; fails listing every violation.
@@ -22,6 +23,7 @@ set(pub_ops "export.h;core.h;gpu.h")
 set(pub_vm "export.h;core.h;gpu.h")
 set(pub_pixel_llm "export.h;core.h;gpu.h;vm.h")
 set(pub_llm "export.h;core.h;gpu.h;ops.h")
+set(pub_ad "export.h;core.h")
 # what each layer's sources may include: public headers, and layers' internal headers
 set(public_core "export.h;core.h")
 set(public_gpu "export.h;core.h;gpu.h")
@@ -29,12 +31,14 @@ set(public_ops "export.h;core.h;gpu.h;ops.h")
 set(public_vm "export.h;core.h;gpu.h;vm.h")
 set(public_pixel_llm "export.h;core.h;gpu.h;vm.h;pixel_llm.h")
 set(public_llm "export.h;core.h;gpu.h;ops.h;llm.h")
+set(public_ad "export.h;core.h;gpu.h;ops.h;ad.h")
 set(internal_core "core")
 set(internal_gpu "core;gpu")
 set(internal_ops "core;ops")
 set(internal_vm "core;vm")
 set(internal_pixel_llm "core;pixel_llm")
 set(internal_llm "core;llm")
+set(internal_ad "core;ad")
 
 set(errors "")
 function(includes_of file out)
@@ -64,7 +68,7 @@ foreach(h ${headers})
 endforeach()
 
 # sources
-foreach(layer core gpu ops vm pixel_llm llm)
+foreach(layer core gpu ops vm pixel_llm llm ad)
   file(GLOB files ${ROOT}/src/${layer}/*.c ${ROOT}/src/${layer}/*.h)
   foreach(f ${files})
     file(RELATIVE_PATH rel ${ROOT} ${f})

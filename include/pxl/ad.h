@@ -1,0 +1,174 @@
+/*
+ * pxl/ad.h: automatic differentiation of scalar residuals (CPU foundation).
+ *
+ * A graph is a template cost function: it is written once, in terms of k
+ * parameter slots (pxl_ad_param), per-instance data columns (pxl_ad_input) and
+ * constants, and has one or more residual outputs. Compiling it gives a
+ * straight-line program that is independent of the graph; pxl_ad_eval runs the
+ * program for many instances, each reading its own parameters (through an index
+ * into the problem's parameter vector) and its own row of data, and writes the
+ * residuals and, by reverse mode over the tape, the Jacobian rows.
+ *
+ * Building. Every operation returns a value handle of the graph. A builder
+ * error (a NULL graph, a handle that is not a value of this graph, a negative
+ * slot, a value of another graph) is recorded on the graph and on its context
+ * (pxl_ctx_error) and gives the invalid value (all zero); the first error
+ * sticks: later operations on the graph give the invalid value too and
+ * pxl_ad_compile returns that error. Identical nodes are shared as they are
+ * built (hash-consing: building exp(x) twice gives the same value; add, mul,
+ * hypot, eq and ne are commutative for this). Handles carry a 32-bit tag of
+ * their graph: a value of another live graph is refused (a tag collision has
+ * probability about 2^-32).
+ *
+ * Derivative conventions, where an op is not differentiable or its
+ * derivative is not finite (d/da, d/db: partial derivatives):
+ *   abs'(0) = 0; sign' = floor' = ceil' = 0 everywhere; relu'(0) = 0;
+ *   min(a, b) is b when b < a, else a (a tie takes a); max(a, b) is b when
+ *   b > a, else a; the derivative flows to the operand taken, 0 to the other;
+ *   clamp(x, lo, hi) = min(max(x, lo), hi): d/dx = 1 for lo <= x <= hi;
+ *   select(c, a, b) is a when c != 0, else b: the derivative flows to the
+ *   branch taken, never to c; comparisons (lt ... ne) give 0 or 1, derivative 0;
+ *   sqrt'(0) = +inf, log'(0) = +inf, asin'/acos' at +-1 = +-inf (IEEE);
+ *   pow(a, b): d/da = b * pow(a, b - 1) (0 when b == 0), d/db = pow(a, b) *
+ *   log(a) for a > 0, else 0; powi(a, n): d/da = n * pow(a, n - 1) (0 for n = 0);
+ *   hypot(a, b) at (0, 0): both 0; atan2(y, x) at (0, 0): both 0.
+ *   In the reverse sweep a node whose adjoint is exactly 0 passes nothing on,
+ *   so an infinite local derivative on a branch that is not used (select, min)
+ *   does not turn the Jacobian into NaN.
+ */
+#ifndef PXL_AD_H
+#define PXL_AD_H
+
+#include "pxl/export.h"
+#include "pxl/core.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pxl_ad_graph pxl_ad_graph;
+typedef struct pxl_ad_program pxl_ad_program;
+
+/* A value of a graph. {0, 0} (a zero-initialised handle) is invalid. */
+typedef struct pxl_ad_value {
+    uint32_t graph; /* the graph's tag; never 0 for a valid value */
+    uint32_t index; /* the node */
+} pxl_ad_value;
+
+PXL_API pxl_status pxl_ad_graph_create(pxl_ctx *ctx, pxl_ad_graph **out);
+PXL_API void pxl_ad_graph_free(pxl_ad_graph *g); /* NULL is a no-op */
+/* PXL_OK, or the first builder error of the graph. */
+PXL_API pxl_status pxl_ad_graph_status(const pxl_ad_graph *g);
+/* Number of distinct nodes built so far (after sharing); 0 for NULL. */
+PXL_API size_t pxl_ad_graph_nodes(const pxl_ad_graph *g);
+/* 1 when v is a value of g. */
+PXL_API int pxl_ad_valid(const pxl_ad_graph *g, pxl_ad_value v);
+
+/* Leaves. The number of parameter slots k of the graph is the largest slot
+ * used + 1; its number of input columns the largest column used + 1. */
+PXL_API pxl_ad_value pxl_ad_param(pxl_ad_graph *g, int32_t slot);
+PXL_API pxl_ad_value pxl_ad_input(pxl_ad_graph *g, int32_t column);
+PXL_API pxl_ad_value pxl_ad_const(pxl_ad_graph *g, double c);
+
+/* Arithmetic. */
+PXL_API pxl_ad_value pxl_ad_add(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b);
+PXL_API pxl_ad_value pxl_ad_sub(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b);
+PXL_API pxl_ad_value pxl_ad_mul(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b);
+PXL_API pxl_ad_value pxl_ad_div(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b);
+PXL_API pxl_ad_value pxl_ad_neg(pxl_ad_graph *g, pxl_ad_value a);
+PXL_API pxl_ad_value pxl_ad_pow(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b);
+PXL_API pxl_ad_value pxl_ad_powi(pxl_ad_graph *g, pxl_ad_value a, int32_t n);
+PXL_API pxl_ad_value pxl_ad_exp(pxl_ad_graph *g, pxl_ad_value a);
+PXL_API pxl_ad_value pxl_ad_log(pxl_ad_graph *g, pxl_ad_value a);
+PXL_API pxl_ad_value pxl_ad_sqrt(pxl_ad_graph *g, pxl_ad_value a);
+PXL_API pxl_ad_value pxl_ad_hypot(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b);
+/* Trigonometric and hyperbolic. */
+PXL_API pxl_ad_value pxl_ad_sin(pxl_ad_graph *g, pxl_ad_value a);
+PXL_API pxl_ad_value pxl_ad_cos(pxl_ad_graph *g, pxl_ad_value a);
+PXL_API pxl_ad_value pxl_ad_tan(pxl_ad_graph *g, pxl_ad_value a);
+PXL_API pxl_ad_value pxl_ad_asin(pxl_ad_graph *g, pxl_ad_value a);
+PXL_API pxl_ad_value pxl_ad_acos(pxl_ad_graph *g, pxl_ad_value a);
+PXL_API pxl_ad_value pxl_ad_atan(pxl_ad_graph *g, pxl_ad_value a);
+PXL_API pxl_ad_value pxl_ad_atan2(pxl_ad_graph *g, pxl_ad_value y, pxl_ad_value x);
+PXL_API pxl_ad_value pxl_ad_sinh(pxl_ad_graph *g, pxl_ad_value a);
+PXL_API pxl_ad_value pxl_ad_cosh(pxl_ad_graph *g, pxl_ad_value a);
+PXL_API pxl_ad_value pxl_ad_tanh(pxl_ad_graph *g, pxl_ad_value a);
+/* Activations and piecewise functions. */
+PXL_API pxl_ad_value pxl_ad_sigmoid(pxl_ad_graph *g, pxl_ad_value a);
+PXL_API pxl_ad_value pxl_ad_relu(pxl_ad_graph *g, pxl_ad_value a);
+PXL_API pxl_ad_value pxl_ad_softplus(pxl_ad_graph *g, pxl_ad_value a); /* log(1 + exp(a)) */
+PXL_API pxl_ad_value pxl_ad_abs(pxl_ad_graph *g, pxl_ad_value a);
+PXL_API pxl_ad_value pxl_ad_sign(pxl_ad_graph *g, pxl_ad_value a); /* -1, 0, 1 (NaN stays NaN) */
+PXL_API pxl_ad_value pxl_ad_floor(pxl_ad_graph *g, pxl_ad_value a);
+PXL_API pxl_ad_value pxl_ad_ceil(pxl_ad_graph *g, pxl_ad_value a);
+PXL_API pxl_ad_value pxl_ad_min(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b);
+PXL_API pxl_ad_value pxl_ad_max(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b);
+PXL_API pxl_ad_value pxl_ad_clamp(pxl_ad_graph *g, pxl_ad_value x, pxl_ad_value lo, pxl_ad_value hi);
+/* Comparisons: 1 when true, else 0. */
+PXL_API pxl_ad_value pxl_ad_lt(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b);
+PXL_API pxl_ad_value pxl_ad_le(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b);
+PXL_API pxl_ad_value pxl_ad_gt(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b);
+PXL_API pxl_ad_value pxl_ad_ge(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b);
+PXL_API pxl_ad_value pxl_ad_eq(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b);
+PXL_API pxl_ad_value pxl_ad_ne(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b);
+PXL_API pxl_ad_value pxl_ad_select(pxl_ad_graph *g, pxl_ad_value cond, pxl_ad_value a, pxl_ad_value b);
+
+/* Marks v as the next residual output (outputs are numbered in call order; a
+ * value may be output more than once). */
+PXL_API pxl_status pxl_ad_output(pxl_ad_graph *g, pxl_ad_value v);
+
+/*
+ * Compiles the graph into a program: the nodes the outputs need, in
+ * topological order. Refuses a graph with a builder error or without outputs.
+ * The program does not refer to the graph (either may be freed first).
+ */
+PXL_API pxl_status pxl_ad_compile(pxl_ad_graph *g, pxl_ad_program **out);
+PXL_API void pxl_ad_program_free(pxl_ad_program *p); /* NULL is a no-op */
+
+typedef struct pxl_ad_program_info {
+    size_t n_params;  /* k: parameter slots */
+    size_t n_inputs;  /* data columns per instance */
+    size_t n_outputs; /* m: residuals per instance */
+    size_t n_nodes;   /* instructions of the tape */
+} pxl_ad_program_info;
+PXL_API pxl_ad_program_info pxl_ad_program_get_info(const pxl_ad_program *p);
+
+/* A structural hash of the program: equal for graphs built the same way (the
+ * same operations, constants, slots, columns and outputs), different (but for
+ * collisions) otherwise. Constants are part of it, by their bit patterns. */
+PXL_API uint64_t pxl_ad_program_hash(const pxl_ad_program *p);
+
+typedef enum pxl_ad_precision {
+    PXL_AD_F64 = 0, /* default */
+    PXL_AD_F32 = 1  /* values and derivatives computed in float (results widened to double) */
+} pxl_ad_precision;
+
+/* Zero-initialised = defaults. */
+typedef struct pxl_ad_eval_options {
+    pxl_ad_precision precision;
+    int serial; /* nonzero: on the calling thread only (the results are the same) */
+} pxl_ad_eval_options;
+
+/*
+ * Evaluates the program for n_instances instances (0: nothing to do, PXL_OK).
+ * Instance i's slot j reads params[param_index[i*k + j]] (every index must be
+ * < n_params; param_index may be NULL when k == 0), its column c reads
+ * inputs[i*n_inputs + c] (NULL allowed when there are no columns). Writes
+ * residuals[i*m + r] and, when jacobian is not NULL, jacobian[(i*m + r)*k + j]
+ * = d residual r / d slot j (a parameter index used by two slots of one
+ * instance gets two separate columns). Multithreaded across instances on the
+ * context's pool; the results are bit-identical for any thread count.
+ * opts NULL: defaults.
+ */
+PXL_API pxl_status pxl_ad_eval(pxl_ctx *ctx, const pxl_ad_program *prog, const double *params, size_t n_params,
+                               const uint32_t *param_index, const double *inputs, size_t n_instances,
+                               double *residuals, double *jacobian, const pxl_ad_eval_options *opts);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
