@@ -238,7 +238,7 @@ static pxl_ad_value k_select(pxl_ad_graph *g) {
 static pxl_ad_value k_eq(pxl_ad_graph *g) { return pxl_ad_eq(g, pxl_ad_param(g, 0), pxl_ad_param(g, 1)); }
 
 static void test_kinks(void) {
-    const double z[3] = {0, 0, 0}, one[1] = {1}, inf[1] = {INFINITY};
+    const double z[3] = {0, 0, 0}, inf[1] = {HUGE_VAL};
     kink("abs(0)", k_abs, z, 1, 0, z);
     kink("relu(0)", k_relu, z, 1, 0, z);
     kink("sqrt(0)", k_sqrt, z, 1, 0, inf);
@@ -258,7 +258,6 @@ static void test_kinks(void) {
     const double sel[2] = {1, 0};
     kink("select, sqrt(0) not taken", k_select, sel, 2, 1, first);
     kink("eq(a, a)", k_eq, tie, 2, 1, z);
-    (void)one;
 }
 
 /* The camera-like projection: slots f, X, Y, Z; inputs u, v;
@@ -424,7 +423,7 @@ static void test_threads(void) {
         CHECK(memcmp(r1, r2, 2 * N * sizeof *r1) == 0 && memcmp(j1, j2, 4 * N * sizeof *j1) == 0);
     }
     free(params), free(in), free(idx), free(r1), free(r2), free(j1), free(j2);
-    pxl_ad_program_free(p); /* freed after its graph's context would be too; here before */
+    pxl_ad_program_free(p);
     pxl_ad_graph_free(g);
 done:
     pxl_ctx_free(one);
