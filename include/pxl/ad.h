@@ -167,6 +167,63 @@ PXL_API pxl_status pxl_ad_eval(pxl_ctx *ctx, const pxl_ad_program *prog, const d
                                const uint32_t *param_index, const double *inputs, size_t n_instances,
                                double *residuals, double *jacobian, const pxl_ad_eval_options *opts);
 
+/*
+ * Dense Levenberg-Marquardt (src/ad/solve.c). Minimises 1/2 sum r^2 over the
+ * residuals of all instances (pxl_ad_eval's layout: instance i's slot j reads
+ * params[param_index[i*k + j]], its columns inputs[i*n_inputs ...]), updating
+ * params[n_params] in place (on return they hold the best point found).
+ * Each iteration solves (J^T J + mu D) delta = -J^T r by a dense Cholesky
+ * factorisation, D = diag(J^T J) clamped to [1e-6, 1e32] (Marquardt's
+ * scaling), and takes the step when the gain ratio rho = actual / predicted
+ * cost reduction exceeds 1e-3; then mu *= max(1/3, 1 - (2 rho - 1)^3) and
+ * nu = 2, else mu *= nu, nu *= 2 (mu is the inverse of a Ceres trust-region
+ * radius). A factorisation that fails or a trial cost that is not finite is a
+ * rejected step. J^T J and J^T r are summed instance by instance, residual by
+ * residual, in a fixed order: the result does not depend on the thread count.
+ * Refused (PXL_ERR_INVALID_ARG, params unchanged, summary FAILURE with the
+ * context's message): n_params of 0 or above
+ * PXL_AD_SOLVE_MAX_PARAMS (a sparse solver is planned), a parameter that is
+ * not finite, a parameter index out of range, non-finite residuals or
+ * Jacobian at the start. Other runs return PXL_OK with the termination in
+ * the summary (NO_CONVERGENCE is not an error).
+ */
+#define PXL_AD_SOLVE_MAX_PARAMS 512
+
+/* Zero-initialised = defaults. */
+typedef struct pxl_ad_solve_options {
+    int max_iterations;         /* 0: 100; trial steps, accepted or not */
+    double function_tolerance;  /* 0: 1e-6; |cost change| <= tol * cost after a step */
+    double gradient_tolerance;  /* 0: 1e-10; max |J^T r| <= tol */
+    double parameter_tolerance; /* 0: 1e-8; |delta| <= tol * (|x| + tol) (2-norms) */
+    double initial_mu;          /* 0: 1e-4, i.e. Ceres' initial radius 1e4 */
+    pxl_ad_eval_options eval;   /* precision and threading of the evaluations */
+} pxl_ad_solve_options;
+
+typedef enum pxl_ad_termination {
+    PXL_AD_CONVERGED_FUNCTION = 1, /* function_tolerance */
+    PXL_AD_CONVERGED_GRADIENT,     /* gradient_tolerance (also at the start) */
+    PXL_AD_CONVERGED_PARAMETER,    /* parameter_tolerance, or mu beyond 1e32 (no step possible) */
+    PXL_AD_NO_CONVERGENCE,         /* max_iterations reached */
+    PXL_AD_FAILURE                 /* refused or failed (the function's status is not PXL_OK); see message */
+} pxl_ad_termination;
+
+typedef struct pxl_ad_solve_summary {
+    double initial_cost, final_cost; /* 1/2 sum r^2 */
+    int iterations;                  /* trial steps */
+    int successful_steps;
+    pxl_ad_termination termination;
+    char message[128];               /* why it stopped, in words */
+    double eval_seconds, linear_solver_seconds, other_seconds;
+} pxl_ad_solve_summary;
+
+/* Static name of a termination ("CONVERGED_GRADIENT"); never NULL. */
+PXL_API const char *pxl_ad_termination_name(pxl_ad_termination t);
+
+/* opts NULL: defaults; summary may be NULL. */
+PXL_API pxl_status pxl_ad_solve(pxl_ctx *ctx, const pxl_ad_program *prog, const uint32_t *param_index,
+                                const double *inputs, size_t n_instances, double *params, size_t n_params,
+                                const pxl_ad_solve_options *opts, pxl_ad_solve_summary *summary);
+
 #ifdef __cplusplus
 }
 #endif
