@@ -34,14 +34,18 @@ echo "-- find_package(pxl): pxl::pxl"
 cmake -S "$ROOT/.ci/consumer" -B "$WORK/pkg" -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$WORK/pkg" >/dev/null
 run "$WORK/pkg/consumer"
-if ldd "$WORK/pkg/consumer" | grep -q libpxl; then echo "CI: pxl::pxl should be static" >&2; exit 1; fi
+# (ldd's output is captured first: with pipefail, `ldd | grep -q` fails at
+# random when grep exits on its match and ldd then writes into a closed pipe)
+deps_static=$(ldd "$WORK/pkg/consumer")
+if grep -q libpxl <<<"$deps_static"; then echo "CI: pxl::pxl should be static" >&2; exit 1; fi
 
 if [ -e "$LIB_DIR/libpxl.so" ]; then
   echo "-- find_package(pxl): pxl::pxl_shared"
   cmake -S "$ROOT/.ci/consumer" -B "$WORK/shared" -DCMAKE_PREFIX_PATH="$PREFIX" -DPXL_TARGET=pxl::pxl_shared \
     -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$WORK/shared" >/dev/null
-  ldd "$WORK/shared/consumer" | grep -q "$LIB_DIR/libpxl.so" || { echo "CI: not linked to the installed libpxl.so" >&2; exit 1; }
+  deps_shared=$(ldd "$WORK/shared/consumer")
+  grep -q "$LIB_DIR/libpxl.so" <<<"$deps_shared" || { echo "CI: not linked to the installed libpxl.so" >&2; exit 1; }
   run "$WORK/shared/consumer"
 fi
 
