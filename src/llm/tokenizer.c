@@ -158,6 +158,40 @@ pxl_tok_bigram pxl_tok_heap_pop(pxl_tok_work *w) {
     return top;
 }
 
+pxl_status pxl_tok_merge(pxl_tokenizer *t, pxl_tok_work *w, const char *text, size_t len, int by_rank,
+                         pxl_tok_bigram_fn try_bigram) {
+    pxl_status st;
+    if ((st = pxl_tok_work_syms(t->ctx, w, len)) != PXL_OK) return st;
+    w->by_rank = by_rank;
+    int32_t k = 0;
+    for (size_t off = 0; off < len;) {
+        size_t n = pxl_tok_utf8_len((unsigned char)text[off]);
+        if (n > len - off) n = len - off;
+        pxl_tok_sym *s = &w->syms[k];
+        s->start = (uint32_t)off;
+        s->n = (uint32_t)n;
+        s->prev = k - 1;
+        off += n;
+        s->next = off == len ? -1 : k + 1;
+        k++;
+    }
+    w->n_syms = (size_t)k;
+    for (int32_t i = 1; i < k; i++)
+        if ((st = try_bigram(t, w, text, i - 1, i)) != PXL_OK) return st;
+    while (w->n_heap) {
+        pxl_tok_bigram b = pxl_tok_heap_pop(w);
+        pxl_tok_sym *l = &w->syms[b.left], *r = &w->syms[b.right];
+        if (l->n == 0 || r->n == 0 || l->n + r->n != b.size) continue;
+        l->n += r->n;
+        r->n = 0;
+        l->next = r->next;
+        if (r->next >= 0) w->syms[r->next].prev = b.left;
+        if ((st = try_bigram(t, w, text, l->prev, b.left)) != PXL_OK) return st;
+        if ((st = try_bigram(t, w, text, b.left, w->syms[b.left].next)) != PXL_OK) return st;
+    }
+    return PXL_OK;
+}
+
 void pxl_tok_work_free(pxl_ctx *ctx, pxl_tok_work *w) {
     pxl_free(ctx, w->syms);
     pxl_free(ctx, w->heap);
@@ -430,35 +464,7 @@ static pxl_status spm_fragment(pxl_tokenizer *t, pxl_tok_work *w, const char *te
     pxl_status st;
     if (len == 0) return PXL_OK;
     if (len > INT32_MAX) return pxl_fail(t->ctx, PXL_ERR_INVALID_ARG, "pxl_tokenize: fragment of %zu bytes is too long", len);
-    if ((st = pxl_tok_work_syms(t->ctx, w, len)) != PXL_OK) return st;
-    w->by_rank = 0;
-    size_t off = 0;
-    int32_t k = 0;
-    while (off < len) {
-        size_t n = pxl_tok_utf8_len((unsigned char)text[off]);
-        if (n > len - off) n = len - off;
-        pxl_tok_sym *s = &w->syms[k];
-        s->start = (uint32_t)off;
-        s->n = (uint32_t)n;
-        s->prev = k - 1;
-        off += n;
-        s->next = off == len ? -1 : k + 1;
-        k++;
-    }
-    w->n_syms = (size_t)k;
-    for (int32_t i = 1; i < k; i++)
-        if ((st = spm_try_bigram(t, w, text, i - 1, i)) != PXL_OK) return st;
-    while (w->n_heap) {
-        pxl_tok_bigram b = pxl_tok_heap_pop(w);
-        pxl_tok_sym *l = &w->syms[b.left], *r = &w->syms[b.right];
-        if (l->n == 0 || r->n == 0 || l->n + r->n != b.size) continue;
-        l->n += r->n;
-        r->n = 0;
-        l->next = r->next;
-        if (r->next >= 0) w->syms[r->next].prev = b.left;
-        if ((st = spm_try_bigram(t, w, text, l->prev, b.left)) != PXL_OK) return st;
-        if ((st = spm_try_bigram(t, w, text, b.left, w->syms[b.left].next)) != PXL_OK) return st;
-    }
+    if ((st = pxl_tok_merge(t, w, text, len, 0, spm_try_bigram)) != PXL_OK) return st;
     for (int32_t i = 0; i != -1; i = w->syms[i].next) {
         const pxl_tok_sym *s = &w->syms[i];
         int32_t id = pxl_tok_lookup(t, text + s->start, s->n);

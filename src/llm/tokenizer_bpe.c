@@ -188,34 +188,8 @@ static pxl_status bpe_word(pxl_tokenizer *t, pxl_tok_work *w, const char *word, 
         int32_t id = pxl_tok_lookup(t, word, len);
         if (id >= 0) return pxl_tok_ids_push(t->ctx, out, id);
     }
-    if ((st = pxl_tok_work_syms(t->ctx, w, len)) != PXL_OK) return st;
-    w->by_rank = 1;
-    int32_t k = 0;
-    for (size_t off = 0; off < len;) {
-        size_t n = pxl_tok_utf8_len((unsigned char)word[off]);
-        if (n > len - off) n = len - off;
-        pxl_tok_sym *s = &w->syms[k];
-        s->start = (uint32_t)off;
-        s->n = (uint32_t)n;
-        s->prev = k - 1;
-        off += n;
-        s->next = off == len ? -1 : k + 1;
-        k++;
-    }
-    w->n_syms = (size_t)k;
-    for (int32_t i = 1; i < k; i++)
-        if ((st = bpe_add_bigram(t, w, word, i - 1, i)) != PXL_OK) return st;
-    while (w->n_heap) {
-        pxl_tok_bigram b = pxl_tok_heap_pop(w);
-        pxl_tok_sym *l = &w->syms[b.left], *r = &w->syms[b.right];
-        if (l->n == 0 || r->n == 0 || l->n + r->n != b.size) continue;
-        l->n += r->n;
-        r->n = 0;
-        l->next = r->next;
-        if (r->next >= 0) w->syms[r->next].prev = b.left;
-        if ((st = bpe_add_bigram(t, w, word, l->prev, b.left)) != PXL_OK) return st;
-        if ((st = bpe_add_bigram(t, w, word, b.left, w->syms[b.left].next)) != PXL_OK) return st;
-    }
+    if ((st = pxl_tok_merge(t, w, word, len, 1, bpe_add_bigram)) != PXL_OK) return st;
+    int32_t k = (int32_t)w->n_syms;
     for (int32_t i = 0; i < k; i++) {
         const pxl_tok_sym *s = &w->syms[i];
         if (s->n == 0) continue;

@@ -88,6 +88,17 @@ pxl_status pxl_tok_work_syms(pxl_ctx *ctx, pxl_tok_work *w, size_t n);
 pxl_status pxl_tok_heap_push(pxl_ctx *ctx, pxl_tok_work *w, pxl_tok_bigram b);
 pxl_tok_bigram pxl_tok_heap_pop(pxl_tok_work *w);
 void pxl_tok_work_free(pxl_ctx *ctx, pxl_tok_work *w);
+/* Pushes the bigram of symbols left and right onto the heap when it is a
+ * candidate merge (no-op when either is -1). */
+typedef pxl_status (*pxl_tok_bigram_fn)(pxl_tokenizer *t, pxl_tok_work *w, const char *text, int32_t left,
+                                        int32_t right);
+/* What SentencePiece and BPE share: splits text[0, len) (len <= INT32_MAX)
+ * into UTF-8 symbols in w->syms, then merges the best bigram first (the
+ * heap's order: by_rank 1 for BPE ranks, 0 for SPM scores) until none is
+ * left. Merged-away symbols have n = 0; the survivors are linked by next
+ * from symbol 0. */
+pxl_status pxl_tok_merge(pxl_tokenizer *t, pxl_tok_work *w, const char *text, size_t len, int by_rank,
+                         pxl_tok_bigram_fn try_bigram);
 /* Length of the UTF-8 sequence a lead byte starts, as llama.cpp counts it (1 for continuation bytes). */
 size_t pxl_tok_utf8_len(unsigned char lead);
 
