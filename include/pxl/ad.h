@@ -146,10 +146,17 @@ typedef enum pxl_ad_precision {
     PXL_AD_F32 = 1  /* values and derivatives computed in float (results widened to double) */
 } pxl_ad_precision;
 
+typedef enum pxl_ad_backend {
+    PXL_AD_CPU = 0, /* default: the tape interpreter, in the options' precision */
+    PXL_AD_GPU = 1, /* the program's generated WGSL kernel, in f32 (needs the context's GPU) */
+    PXL_AD_AUTO = 2 /* the GPU when the context has one and the work is large enough to pay, else the CPU */
+} pxl_ad_backend;
+
 /* Zero-initialised = defaults. */
 typedef struct pxl_ad_eval_options {
-    pxl_ad_precision precision;
-    int serial; /* nonzero: on the calling thread only (the results are the same) */
+    pxl_ad_precision precision; /* CPU only; the GPU computes in f32 */
+    int serial;                 /* nonzero: on the calling thread only (the results are the same) */
+    pxl_ad_backend backend;
 } pxl_ad_eval_options;
 
 /*
@@ -196,7 +203,14 @@ typedef struct pxl_ad_solve_options {
     double gradient_tolerance;  /* 0: 1e-10; max |J^T r| <= tol */
     double parameter_tolerance; /* 0: 1e-8; |delta| <= tol * (|x| + tol) (2-norms) */
     double initial_mu;          /* 0: 1e-4, i.e. Ceres' initial radius 1e4 */
-    pxl_ad_eval_options eval;   /* precision and threading of the evaluations */
+    pxl_ad_eval_options eval;   /* precision, threading and backend of the evaluations */
+    /* pxl_ad_problem_solve / _minimize only: */
+    pxl_ad_method method;
+    pxl_ad_linear_solver linear_solver;
+    double max_seconds;         /* 0: no time limit; else stops with NO_CONVERGENCE after that long */
+    int lbfgs_memory;           /* pxl_ad_problem_minimize: 0: 10 */
+    void (*progress)(void *user, int iteration, double cost); /* NULL: none; called after each iteration */
+    void *progress_user;
 } pxl_ad_solve_options;
 
 typedef enum pxl_ad_termination {
@@ -214,6 +228,10 @@ typedef struct pxl_ad_solve_summary {
     pxl_ad_termination termination;
     char message[128];               /* why it stopped, in words */
     double eval_seconds, linear_solver_seconds, other_seconds;
+    double total_seconds;
+    double gradient_max_norm;        /* max |gradient| at the final point (free parameters) */
+    pxl_ad_linear_solver linear_solver; /* the one used (AUTO resolved) */
+    size_t n_residuals, n_free_params;
 } pxl_ad_solve_summary;
 
 /* Static name of a termination ("CONVERGED_GRADIENT"); never NULL. */
@@ -223,6 +241,162 @@ PXL_API const char *pxl_ad_termination_name(pxl_ad_termination t);
 PXL_API pxl_status pxl_ad_solve(pxl_ctx *ctx, const pxl_ad_program *prog, const uint32_t *param_index,
                                 const double *inputs, size_t n_instances, double *params, size_t n_params,
                                 const pxl_ad_solve_options *opts, pxl_ad_solve_summary *summary);
+
+/* ------------------------------------------------------------------------
+ * Problems: many residual blocks over one parameter vector (src/ad/problem.c)
+ *
+ * A problem owns copies of everything added to it. Residual instances are
+ * grouped by program: instances of equal programs (same structural hash and
+ * the same code) with the same loss share one group, which is one kernel on
+ * the GPU. The cost is
+ *     F(x) = sum over instances i of 1/2 rho_i(|f_i(x)|^2)
+ * where f_i is instance i's vector of m residuals and rho_i its block's loss
+ * (rho(s) = s without one), as in Ceres (one Ceres residual block = one
+ * instance).
+ * ------------------------------------------------------------------------ */
+typedef struct pxl_ad_problem pxl_ad_problem;
+
+/* Robust losses rho(s) of s = |f|^2 with scale a (Ceres' definitions):
+ *   HUBER    s <= a^2: s;  else 2 a sqrt(s) - a^2
+ *   SOFT_L1  2 a^2 (sqrt(1 + s / a^2) - 1)
+ *   CAUCHY   a^2 log(1 + s / a^2)
+ *   ARCTAN   a^2 atan(s / a^2)
+ *   TUKEY    s <= a^2: a^2/3 (1 - (1 - s/a^2)^3);  else a^2/3
+ * applied to the Jacobian with Triggs' correction, as Ceres' corrector does. */
+typedef enum pxl_ad_loss_kind {
+    PXL_AD_LOSS_NONE = 0,
+    PXL_AD_LOSS_HUBER,
+    PXL_AD_LOSS_SOFT_L1,
+    PXL_AD_LOSS_CAUCHY,
+    PXL_AD_LOSS_ARCTAN,
+    PXL_AD_LOSS_TUKEY
+} pxl_ad_loss_kind;
+
+/* Zero-initialised = no loss. */
+typedef struct pxl_ad_loss {
+    pxl_ad_loss_kind kind;
+    double scale; /* a > 0; 0 means 1 */
+} pxl_ad_loss;
+
+/* "huber:1.5", "cauchy", "none" -> a loss (scale 1 when not given). Returns
+ * PXL_ERR_FORMAT with a message naming the text on anything else. */
+PXL_API pxl_status pxl_ad_loss_parse(pxl_ctx *ctx, const char *text, pxl_ad_loss *out);
+
+/* Zero-initialised = defaults. */
+typedef struct pxl_ad_block_options {
+    pxl_ad_loss loss;
+} pxl_ad_block_options;
+
+PXL_API pxl_status pxl_ad_problem_create(pxl_ctx *ctx, size_t n_params, pxl_ad_problem **out);
+PXL_API void pxl_ad_problem_free(pxl_ad_problem *pb); /* NULL is a no-op */
+
+/*
+ * Template form: n_instances instances of prog, with pxl_ad_eval's layout of
+ * param_index (n_instances * k, each < the problem's n_params) and inputs
+ * (n_instances * n_inputs). Copies prog, param_index and inputs. opts NULL:
+ * defaults. On failure nothing is added.
+ */
+PXL_API pxl_status pxl_ad_problem_add(pxl_ad_problem *pb, const pxl_ad_program *prog, const uint32_t *param_index,
+                                      const double *inputs, size_t n_instances, const pxl_ad_block_options *opts);
+
+/*
+ * Traced form: one residual graph (one or more outputs) built on its own, in
+ * which pxl_ad_param(g, j) is the problem's parameter j itself and constants
+ * are plain constants; the graph has no input columns. pxl canonicalises it:
+ * its parameters become slots in order of first use, its constants become
+ * per-instance data, and its structure (without the constants' values) is
+ * hashed, so that residuals differing only in constants or in which
+ * parameters they read share one group and one kernel. The graph is not
+ * kept (it may be freed or reused at once).
+ */
+PXL_API pxl_status pxl_ad_problem_add_traced(pxl_ad_problem *pb, const pxl_ad_graph *g,
+                                             const pxl_ad_block_options *opts);
+
+/* Box bounds lower <= x_j <= upper (-INFINITY / INFINITY: none; lower <= upper). */
+PXL_API pxl_status pxl_ad_problem_set_bounds(pxl_ad_problem *pb, size_t param, double lower, double upper);
+/* Nonzero: parameter j keeps its value in solves (its Jacobian column is dropped). */
+PXL_API pxl_status pxl_ad_problem_set_constant(pxl_ad_problem *pb, size_t param, int constant);
+
+typedef struct pxl_ad_problem_info {
+    size_t n_params;    /* the parameter vector's length */
+    size_t n_instances; /* over all groups */
+    size_t n_residuals; /* sum of instances * outputs */
+    size_t n_groups;    /* distinct programs = kernels on the GPU */
+} pxl_ad_problem_info;
+PXL_API pxl_ad_problem_info pxl_ad_problem_get_info(const pxl_ad_problem *pb);
+
+typedef struct pxl_ad_group_info {
+    uint64_t hash;      /* pxl_ad_program_hash of the group's program */
+    size_t n_instances;
+    size_t n_slots, n_inputs, n_outputs, n_nodes;
+    pxl_ad_loss loss;
+} pxl_ad_group_info;
+/* Group i < n_groups, in order of first addition. */
+PXL_API pxl_status pxl_ad_problem_group_info(const pxl_ad_problem *pb, size_t i, pxl_ad_group_info *out);
+
+/*
+ * Evaluates at params[n_params]: cost F(x) (with the losses), and when not
+ * NULL the residuals (n_residuals, groups in order, instance-major, without
+ * the loss) and the gradient of F (n_params, with the losses; 0 for constant
+ * parameters). opts NULL: defaults.
+ */
+PXL_API pxl_status pxl_ad_problem_evaluate(pxl_ad_problem *pb, const double *params, double *cost,
+                                           double *residuals, double *gradient, const pxl_ad_eval_options *opts);
+
+typedef enum pxl_ad_method {
+    PXL_AD_LEVENBERG_MARQUARDT = 0, /* default */
+    PXL_AD_GAUSS_NEWTON = 1         /* undamped steps, with a backtracking line search on the cost */
+} pxl_ad_method;
+
+typedef enum pxl_ad_linear_solver {
+    PXL_AD_LINEAR_AUTO = 0,      /* dense Cholesky up to 512 free parameters, else sparse Cholesky on the
+                                    CPU or CGNR when the evaluation runs on the GPU */
+    PXL_AD_DENSE_CHOLESKY = 1,   /* normal equations, dense */
+    PXL_AD_DENSE_QR = 2,         /* QR of the scaled, augmented Jacobian (no normal equations) */
+    PXL_AD_SPARSE_CHOLESKY = 3,  /* normal equations through SuiteSparse CHOLMOD */
+    PXL_AD_CGNR = 4              /* Jacobi-preconditioned conjugate gradients on the normal equations;
+                                    on the GPU when the evaluation is */
+} pxl_ad_linear_solver;
+
+/* Name of a linear solver ("SPARSE_CHOLESKY"); never NULL. */
+PXL_API const char *pxl_ad_linear_solver_name(pxl_ad_linear_solver s);
+
+/*
+ * Solves the problem from params (n_params, updated in place with the best
+ * point found) with pxl_ad_solve_options (the same rules as pxl_ad_solve,
+ * plus method, linear_solver, max_seconds, bounds and constant parameters:
+ * a step that leaves the box is projected back onto it). NaN or Inf in the
+ * residuals of a trial point reject the step; a system that cannot be
+ * factorised raises the damping (LM) or ends with FAILURE and a message
+ * (Gauss-Newton). summary may be NULL.
+ */
+PXL_API pxl_status pxl_ad_problem_solve(pxl_ad_problem *pb, double *params, const pxl_ad_solve_options *opts,
+                                        pxl_ad_solve_summary *summary);
+
+/*
+ * Standard errors at params: std_errors[j] = sqrt(s^2 * ((J^T J)^-1)_jj),
+ * s^2 = sum r^2 / (residuals - free parameters), over the free parameters
+ * (0 for constant ones); covariance (n_params x n_params, may be NULL) the
+ * whole scaled matrix. Robust losses are not applied. Fails with
+ * PXL_ERR_INVALID_ARG and a message when J^T J is singular (rank deficient:
+ * names a parameter), when there are no more residuals than free
+ * parameters, or when n_params > 4096.
+ */
+PXL_API pxl_status pxl_ad_problem_covariance(pxl_ad_problem *pb, const double *params, double *std_errors,
+                                             double *covariance);
+
+/*
+ * L-BFGS for scalar objectives that are not sums of squares: minimises
+ *     E(x) = sum over instances and outputs of the output's value
+ * (losses are ignored), with a line search satisfying the strong Wolfe
+ * conditions, from params (updated in place). Bounds are honoured by
+ * projection; constant parameters are kept. Uses opts' max_iterations
+ * (0: 1000), function_tolerance, gradient_tolerance (on max |grad E|),
+ * parameter_tolerance, max_seconds and eval; lbfgs_memory (0: 10).
+ * summary's costs are E.
+ */
+PXL_API pxl_status pxl_ad_problem_minimize(pxl_ad_problem *pb, double *params, const pxl_ad_solve_options *opts,
+                                           pxl_ad_solve_summary *summary);
 
 #ifdef __cplusplus
 }
