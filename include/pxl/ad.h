@@ -196,6 +196,21 @@ PXL_API pxl_status pxl_ad_eval(pxl_ctx *ctx, const pxl_ad_program *prog, const d
  */
 #define PXL_AD_SOLVE_MAX_PARAMS 512
 
+typedef enum pxl_ad_method {
+    PXL_AD_LEVENBERG_MARQUARDT = 0, /* default */
+    PXL_AD_GAUSS_NEWTON = 1         /* undamped steps, with a backtracking line search on the cost */
+} pxl_ad_method;
+
+typedef enum pxl_ad_linear_solver {
+    PXL_AD_LINEAR_AUTO = 0,      /* dense Cholesky up to 512 free parameters, else sparse Cholesky on the
+                                    CPU or CGNR when the evaluation runs on the GPU */
+    PXL_AD_DENSE_CHOLESKY = 1,   /* normal equations, dense */
+    PXL_AD_DENSE_QR = 2,         /* QR of the scaled, augmented Jacobian (no normal equations) */
+    PXL_AD_SPARSE_CHOLESKY = 3,  /* normal equations through SuiteSparse CHOLMOD */
+    PXL_AD_CGNR = 4              /* Jacobi-preconditioned conjugate gradients on the normal equations;
+                                    on the GPU when the evaluation is */
+} pxl_ad_linear_solver;
+
 /* Zero-initialised = defaults. */
 typedef struct pxl_ad_solve_options {
     int max_iterations;         /* 0: 100; trial steps, accepted or not */
@@ -342,21 +357,6 @@ PXL_API pxl_status pxl_ad_problem_group_info(const pxl_ad_problem *pb, size_t i,
  */
 PXL_API pxl_status pxl_ad_problem_evaluate(pxl_ad_problem *pb, const double *params, double *cost,
                                            double *residuals, double *gradient, const pxl_ad_eval_options *opts);
-
-typedef enum pxl_ad_method {
-    PXL_AD_LEVENBERG_MARQUARDT = 0, /* default */
-    PXL_AD_GAUSS_NEWTON = 1         /* undamped steps, with a backtracking line search on the cost */
-} pxl_ad_method;
-
-typedef enum pxl_ad_linear_solver {
-    PXL_AD_LINEAR_AUTO = 0,      /* dense Cholesky up to 512 free parameters, else sparse Cholesky on the
-                                    CPU or CGNR when the evaluation runs on the GPU */
-    PXL_AD_DENSE_CHOLESKY = 1,   /* normal equations, dense */
-    PXL_AD_DENSE_QR = 2,         /* QR of the scaled, augmented Jacobian (no normal equations) */
-    PXL_AD_SPARSE_CHOLESKY = 3,  /* normal equations through SuiteSparse CHOLMOD */
-    PXL_AD_CGNR = 4              /* Jacobi-preconditioned conjugate gradients on the normal equations;
-                                    on the GPU when the evaluation is */
-} pxl_ad_linear_solver;
 
 /* Name of a linear solver ("SPARSE_CHOLESKY"); never NULL. */
 PXL_API const char *pxl_ad_linear_solver_name(pxl_ad_linear_solver s);
