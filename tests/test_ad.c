@@ -312,7 +312,7 @@ static void test_multi_output(void) {
     }
     /* f32: close to f64 */
     double res32[2 * N_INST], jac32[2 * 4 * N_INST];
-    pxl_ad_eval_options o = {PXL_AD_F32, 0};
+    pxl_ad_eval_options o = {PXL_AD_F32, 0, PXL_AD_CPU};
     CHECK(pxl_ad_eval(g_ctx, p, params, 1 + 3 * N_INST, idx, inputs, N_INST, res32, jac32, &o) == PXL_OK);
     for (int i = 0; i < 2 * N_INST; i++) CHECK(fabs(res32[i] - res[i]) <= 1e-5 * fmax(1, fabs(res[i])) + 1e-3);
     for (int i = 0; i < 8 * N_INST; i++) CHECK(fabs(jac32[i] - jac[i]) <= 1e-5 * fmax(1, fabs(jac[i])));
@@ -428,7 +428,7 @@ static void test_threads(void) {
         in[2 * i + 1] = (double)(test_rng(&st) >> 11) * 0x1p-53;
     }
     for (int prec = 0; prec < 2; prec++) {
-        pxl_ad_eval_options o = {prec ? PXL_AD_F32 : PXL_AD_F64, 0};
+        pxl_ad_eval_options o = {prec ? PXL_AD_F32 : PXL_AD_F64, 0, PXL_AD_CPU};
         CHECK(pxl_ad_eval(one, p, params, NP, idx, in, N, r1, j1, &o) == PXL_OK);
         CHECK(pxl_ad_eval(all, p, params, NP, idx, in, N, r2, j2, &o) == PXL_OK);
         CHECK(memcmp(r1, r2, 2 * N * sizeof *r1) == 0 && memcmp(j1, j2, 4 * N * sizeof *j1) == 0);
@@ -503,7 +503,7 @@ static void test_refusals(void) {
     CHECK(pxl_ad_eval(g_ctx, p, params, 2, idx, NULL, 1, NULL, j, NULL) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_ad_eval(g_ctx, p, NULL, 2, idx, NULL, 1, &r, j, NULL) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_ad_eval(g_ctx, NULL, params, 2, idx, NULL, 1, &r, j, NULL) == PXL_ERR_INVALID_ARG);
-    pxl_ad_eval_options o = {(pxl_ad_precision)7, 0};
+    pxl_ad_eval_options o = {(pxl_ad_precision)7, 0, PXL_AD_CPU};
     CHECK(pxl_ad_eval(g_ctx, p, params, 2, idx, NULL, 1, &r, j, &o) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_ad_eval(g_ctx, p, params, 2, idx, NULL, 1, &r, j, NULL) == PXL_OK && r == 2 && j[0] == 2 && j[1] == 1);
     /* one parameter in two slots: two columns */
