@@ -168,8 +168,26 @@ typedef struct pxl_ad_eval_options {
  * = d residual r / d slot j (a parameter index used by two slots of one
  * instance gets two separate columns). Multithreaded across instances on the
  * context's pool; the results are bit-identical for any thread count.
+ * With backend PXL_AD_GPU the program's generated kernel (pxl_ad_program_wgsl)
+ * runs in f32 over uploaded copies of params, param_index and inputs, and the
+ * results come back widened to double; it agrees with the CPU's f32 path up
+ * to rounding (the ops are the same; libm and the GPU's builtins differ in
+ * the last bits). WGSL leaves operations on NaN to the implementation: with
+ * a NaN among the parameters or inputs the GPU's results are unspecified
+ * (NaN and infinities produced inside the kernel from other values are
+ * IEEE's). PXL_ERR_UNSUPPORTED when the context has no GPU. AUTO takes
+ * the GPU when the context has one and instances * instructions >= 2^20.
  * opts NULL: defaults.
  */
+/*
+ * The WGSL kernel pxl generates for prog (with the Jacobian when jacobian is
+ * nonzero): one invocation per instance, the tape as straight-line code and
+ * its reverse sweep per output. Writes at most cap - 1 bytes and a NUL to buf
+ * (buf may be NULL when cap is 0) and the full length to *len (may be NULL).
+ */
+PXL_API pxl_status pxl_ad_program_wgsl(pxl_ctx *ctx, const pxl_ad_program *prog, int jacobian, char *buf,
+                                       size_t cap, size_t *len);
+
 PXL_API pxl_status pxl_ad_eval(pxl_ctx *ctx, const pxl_ad_program *prog, const double *params, size_t n_params,
                                const uint32_t *param_index, const double *inputs, size_t n_instances,
                                double *residuals, double *jacobian, const pxl_ad_eval_options *opts);

@@ -42,4 +42,35 @@ struct pxl_ad_program {
     uint64_t hash;
 };
 
+/* ---- GPU (codegen.c, gpu_eval.c) ---- */
+struct pxl_buffer;
+
+/* Generates the WGSL kernel of p (with the Jacobian when jacobian != 0) for
+ * the given workgroup size into a new string of the context's allocator
+ * (*out, freed with pxl_free; *out_len its length). */
+pxl_status ad_codegen(pxl_ctx *ctx, const pxl_ad_program *p, int jacobian, uint32_t workgroup, char **out,
+                      size_t *out_len);
+
+/* Instance data of one program on the GPU (parameter indices as u32, inputs
+ * as f32), for repeated evaluations. The program must outlive the block. */
+typedef struct ad_gpu_block ad_gpu_block;
+pxl_status ad_gpu_block_create(pxl_ctx *ctx, const pxl_ad_program *p, const uint32_t *param_index,
+                               const double *inputs, size_t n_inst, ad_gpu_block **out);
+void ad_gpu_block_free(ad_gpu_block *b); /* NULL is a no-op */
+/* Records the evaluation into the context's stream: residuals (f32, instance
+ * major) at res + res_offset bytes, and when jac is not NULL the Jacobian rows
+ * at jac + jac_offset (offsets multiples of 256). params: the parameter
+ * vector as f32. */
+pxl_status ad_gpu_block_record(ad_gpu_block *b, struct pxl_buffer *params, struct pxl_buffer *res,
+                               size_t res_offset, struct pxl_buffer *jac, size_t jac_offset);
+size_t ad_gpu_block_chunk(const ad_gpu_block *b);
+/* Writes n doubles as f32 at offset 0 of buf. */
+pxl_status ad_gpu_params_upload(pxl_ctx *ctx, struct pxl_buffer *buf, const double *params, size_t n);
+/* pxl_ad_eval's GPU path (arguments checked by the caller). */
+pxl_status ad_eval_gpu(pxl_ctx *ctx, const pxl_ad_program *prog, const double *params, size_t n_params,
+                       const uint32_t *param_index, const double *inputs, size_t n_instances, double *residuals,
+                       double *jacobian);
+/* 1 when pxl_ad_eval with backend AUTO takes the GPU for this work. */
+int ad_auto_gpu(pxl_ctx *ctx, const pxl_ad_program *prog, size_t n_instances);
+
 #endif

@@ -61,6 +61,8 @@ pxl_status pxl_ad_eval(pxl_ctx *ctx, const pxl_ad_program *prog, const double *p
     if (opts) o = *opts;
     if (o.precision != PXL_AD_F64 && o.precision != PXL_AD_F32)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: unknown precision %d", fn, (int)o.precision);
+    if (o.backend != PXL_AD_CPU && o.backend != PXL_AD_GPU && o.backend != PXL_AD_AUTO)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: unknown backend %d", fn, (int)o.backend);
     if (n_instances == 0) return PXL_OK;
     const size_t k = prog->n_params, m = prog->n_out, ni = prog->n_inputs;
     PXL_REQUIRE(ctx, fn, residuals);
@@ -78,6 +80,8 @@ pxl_status pxl_ad_eval(pxl_ctx *ctx, const pxl_ad_program *prog, const double *p
             return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
                             "%s: instance %zu, slot %zu: parameter index %u is out of range (%zu parameters)", fn,
                             i / k, i % k, param_index[i], n_params);
+    if (o.backend == PXL_AD_GPU || (o.backend == PXL_AD_AUTO && ad_auto_gpu(ctx, prog, n_instances)))
+        return ad_eval_gpu(ctx, prog, params, n_params, param_index, inputs, n_instances, residuals, jacobian);
     size_t threads = o.serial ? 1 : (size_t)pxl_ctx_threads(ctx);
     if (threads < 1) threads = 1;
     size_t n_tasks = threads * 4;
@@ -102,4 +106,16 @@ pxl_status pxl_ad_eval(pxl_ctx *ctx, const pxl_ad_program *prog, const double *p
     else pxl_parallel_for(ctx, n_tasks, eval_task, &J);
     pxl_free(ctx, J.scratch);
     return PXL_OK;
+}
+
+/* The GPU pays from about this many instruction evaluations per call on; below
+ * it the fixed cost of a dispatch and a download is larger than the CPU's time
+ * (measured: docs/BENCHMARKS.md, "Autodiff"). */
+#define AD_AUTO_GPU_WORK ((size_t)1 << 20)
+
+int ad_auto_gpu(pxl_ctx *ctx, const pxl_ad_program *prog, size_t n_instances) {
+    if (pxl_ctx_backend(ctx) != PXL_BACKEND_GPU) return 0;
+    size_t work;
+    if (!pxl_mul_size(n_instances, prog->n + 1, &work)) return 1;
+    return work >= AD_AUTO_GPU_WORK;
 }
