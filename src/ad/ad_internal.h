@@ -61,9 +61,31 @@ void ad_gpu_block_free(ad_gpu_block *b); /* NULL is a no-op */
  * major) at res + res_offset bytes, and when jac is not NULL the Jacobian rows
  * at jac + jac_offset (offsets multiples of 256). params: the parameter
  * vector as f32. */
-pxl_status ad_gpu_block_record(ad_gpu_block *b, struct pxl_buffer *params, struct pxl_buffer *res,
-                               size_t res_offset, struct pxl_buffer *jac, size_t jac_offset);
+pxl_status ad_gpu_block_record(ad_gpu_block *b, struct pxl_buffer *params, size_t params_offset, size_t n_params,
+                               struct pxl_buffer *res, size_t res_offset, struct pxl_buffer *jac, size_t jac_offset);
 size_t ad_gpu_block_chunk(const ad_gpu_block *b);
+struct pxl_buffer *ad_gpu_block_index(const ad_gpu_block *b); /* the u32 parameter indices; NULL when k = 0 */
+
+/* One group of a problem as the GPU solver sees it. */
+typedef struct ad_group_view {
+    const pxl_ad_program *prog;
+    const uint32_t *param_index;
+    const double *inputs;
+    size_t n_inst;
+} ad_group_view;
+
+/*
+ * Levenberg-Marquardt entirely on the GPU (gpu_solve.c): residuals and
+ * Jacobian rows from the generated kernels, Jacobi-preconditioned CG on the
+ * normal equations with J v and J^T u from the rows (fixed order), f32
+ * throughout, the cost summed in double on the host from per-workgroup
+ * partial sums. is_const, lower, upper may be NULL. Same options and summary
+ * as pxl_ad_problem_solve (method must be LM; robust losses are the caller's
+ * to refuse).
+ */
+pxl_status ad_gpu_lm(pxl_ctx *ctx, const ad_group_view *groups, size_t n_groups, size_t n_params,
+                     const unsigned char *is_const, const double *lower, const double *upper, double *params,
+                     const pxl_ad_solve_options *opts, pxl_ad_solve_summary *summary);
 /* Writes n doubles as f32 at offset 0 of buf. */
 pxl_status ad_gpu_params_upload(pxl_ctx *ctx, struct pxl_buffer *buf, const double *params, size_t n);
 /* pxl_ad_eval's GPU path (arguments checked by the caller). */

@@ -115,8 +115,8 @@ typedef struct ad_uni {
     float inf, nan;
 } ad_uni;
 
-pxl_status ad_gpu_block_record(ad_gpu_block *b, pxl_buffer *params, pxl_buffer *res, size_t res_offset,
-                               pxl_buffer *jac, size_t jac_offset) {
+pxl_status ad_gpu_block_record(ad_gpu_block *b, pxl_buffer *params, size_t params_offset, size_t n_params,
+                               pxl_buffer *res, size_t res_offset, pxl_buffer *jac, size_t jac_offset) {
     pxl_ctx *ctx = b->ctx;
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
     const int with_jac = jac != NULL && b->k > 0;
@@ -132,7 +132,7 @@ pxl_status ad_gpu_block_record(ad_gpu_block *b, pxl_buffer *params, pxl_buffer *
         size_t c = b->n_inst - at < b->chunk ? b->n_inst - at : b->chunk;
         pxl_binding bind[5];
         size_t nb = 0;
-        bind[nb++] = (pxl_binding){0, params, 0, 0};
+        bind[nb++] = (pxl_binding){0, params, params_offset, (uint64_t)(n_params ? n_params : 1) * 4};
         if (k) bind[nb++] = (pxl_binding){1, b->idx, (uint64_t)at * k * 4, (uint64_t)c * k * 4};
         if (ni) bind[nb++] = (pxl_binding){2, b->in, (uint64_t)at * ni * 4, (uint64_t)c * ni * 4};
         bind[nb++] = (pxl_binding){3, res, (uint64_t)(res_offset + at * m * 4), (uint64_t)c * m * 4};
@@ -149,6 +149,7 @@ pxl_status ad_gpu_block_record(ad_gpu_block *b, pxl_buffer *params, pxl_buffer *
 }
 
 size_t ad_gpu_block_chunk(const ad_gpu_block *b) { return b->chunk; }
+pxl_buffer *ad_gpu_block_index(const ad_gpu_block *b) { return b->idx; }
 
 /* pxl_ad_eval on the GPU: uploads, one recording, one download, widening. */
 pxl_status ad_eval_gpu(pxl_ctx *ctx, const pxl_ad_program *prog, const double *params, size_t n_params,
@@ -165,7 +166,7 @@ pxl_status ad_eval_gpu(pxl_ctx *ctx, const pxl_ad_program *prog, const double *p
     if (st == PXL_OK && n_params) st = upload_f32(ctx, P, params, n_params);
     if (st == PXL_OK) st = pxl_buffer_create(ctx, n_res * sizeof(float), &R);
     if (st == PXL_OK && n_jac) st = pxl_buffer_create(ctx, n_jac * sizeof(float), &Jb);
-    if (st == PXL_OK) st = ad_gpu_block_record(b, P, R, 0, Jb, 0);
+    if (st == PXL_OK) st = ad_gpu_block_record(b, P, 0, n_params, R, 0, Jb, 0);
     if (st == PXL_OK) {
         size_t most = n_res > n_jac ? n_res : n_jac;
         tmp = pxl_alloc(ctx, most * sizeof(float));

@@ -1,0 +1,235 @@
+// Levenberg-Marquardt on the GPU with Jacobi-preconditioned conjugate
+// gradients on the normal equations (src/ad/gpu_solve.c).
+//
+// The Jacobian stays as the generated kernels wrote it: per instance i of a
+// group, m rows of k slots, J[(i*m + o)*k + s], slot s reading parameter
+// I[i*k + s]. Products with it:
+//   jv: w[i*m + o] = sum_s J[(i*m + o)*k + s] * v[I[i*k + s]]   (one thread per instance)
+//   jt: out[p] (+)= sum over p's entries e = i*k + s, in instance order,
+//                  of sum_o J[(i*m + o)*k + s] * u[i*m + o]       (one thread per parameter)
+//       mode 1 sums J^2 instead (the diagonal of J^T J).
+// p's entries come from a transposed index built once on the host (ptr,
+// ent), so J^T u is a gather in a fixed order: no atomics, the same bits on
+// every run.
+//
+// Reductions (dot products, sums of squares) go through `partial`: a fixed
+// number of workgroups (NPART) each writes one partial sum per quantity, and
+// `reduce` adds them in a fixed tree order. Scalars live in S:
+//   S[0] rz (r.z of CG), S[1] pq (p.q), S[2] rz0, S[3] beta, S[4] done (CG
+//   converged or broke down), S[5] scratch, S[8..] results of plain reductions.
+
+override WG: u32 = 256u;
+const NPART: u32 = 256u;
+
+struct Uni {
+    n: u32,      // elements: instances (jv), parameters (jt, vec), partial sums (reduce)
+    k: u32,      // slots per instance
+    m: u32,      // outputs per instance
+    row: u32,    // invocations per row of a 2-D grid
+    op: u32,     // jt: bit 0 accumulate, bit 1 squares; vec: the operation; reduce: the mode
+    a: u32,      // vec/reduce: partial slot or S index
+    b: u32,
+    c: u32,
+    mu: f32,
+    eta2: f32,   // CG: stop when r.z <= eta2 * r0.z0
+    _p0: f32,
+    _p1: f32,
+}
+
+@group(0) @binding(0) var<storage, read> J: array<f32>;
+@group(0) @binding(1) var<storage, read> I: array<u32>;
+@group(0) @binding(2) var<storage, read> V: array<f32>;
+@group(0) @binding(3) var<storage, read_write> W: array<f32>;
+@group(0) @binding(4) var<uniform> U: Uni;
+
+fn gindex(gid: vec3<u32>) -> u32 { return gid.x + gid.y * U.row; }
+
+@compute @workgroup_size(WG)
+fn jv(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gindex(gid);
+    if (i >= U.n) { return; }
+    for (var o = 0u; o < U.m; o = o + 1u) {
+        var s = 0.0;
+        let jr = (i * U.m + o) * U.k;
+        for (var t = 0u; t < U.k; t = t + 1u) {
+            s = s + J[jr + t] * V[I[i * U.k + t]];
+        }
+        W[i * U.m + o] = s;
+    }
+}
+
+// jt: bindings J, I = ptr (n + 1) followed by the entries (at U.b), V = u, W = out
+@compute @workgroup_size(WG)
+fn jt(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let p = gindex(gid);
+    if (p >= U.n) { return; }
+    var s = 0.0;
+    let lo = I[p];
+    let hi = I[p + 1u];
+    let sq = (U.op & 2u) != 0u;
+    for (var e = lo; e < hi; e = e + 1u) {
+        let ent = I[U.b + e];
+        let i = ent / U.k;
+        let slot = ent - i * U.k;
+        for (var o = 0u; o < U.m; o = o + 1u) {
+            let j = J[(i * U.m + o) * U.k + slot];
+            s = s + select(j * V[i * U.m + o], j * j, sq);
+        }
+    }
+    if ((U.op & 1u) != 0u) { W[p] = W[p] + s; } else { W[p] = s; }
+}
+
+// ---- reductions: partial sums by NPART workgroups, then one tree ----------
+
+var<workgroup> sh: array<f32, WG>;
+
+fn tree(lid: u32, v: f32) -> f32 {
+    sh[lid] = v;
+    workgroupBarrier();
+    var s = WG / 2u;
+    loop {
+        if (s == 0u) { break; }
+        if (lid < s) { sh[lid] = sh[lid] + sh[lid + s]; }
+        workgroupBarrier();
+        s = s / 2u;
+    }
+    return sh[0];
+}
+
+// sumsq: partial[U.a * NPART + wg] = sum of V[i]^2 over this workgroup's stride
+@group(0) @binding(5) var<storage, read_write> PART: array<f32>;
+@group(0) @binding(6) var<storage, read_write> S: array<f32>;
+
+@compute @workgroup_size(WG)
+fn sumsq(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wg3: vec3<u32>) {
+    let lid = lid3.x;
+    var s = 0.0;
+    for (var i = wg3.x * WG + lid; i < U.n; i = i + NPART * WG) {
+        let v = V[i];
+        s = s + v * v;
+    }
+    let t = tree(lid, s);
+    if (lid == 0u) { PART[U.a * NPART + wg3.x] = t; }
+}
+
+// reduce: sums U.n partial slots starting at slot U.a into S[U.b] (mode 0);
+// mode 1 is CG's r.z bookkeeping (U.c = 1 on the first iteration).
+@compute @workgroup_size(WG)
+fn reduce(@builtin(local_invocation_id) lid3: vec3<u32>) {
+    let lid = lid3.x;
+    var s = 0.0;
+    for (var q = 0u; q < U.n; q = q + 1u) { s = s + PART[(U.a + q) * NPART + lid]; }
+    let t = tree(lid, s);
+    if (lid != 0u) { return; }
+    if (U.op == 0u) { S[U.b] = t; return; }
+    // CG: t = r.z after an update
+    if (U.c == 1u) {
+        S[2] = t;
+        S[0] = t;
+        S[4] = select(0.0, 1.0, !(t > 0.0) || t > 3.0e38);
+        return;
+    }
+    if (S[4] != 0.0) { return; }
+    if (!(S[1] > 0.0)) { S[4] = 1.0; return; } // p.q <= 0: the system is not positive definite along p
+    let rz = S[0];
+    if (!(t >= 0.0) || t > 3.0e38) { S[4] = 1.0; return; }
+    S[3] = t / rz;
+    S[0] = t;
+    if (t <= U.eta2 * S[2]) { S[4] = 1.0; }
+}
+
+// ---- parameter-space vector operations ------------------------------------
+// Bindings (vops): J = g (gradient), I unused, V = diag (of J^T J), W = the
+// state block: n-vectors x, lo, hi, D, M, delta, r, z, p, q, xt at offsets
+// U.b * (0..10) (U.b = the padded n).
+const X_ = 0u; const LO = 1u; const HI = 2u; const D_ = 3u; const M_ = 4u;
+const DL = 5u; const R_ = 6u; const Z_ = 7u; const P_ = 8u; const Q_ = 9u; const XT = 10u;
+
+fn at(v: u32, i: u32) -> u32 { return v * U.b + i; }
+
+@compute @workgroup_size(WG)
+fn vops(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wg3: vec3<u32>) {
+    let lid = lid3.x;
+    var s0 = 0.0; var s1 = 0.0; var s2 = 0.0;
+    let done = S[4] != 0.0;
+    for (var i = wg3.x * WG + lid; i < U.n; i = i + NPART * WG) {
+        switch U.op {
+            case 0u: { // damping: D = clamp(diag, 1e-6, 1e32); M = diag + mu D (free parameters: diag > 0 or D)
+                let d = V[i];
+                let dd = clamp(d, 1.0e-6, 1.0e32);
+                W[at(D_, i)] = dd;
+                W[at(M_, i)] = d + U.mu * dd;
+            }
+            case 1u: { // CG start: delta = 0, r = -g, z = r / M, p = z; partial r.z
+                let r = -J[i];
+                let z = r / W[at(M_, i)];
+                W[at(DL, i)] = 0.0;
+                W[at(R_, i)] = r;
+                W[at(Z_, i)] = z;
+                W[at(P_, i)] = z;
+                s0 = s0 + r * z;
+            }
+            case 2u: { // q += mu D p (q = J^T J p from jt); partial p.q
+                let p = W[at(P_, i)];
+                let q = W[at(Q_, i)] + U.mu * W[at(D_, i)] * p;
+                W[at(Q_, i)] = q;
+                s0 = s0 + p * q;
+            }
+            case 3u: { // alpha = rz / pq; delta += alpha p; r -= alpha q; z = r / M; partial r.z
+                var alpha = 0.0;
+                if (!done && S[1] > 0.0) { alpha = S[0] / S[1]; }
+                let r = W[at(R_, i)] - alpha * W[at(Q_, i)];
+                W[at(DL, i)] = W[at(DL, i)] + alpha * W[at(P_, i)];
+                W[at(R_, i)] = r;
+                let z = r / W[at(M_, i)];
+                W[at(Z_, i)] = z;
+                s0 = s0 + r * z;
+            }
+            case 4u: { // p = z + beta p
+                if (!done) { W[at(P_, i)] = W[at(Z_, i)] + S[3] * W[at(P_, i)]; }
+            }
+            case 5u: { // trial point: xt = clamp(x + delta, lo, hi); delta = xt - x;
+                       // partials: delta.delta, g.delta, x.x
+                let x = W[at(X_, i)];
+                let xt = clamp(x + W[at(DL, i)], W[at(LO, i)], W[at(HI, i)]);
+                let dl = xt - x;
+                W[at(XT, i)] = xt;
+                W[at(DL, i)] = dl;
+                s0 = s0 + dl * dl;
+                s1 = s1 + J[i] * dl;
+                s2 = s2 + x * x;
+            }
+            case 7u: { // accept the trial point: x = xt
+                W[at(X_, i)] = W[at(XT, i)];
+            }
+            case 6u: { // partial max |g| (as a sum slot: max over the stride) over free parameters
+                s0 = max(s0, abs(J[i]));
+            }
+            default: {}
+        }
+    }
+    if (U.op == 1u || U.op == 2u || U.op == 3u || U.op == 5u) {
+        let t0 = tree(lid, s0);
+        if (lid == 0u) { PART[U.a * NPART + wg3.x] = t0; }
+        workgroupBarrier();
+    }
+    if (U.op == 5u) {
+        let t1 = tree(lid, s1);
+        if (lid == 0u) { PART[(U.a + 1u) * NPART + wg3.x] = t1; }
+        workgroupBarrier();
+        let t2 = tree(lid, s2);
+        if (lid == 0u) { PART[(U.a + 2u) * NPART + wg3.x] = t2; }
+    }
+    if (U.op == 6u) {
+        sh[lid] = s0;
+        workgroupBarrier();
+        var st = WG / 2u;
+        loop {
+            if (st == 0u) { break; }
+            if (lid < st) { sh[lid] = max(sh[lid], sh[lid + st]); }
+            workgroupBarrier();
+            st = st / 2u;
+        }
+        if (lid == 0u) { PART[U.a * NPART + wg3.x] = sh[0]; }
+    }
+}

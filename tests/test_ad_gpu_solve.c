@@ -1,0 +1,184 @@
+/*
+ * Levenberg-Marquardt on the GPU (src/ad/gpu_solve.c, ad_gpu_lm) against the
+ * CPU's dense solver (pxl_ad_solve, f64): a curve fit with many instances, an
+ * ARAP deformation of a grid with handles held constant (two groups: edges
+ * and a soft anchor), box bounds, and the refusal on a CPU context.
+ * The GPU works in f32: solutions agree to about 1e-3 of their scale and
+ * final costs to a few parts in 1e3 (stated per check).
+ */
+#include "check.h"
+#include "test_ctx.h"
+
+#include "ad/ad_internal.h"
+#include "ad_arap.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pxl_ctx *g_gpu, *g_cpu;
+
+/* y = a exp(-b x) + c at 5000 points, start far from the truth */
+static void test_curve(void) {
+    pxl_ad_graph *g;
+    pxl_ad_graph_create(g_cpu, &g);
+    pxl_ad_value a = pxl_ad_param(g, 0), b = pxl_ad_param(g, 1), c = pxl_ad_param(g, 2);
+    pxl_ad_value x = pxl_ad_input(g, 0), y = pxl_ad_input(g, 1);
+    pxl_ad_output(g, pxl_ad_sub(g, pxl_ad_add(g, pxl_ad_mul(g, a, pxl_ad_exp(g, pxl_ad_neg(g, pxl_ad_mul(g, b, x)))), c), y));
+    pxl_ad_program *p = NULL;
+    CHECK(pxl_ad_compile(g, &p) == PXL_OK);
+    pxl_ad_graph_free(g);
+    const size_t n = 5000;
+    uint32_t *idx = malloc(n * 3 * sizeof *idx);
+    double *in = malloc(n * 2 * sizeof *in);
+    for (size_t i = 0; i < n; i++) {
+        double xi = 4.0 * (double)i / (double)n;
+        in[2 * i] = xi;
+        in[2 * i + 1] = 2.5 * exp(-1.3 * xi) + 0.5 + 0.01 * sin(37.0 * xi);
+        for (int j = 0; j < 3; j++) idx[i * 3 + (size_t)j] = (uint32_t)j;
+    }
+    double xg[3] = {1, 0.5, 0}, xc[3] = {1, 0.5, 0};
+    ad_group_view gv = {p, idx, in, n};
+    pxl_ad_solve_summary sg, sc;
+    pxl_status s = ad_gpu_lm(g_gpu, &gv, 1, 3, NULL, NULL, NULL, xg, NULL, &sg);
+    CHECK_MSG(s == PXL_OK, "%s", pxl_ctx_error(g_gpu));
+    CHECK(pxl_ad_solve(g_cpu, p, idx, in, n, xc, 3, NULL, &sc) == PXL_OK);
+    fprintf(stderr, "curve: gpu %d iterations, cost %.6g -> %.6g (%s); cpu %d iterations, cost %.6g\n", sg.iterations,
+            sg.initial_cost, sg.final_cost, pxl_ad_termination_name(sg.termination), sc.iterations, sc.final_cost);
+    for (int j = 0; j < 3; j++) CHECK_MSG(fabs(xg[j] - xc[j]) < 2e-3, "param %d: gpu %.6g cpu %.6g", j, xg[j], xc[j]);
+    CHECK(fabs(sg.final_cost - sc.final_cost) <= 1e-2 * sc.final_cost + 1e-6);
+    CHECK(sg.termination != PXL_AD_FAILURE && sg.termination != PXL_AD_NO_CONVERGENCE);
+
+    /* bounds: b held to [0, 1], so the fit ends on b = 1 */
+    double lo[3] = {-INFINITY, 0, -INFINITY}, hi[3] = {INFINITY, 1, INFINITY}, xb[3] = {1, 0.5, 0};
+    s = ad_gpu_lm(g_gpu, &gv, 1, 3, NULL, lo, hi, xb, NULL, &sg);
+    CHECK_MSG(s == PXL_OK, "%s", pxl_ctx_error(g_gpu));
+    CHECK_MSG(fabs(xb[1] - 1.0) < 1e-6, "bounded b = %.9g", xb[1]);
+    CHECK(sg.final_cost > sc.final_cost);
+
+    /* constant c = 0.5 (its true value): a and b still found */
+    unsigned char cst[3] = {0, 0, 1};
+    double xk[3] = {1, 0.5, 0.5};
+    s = ad_gpu_lm(g_gpu, &gv, 1, 3, cst, NULL, NULL, xk, NULL, &sg);
+    CHECK_MSG(s == PXL_OK, "%s", pxl_ctx_error(g_gpu));
+    CHECK(xk[2] == 0.5);
+    CHECK_MSG(fabs(xk[0] - 2.5) < 1e-2 && fabs(xk[1] - 1.3) < 1e-2, "a %.6g b %.6g", xk[0], xk[1]);
+
+    /* a CPU context refuses */
+    CHECK(ad_gpu_lm(g_cpu, &gv, 1, 3, NULL, NULL, NULL, xk, NULL, &sg) == PXL_ERR_UNSUPPORTED);
+    free(idx);
+    free(in);
+    pxl_ad_program_free(p);
+}
+
+/* ARAP on an s x s grid in the plane z = 0 (edges both ways), the left
+ * column held in place, the right column moved up and in; plus a second
+ * group: a weak anchor residual 0.01 (p - p_rest) on every vertex. */
+static void test_arap_grid(void) {
+    const int s = 8;
+    const size_t nv = (size_t)(s * s), n = nv * 6;
+    pxl_ad_program *ap = arap_program(g_cpu);
+    pxl_ad_graph *g;
+    pxl_ad_graph_create(g_cpu, &g);
+    for (int c = 0; c < 3; c++)
+        pxl_ad_output(g, pxl_ad_mul(g, pxl_ad_const(g, 0.01), pxl_ad_sub(g, pxl_ad_param(g, c), pxl_ad_input(g, c))));
+    pxl_ad_program *anchor = NULL;
+    CHECK(pxl_ad_compile(g, &anchor) == PXL_OK);
+    pxl_ad_graph_free(g);
+    double *rest = malloc(nv * 3 * sizeof *rest);
+    for (int r = 0; r < s; r++)
+        for (int c = 0; c < s; c++) {
+            size_t v = (size_t)(r * s + c);
+            rest[3 * v] = c;
+            rest[3 * v + 1] = r;
+            rest[3 * v + 2] = 0;
+        }
+    size_t ne = 0, cap = (size_t)(4 * s * s);
+    uint32_t *eidx = malloc(cap * 9 * sizeof *eidx);
+    double *ein = malloc(cap * 3 * sizeof *ein);
+    for (int r = 0; r < s; r++)
+        for (int c = 0; c < s; c++) {
+            int nb[2][2] = {{r, c + 1}, {r + 1, c}};
+            for (int q = 0; q < 2; q++) {
+                if (nb[q][0] >= s || nb[q][1] >= s) continue;
+                size_t u = (size_t)(r * s + c), w = (size_t)(nb[q][0] * s + nb[q][1]);
+                size_t ends[2][2] = {{u, w}, {w, u}};
+                for (int d = 0; d < 2; d++) {
+                    size_t i = ends[d][0], j = ends[d][1];
+                    for (int t = 0; t < 3; t++) {
+                        eidx[ne * 9 + (size_t)t] = (uint32_t)(6 * i + (size_t)t);
+                        eidx[ne * 9 + 3 + (size_t)t] = (uint32_t)(6 * j + (size_t)t);
+                        eidx[ne * 9 + 6 + (size_t)t] = (uint32_t)(6 * i + 3 + (size_t)t);
+                        ein[ne * 3 + (size_t)t] = rest[3 * i + (size_t)t] - rest[3 * j + (size_t)t];
+                    }
+                    ne++;
+                }
+            }
+        }
+    uint32_t *aidx = malloc(nv * 3 * sizeof *aidx);
+    for (size_t v = 0; v < nv; v++)
+        for (int t = 0; t < 3; t++) aidx[v * 3 + (size_t)t] = (uint32_t)(6 * v + (size_t)t);
+    double *x0 = calloc(n, sizeof *x0);
+    unsigned char *cst = calloc(n, 1);
+    for (size_t v = 0; v < nv; v++) {
+        int c = (int)(v % (size_t)s);
+        for (int t = 0; t < 3; t++) x0[6 * v + (size_t)t] = rest[3 * v + (size_t)t];
+        if (c == 0 || c == s - 1) {
+            for (int t = 0; t < 3; t++) cst[6 * v + (size_t)t] = 1;
+            if (c == s - 1) {
+                x0[6 * v] -= 1.0;
+                x0[6 * v + 2] += 2.0;
+            }
+        }
+    }
+    ad_group_view gv[2] = {{ap, eidx, ein, ne}, {anchor, aidx, rest, nv}};
+    double *xg = malloc(n * sizeof *xg);
+    memcpy(xg, x0, n * sizeof *xg);
+    pxl_ad_solve_summary sg;
+    pxl_ad_solve_options o;
+    memset(&o, 0, sizeof o);
+    o.max_iterations = 200;
+    pxl_status st = ad_gpu_lm(g_gpu, gv, 2, n, cst, NULL, NULL, xg, &o, &sg);
+    CHECK_MSG(st == PXL_OK, "%s", pxl_ctx_error(g_gpu));
+    fprintf(stderr, "arap grid: %zu edges, gpu %d iterations (%d accepted), cost %.6g -> %.6g (%s: %s)\n", ne,
+            sg.iterations, sg.successful_steps, sg.initial_cost, sg.final_cost,
+            pxl_ad_termination_name(sg.termination), sg.message);
+    CHECK(sg.final_cost < 0.2 * sg.initial_cost);
+    CHECK(sg.termination == PXL_AD_CONVERGED_FUNCTION || sg.termination == PXL_AD_CONVERGED_GRADIENT ||
+          sg.termination == PXL_AD_CONVERGED_PARAMETER);
+    for (size_t j = 0; j < n; j++)
+        if (cst[j]) CHECK(xg[j] == (double)(float)x0[j]);
+    /* the same problem in f64 on the CPU through one residual function
+     * evaluation: the GPU's final cost is a minimum of the same cost */
+    double *res = malloc(ne * 3 * sizeof *res), *ares = malloc(nv * 3 * sizeof *ares);
+    CHECK(pxl_ad_eval(g_cpu, ap, xg, n, eidx, ein, ne, res, NULL, NULL) == PXL_OK);
+    CHECK(pxl_ad_eval(g_cpu, anchor, xg, n, aidx, rest, nv, ares, NULL, NULL) == PXL_OK);
+    double cost = 0;
+    for (size_t i = 0; i < ne * 3; i++) cost += 0.5 * res[i] * res[i];
+    for (size_t i = 0; i < nv * 3; i++) cost += 0.5 * ares[i] * ares[i];
+    CHECK_MSG(fabs(cost - sg.final_cost) <= 1e-3 * cost, "f64 cost at the GPU's solution %.9g, GPU %.9g", cost,
+              sg.final_cost);
+    free(res);
+    free(ares);
+    free(xg);
+    free(x0);
+    free(cst);
+    free(aidx);
+    free(eidx);
+    free(ein);
+    free(rest);
+    pxl_ad_program_free(ap);
+    pxl_ad_program_free(anchor);
+}
+
+int main(void) {
+    g_gpu = test_gpu_ctx();
+    if (!g_gpu) return PXL_SKIP;
+    g_cpu = test_ctx(PXL_BACKEND_CPU, 0);
+    test_curve();
+    test_arap_grid();
+    pxl_ctx_free(g_gpu);
+    pxl_ctx_free(g_cpu);
+    if (g_failures) fprintf(stderr, "%d failures\n", g_failures);
+    return g_failures ? 1 : 0;
+}
