@@ -42,7 +42,6 @@ struct pxl_ad_program {
     uint64_t hash;
 };
 
-<<<<<<< HEAD
 /* ---- GPU (codegen.c, gpu_eval.c) ---- */
 struct pxl_buffer;
 
@@ -95,7 +94,6 @@ pxl_status ad_eval_gpu(pxl_ctx *ctx, const pxl_ad_program *prog, const double *p
                        double *jacobian);
 /* 1 when pxl_ad_eval with backend AUTO takes the GPU for this work. */
 int ad_auto_gpu(pxl_ctx *ctx, const pxl_ad_program *prog, size_t n_instances);
-=======
 /* ---- sparse Cholesky (chol.c, SuiteSparse CHOLMOD) ------------------------- */
 typedef struct ad_chol ad_chol;
 /*
@@ -152,6 +150,5 @@ typedef pxl_status (*ad_objective_fn)(void *user, const double *x, double *f, do
  */
 pxl_status ad_lbfgs(pxl_ctx *ctx, size_t n, double *x, const double *lower, const double *upper,
                     ad_objective_fn fn, void *user, const pxl_ad_solve_options *opts, pxl_ad_solve_summary *summary);
->>>>>>> linalg
 
 #endif
