@@ -62,6 +62,13 @@ static void grid(gpu_lm *L, size_t threads, uint32_t g[3], uint32_t *row) {
     *row = gx * WG;
 }
 
+/* workgroups of a grid-stride reduction over n elements: one per WG
+ * elements, at most NPART (fewer keeps small problems cheap) */
+static uint32_t part_groups(uint32_t n) {
+    uint32_t g = (n + WG - 1) / WG;
+    return g < 1 ? 1 : g > NPART ? NPART : g;
+}
+
 static pxl_status dispatch(gpu_lm *L, pxl_kernel *k, const pxl_binding *b, size_t nb, sv_uni *u, const uint32_t g[3]) {
     pxl_recorder *rec;
     pxl_status st = pxl_gpu_stream(L->ctx, &rec);
@@ -136,7 +143,7 @@ static pxl_status rec_sumsq(gpu_lm *L, pxl_buffer *vbuf, size_t slot0) {
         sv_uni u = {0};
         u.n = (uint32_t)(L->n_inst[g] * L->m[g]);
         u.a = (uint32_t)(slot0 + g);
-        uint32_t gr[3] = {NPART, 1, 1};
+        uint32_t gr[3] = {part_groups(u.n), 1, 1};
         pxl_binding b[2] = {{2, vbuf, F4(L->off_r[g]), F4(L->n_inst[g] * L->m[g])}, {5, L->PART, 0, 0}};
         pxl_status st = dispatch(L, L->k_sumsq, b, 2, &u, gr);
         if (st != PXL_OK) return st;
@@ -151,7 +158,7 @@ static pxl_status rec_vops(gpu_lm *L, uint32_t op, uint32_t slot, double mu) {
     u.a = slot;
     u.b = (uint32_t)L->nb;
     u.mu = (float)mu;
-    uint32_t gr[3] = {NPART, 1, 1};
+    uint32_t gr[3] = {part_groups(u.n), 1, 1};
     pxl_binding b[5] = {{0, L->Gr, 0, F4(L->n)}, {2, L->DG, 0, F4(L->n)}, {3, L->W, 0, 0}, {5, L->PART, 0, 0},
                         {6, L->S, 0, 0}};
     return dispatch(L, L->k_vops, b, 5, &u, gr);

@@ -100,11 +100,20 @@ fn tree(lid: u32, v: f32) -> f32 {
 @group(0) @binding(5) var<storage, read_write> PART: array<f32>;
 @group(0) @binding(6) var<storage, read_write> S: array<f32>;
 
+// A kernel run by nw < NPART workgroups: workgroup 0 zeroes the slot's
+// partials nw..NPART-1, so that every reader may sum all NPART.
+fn zero_tail(slot: u32, wg: u32, nw: u32, lid: u32) {
+    if (wg != 0u) { return; }
+    for (var j = nw + lid; j < NPART; j = j + WG) { PART[slot * NPART + j] = 0.0; }
+}
+
 @compute @workgroup_size(WG)
-fn sumsq(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wg3: vec3<u32>) {
+fn sumsq(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wg3: vec3<u32>,
+         @builtin(num_workgroups) nw3: vec3<u32>) {
     let lid = lid3.x;
+    zero_tail(U.a, wg3.x, nw3.x, lid);
     var s = 0.0;
-    for (var i = wg3.x * WG + lid; i < U.n; i = i + NPART * WG) {
+    for (var i = wg3.x * WG + lid; i < U.n; i = i + nw3.x * WG) {
         let v = V[i];
         s = s + v * v;
     }
@@ -148,11 +157,18 @@ const DL = 5u; const R_ = 6u; const Z_ = 7u; const P_ = 8u; const Q_ = 9u; const
 fn at(v: u32, i: u32) -> u32 { return v * U.b + i; }
 
 @compute @workgroup_size(WG)
-fn vops(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wg3: vec3<u32>) {
+fn vops(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wg3: vec3<u32>,
+        @builtin(num_workgroups) nw3: vec3<u32>) {
     let lid = lid3.x;
     var s0 = 0.0; var s1 = 0.0; var s2 = 0.0;
     let done = S[4] != 0.0;
-    for (var i = wg3.x * WG + lid; i < U.n; i = i + NPART * WG) {
+    if (U.op == 1u || U.op == 2u || U.op == 3u || U.op == 6u) { zero_tail(U.a, wg3.x, nw3.x, lid); }
+    if (U.op == 5u) {
+        zero_tail(U.a, wg3.x, nw3.x, lid);
+        zero_tail(U.a + 1u, wg3.x, nw3.x, lid);
+        zero_tail(U.a + 2u, wg3.x, nw3.x, lid);
+    }
+    for (var i = wg3.x * WG + lid; i < U.n; i = i + nw3.x * WG) {
         switch U.op {
             case 0u: { // damping: D = clamp(diag, 1e-6, 1e32); M = diag + mu D (free parameters: diag > 0 or D)
                 let d = V[i];
