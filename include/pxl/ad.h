@@ -188,6 +188,27 @@ typedef struct pxl_ad_eval_options {
 PXL_API pxl_status pxl_ad_program_wgsl(pxl_ctx *ctx, const pxl_ad_program *prog, int jacobian, char *buf,
                                        size_t cap, size_t *len);
 
+/*
+ * Evaluation resident on the GPU, for callers with their own GPU work
+ * (pxl/gpu.h buffers): the instance data is uploaded once (parameter
+ * indices as u32, inputs as f32), then each pxl_ad_gpu_eval_record records
+ * one evaluation into the context's stream (pxl_gpu_stream): it reads the
+ * parameter vector as f32 from params (n_params values at byte offset 0)
+ * and writes residuals (f32, pxl_ad_eval's layout) at byte offset res_offset
+ * of residuals and, when jacobian is not NULL, the Jacobian rows at
+ * jac_offset of jacobian (offsets multiples of 256; the buffers large
+ * enough: PXL_ERR_INVALID_ARG otherwise). The program must outlive the
+ * handle. PXL_ERR_UNSUPPORTED without a GPU.
+ */
+typedef struct pxl_buffer pxl_buffer; /* pxl/gpu.h */
+typedef struct pxl_ad_gpu_eval pxl_ad_gpu_eval;
+PXL_API pxl_status pxl_ad_gpu_eval_create(pxl_ctx *ctx, const pxl_ad_program *prog, const uint32_t *param_index,
+                                          const double *inputs, size_t n_instances, size_t n_params,
+                                          pxl_ad_gpu_eval **out);
+PXL_API pxl_status pxl_ad_gpu_eval_record(pxl_ad_gpu_eval *e, pxl_buffer *params, pxl_buffer *residuals,
+                                          size_t res_offset, pxl_buffer *jacobian, size_t jac_offset);
+PXL_API void pxl_ad_gpu_eval_free(pxl_ad_gpu_eval *e); /* NULL is a no-op */
+
 PXL_API pxl_status pxl_ad_eval(pxl_ctx *ctx, const pxl_ad_program *prog, const double *params, size_t n_params,
                                const uint32_t *param_index, const double *inputs, size_t n_instances,
                                double *residuals, double *jacobian, const pxl_ad_eval_options *opts);

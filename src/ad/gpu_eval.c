@@ -207,3 +207,70 @@ pxl_status pxl_ad_program_wgsl(pxl_ctx *ctx, const pxl_ad_program *prog, int jac
     pxl_free(ctx, text);
     return PXL_OK;
 }
+
+struct pxl_ad_gpu_eval {
+    pxl_ctx *ctx;
+    ad_gpu_block *b;
+    size_t n_params, n_res, n_jac;
+};
+
+pxl_status pxl_ad_gpu_eval_create(pxl_ctx *ctx, const pxl_ad_program *prog, const uint32_t *param_index,
+                                  const double *inputs, size_t n_instances, size_t n_params, pxl_ad_gpu_eval **out) {
+    static const char fn[] = "pxl_ad_gpu_eval_create";
+    PXL_REQUIRE_CTX(ctx);
+    PXL_REQUIRE(ctx, fn, prog);
+    PXL_REQUIRE(ctx, fn, out);
+    *out = NULL;
+    const size_t k = prog->n_params, m = prog->n_out, ni = prog->n_inputs;
+    if (n_instances == 0) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: no instances", fn);
+    if (k) PXL_REQUIRE(ctx, fn, param_index);
+    if (ni) PXL_REQUIRE(ctx, fn, inputs);
+    size_t n_res, n_jac, n_idx;
+    if (!pxl_mul_size(n_instances, m, &n_res) || !pxl_mul_size(n_res, k ? k : 1, &n_jac) ||
+        !pxl_mul_size(n_instances, k ? k : 1, &n_idx) || n_idx > UINT32_MAX)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %zu instances: sizes overflow", fn, n_instances);
+    for (size_t i = 0; i < n_instances * k; i++)
+        if (param_index[i] >= n_params)
+            return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
+                            "%s: instance %zu, slot %zu: parameter index %u is out of range (%zu parameters)", fn,
+                            i / k, i % k, param_index[i], n_params);
+    pxl_ad_gpu_eval *e = pxl_calloc(ctx, 1, sizeof *e);
+    if (!e) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    e->ctx = ctx;
+    e->n_params = n_params;
+    e->n_res = n_res;
+    e->n_jac = k ? n_jac : 0;
+    pxl_status st = ad_gpu_block_create(ctx, prog, param_index, inputs, n_instances, &e->b);
+    if (st != PXL_OK) {
+        pxl_free(ctx, e);
+        return st;
+    }
+    *out = e;
+    return PXL_OK;
+}
+
+pxl_status pxl_ad_gpu_eval_record(pxl_ad_gpu_eval *e, pxl_buffer *params, pxl_buffer *residuals, size_t res_offset,
+                                  pxl_buffer *jacobian, size_t jac_offset) {
+    static const char fn[] = "pxl_ad_gpu_eval_record";
+    if (!e) return PXL_ERR_INVALID_ARG;
+    pxl_ctx *ctx = e->ctx;
+    PXL_REQUIRE(ctx, fn, params);
+    PXL_REQUIRE(ctx, fn, residuals);
+    if (res_offset % 256 || jac_offset % 256)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: offsets %zu and %zu must be multiples of 256", fn,
+                        res_offset, jac_offset);
+    if (pxl_buffer_size(params) < e->n_params * 4 || pxl_buffer_size(residuals) < res_offset ||
+        pxl_buffer_size(residuals) - res_offset < e->n_res * 4 ||
+        (jacobian && e->n_jac && (pxl_buffer_size(jacobian) < jac_offset ||
+                                  pxl_buffer_size(jacobian) - jac_offset < e->n_jac * 4)))
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
+                        "%s: a buffer is too small (%zu parameters, %zu residuals, %zu Jacobian values as f32)", fn,
+                        e->n_params, e->n_res, e->n_jac);
+    return ad_gpu_block_record(e->b, params, 0, e->n_params, residuals, res_offset, jacobian, jac_offset);
+}
+
+void pxl_ad_gpu_eval_free(pxl_ad_gpu_eval *e) {
+    if (!e) return;
+    ad_gpu_block_free(e->b);
+    pxl_free(e->ctx, e);
+}
