@@ -42,4 +42,12 @@ struct pxl_ad_program {
     uint64_t hash;
 };
 
+/* graph.c: for composite builders (geom.c). 1 when v is a value of g; else
+ * records the error on g as builder `what`'s (operand `name`) and gives 0.
+ * 0 without a new error when g already has one. */
+int pxl_ad_check_operand(pxl_ad_graph *g, const char *what, const char *name, pxl_ad_value v);
+/* graph.c: records PXL_ERR_INVALID_ARG "pxl_ad_<what>: <detail>" on g (the
+ * first error sticks) and gives the invalid value. */
+pxl_ad_value pxl_ad_fail_builder(pxl_ad_graph *g, const char *what, const char *detail);
+
 #endif
