@@ -186,7 +186,8 @@ PXL_API pxl_ad_value pxl_ad_triangle_angle(pxl_ad_graph *g, pxl_ad_vec3 a, pxl_a
 
 /*
  * The signed dihedral angle at the edge a-b shared by the triangles (a, b, c)
- * and (b, a, d) (consistently oriented), in (-pi, pi]: 0 when the two lie
+ * and (b, a, d) (consistently oriented), in [-pi, pi] (folded flat onto each
+ * other, +pi or -pi by the sign of a rounded zero): 0 when the two lie
  * flat in one plane, positive where the surface bends away from its normals
  * (convex, as a closed surface with outward normals), negative where it
  * bends towards them. With e = b - a, n1 = e x (c - a), n2 = (d - a) x e it
