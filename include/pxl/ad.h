@@ -116,6 +116,88 @@ PXL_API pxl_ad_value pxl_ad_eq(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b);
 PXL_API pxl_ad_value pxl_ad_ne(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b);
 PXL_API pxl_ad_value pxl_ad_select(pxl_ad_graph *g, pxl_ad_value cond, pxl_ad_value a, pxl_ad_value b);
 
+/* ------------------------------------------------------------------------
+ * Vectors and geometry (src/ad/geom.c)
+ *
+ * Vec2 and Vec3 are plain structs of values of one graph; every helper is a
+ * composition of the scalar ops above (so it evaluates and differentiates
+ * wherever they do, CPU and GPU alike) and shares nodes by hash-consing like
+ * them. Errors propagate as for the scalar builders: a component that is not
+ * a value of g records the error on the graph (named after the helper) and
+ * every component of the result is the invalid value.
+ *
+ * Conventions at degenerate points (the one-sided choices, as for abs):
+ *   length(v) = hypot(hypot(x, y), z): 0 at v = 0 with zero derivative;
+ *   normalize(v) = v / length(v) when length(v) > PXL_AD_TINY_LENGTH, else
+ *   the zero vector with zero derivative (finite; NaN components stay NaN);
+ *   triangle_normal of a degenerate triangle is the zero vector (the same
+ *   rule), its area 0 with zero derivative; an angle at a vertex with a
+ *   coincident neighbour is 0 with zero derivative (atan2(0, 0)).
+ * ------------------------------------------------------------------------ */
+#define PXL_AD_TINY_LENGTH 1e-18
+
+typedef struct pxl_ad_vec2 {
+    pxl_ad_value x, y;
+} pxl_ad_vec2;
+typedef struct pxl_ad_vec3 {
+    pxl_ad_value x, y, z;
+} pxl_ad_vec3;
+
+/* Leaves: slots slot, slot + 1 (, slot + 2); columns column, column + 1 (, + 2). */
+PXL_API pxl_ad_vec2 pxl_ad_vec2_param(pxl_ad_graph *g, int32_t slot);
+PXL_API pxl_ad_vec2 pxl_ad_vec2_input(pxl_ad_graph *g, int32_t column);
+PXL_API pxl_ad_vec2 pxl_ad_vec2_const(pxl_ad_graph *g, double x, double y);
+PXL_API pxl_ad_vec3 pxl_ad_vec3_param(pxl_ad_graph *g, int32_t slot);
+PXL_API pxl_ad_vec3 pxl_ad_vec3_input(pxl_ad_graph *g, int32_t column);
+PXL_API pxl_ad_vec3 pxl_ad_vec3_const(pxl_ad_graph *g, double x, double y, double z);
+
+/* Componentwise a + b, a - b, s a, -a; dot; cross (vec2: the scalar
+ * a.x b.y - a.y b.x); length; normalize; distance |a - b|. */
+PXL_API pxl_ad_vec2 pxl_ad_vec2_add(pxl_ad_graph *g, pxl_ad_vec2 a, pxl_ad_vec2 b);
+PXL_API pxl_ad_vec2 pxl_ad_vec2_sub(pxl_ad_graph *g, pxl_ad_vec2 a, pxl_ad_vec2 b);
+PXL_API pxl_ad_vec2 pxl_ad_vec2_scale(pxl_ad_graph *g, pxl_ad_vec2 a, pxl_ad_value s);
+PXL_API pxl_ad_vec2 pxl_ad_vec2_neg(pxl_ad_graph *g, pxl_ad_vec2 a);
+PXL_API pxl_ad_value pxl_ad_vec2_dot(pxl_ad_graph *g, pxl_ad_vec2 a, pxl_ad_vec2 b);
+PXL_API pxl_ad_value pxl_ad_vec2_cross(pxl_ad_graph *g, pxl_ad_vec2 a, pxl_ad_vec2 b);
+PXL_API pxl_ad_value pxl_ad_vec2_length(pxl_ad_graph *g, pxl_ad_vec2 a);
+PXL_API pxl_ad_vec2 pxl_ad_vec2_normalize(pxl_ad_graph *g, pxl_ad_vec2 a);
+PXL_API pxl_ad_value pxl_ad_vec2_distance(pxl_ad_graph *g, pxl_ad_vec2 a, pxl_ad_vec2 b);
+PXL_API pxl_ad_vec3 pxl_ad_vec3_add(pxl_ad_graph *g, pxl_ad_vec3 a, pxl_ad_vec3 b);
+PXL_API pxl_ad_vec3 pxl_ad_vec3_sub(pxl_ad_graph *g, pxl_ad_vec3 a, pxl_ad_vec3 b);
+PXL_API pxl_ad_vec3 pxl_ad_vec3_scale(pxl_ad_graph *g, pxl_ad_vec3 a, pxl_ad_value s);
+PXL_API pxl_ad_vec3 pxl_ad_vec3_neg(pxl_ad_graph *g, pxl_ad_vec3 a);
+PXL_API pxl_ad_value pxl_ad_vec3_dot(pxl_ad_graph *g, pxl_ad_vec3 a, pxl_ad_vec3 b);
+PXL_API pxl_ad_vec3 pxl_ad_vec3_cross(pxl_ad_graph *g, pxl_ad_vec3 a, pxl_ad_vec3 b);
+PXL_API pxl_ad_value pxl_ad_vec3_length(pxl_ad_graph *g, pxl_ad_vec3 a);
+PXL_API pxl_ad_vec3 pxl_ad_vec3_normalize(pxl_ad_graph *g, pxl_ad_vec3 a);
+PXL_API pxl_ad_value pxl_ad_vec3_distance(pxl_ad_graph *g, pxl_ad_vec3 a, pxl_ad_vec3 b);
+/* Marks the components as the next residual outputs (x, y(, z) in order). */
+PXL_API pxl_status pxl_ad_vec2_output(pxl_ad_graph *g, pxl_ad_vec2 v);
+PXL_API pxl_status pxl_ad_vec3_output(pxl_ad_graph *g, pxl_ad_vec3 v);
+
+/* Triangle (a, b, c), counter-clockwise seen from its front:
+ * the unit normal normalize((b - a) x (c - a)) (zero when degenerate);
+ * the area |(b - a) x (c - a)| / 2;
+ * the interior angle at a, between b - a and c - a, in [0, pi], as
+ * atan2(|u x v|, u . v) (accurate near 0 and pi, where acos is not). */
+PXL_API pxl_ad_vec3 pxl_ad_triangle_normal(pxl_ad_graph *g, pxl_ad_vec3 a, pxl_ad_vec3 b, pxl_ad_vec3 c);
+PXL_API pxl_ad_value pxl_ad_triangle_area(pxl_ad_graph *g, pxl_ad_vec3 a, pxl_ad_vec3 b, pxl_ad_vec3 c);
+PXL_API pxl_ad_value pxl_ad_triangle_angle(pxl_ad_graph *g, pxl_ad_vec3 a, pxl_ad_vec3 b, pxl_ad_vec3 c);
+
+/*
+ * The signed dihedral angle at the edge a-b shared by the triangles (a, b, c)
+ * and (b, a, d) (consistently oriented), in [-pi, pi] (folded flat onto each
+ * other, +pi or -pi by the sign of a rounded zero): 0 when the two lie
+ * flat in one plane, positive where the surface bends away from its normals
+ * (convex, as a closed surface with outward normals), negative where it
+ * bends towards them. With e = b - a, n1 = e x (c - a), n2 = (d - a) x e it
+ * is atan2(e . (n1 x n2), |e| (n1 . n2)), with no normalisation: the
+ * derivative is finite and continuous through 0 and through +-pi (where the
+ * value wraps). 0 with zero derivative when a triangle is degenerate.
+ */
+PXL_API pxl_ad_value pxl_ad_dihedral_angle(pxl_ad_graph *g, pxl_ad_vec3 a, pxl_ad_vec3 b, pxl_ad_vec3 c,
+                                           pxl_ad_vec3 d);
+
 /* Marks v as the next residual output (outputs are numbered in call order; a
  * value may be output more than once). */
 PXL_API pxl_status pxl_ad_output(pxl_ad_graph *g, pxl_ad_value v);

@@ -150,5 +150,12 @@ typedef pxl_status (*ad_objective_fn)(void *user, const double *x, double *f, do
  */
 pxl_status ad_lbfgs(pxl_ctx *ctx, size_t n, double *x, const double *lower, const double *upper,
                     ad_objective_fn fn, void *user, const pxl_ad_solve_options *opts, pxl_ad_solve_summary *summary);
+/* graph.c: for composite builders (geom.c). 1 when v is a value of g; else
+ * records the error on g as builder `what`'s (operand `name`) and gives 0.
+ * 0 without a new error when g already has one. */
+int pxl_ad_check_operand(pxl_ad_graph *g, const char *what, const char *name, pxl_ad_value v);
+/* graph.c: records PXL_ERR_INVALID_ARG "pxl_ad_<what>: <detail>" on g (the
+ * first error sticks) and gives the invalid value. */
+pxl_ad_value pxl_ad_fail_builder(pxl_ad_graph *g, const char *what, const char *detail);
 
 #endif

@@ -360,3 +360,15 @@ pxl_ad_program_info pxl_ad_program_get_info(const pxl_ad_program *p) {
 }
 
 uint64_t pxl_ad_program_hash(const pxl_ad_program *p) { return p ? p->hash : 0; }
+
+/* For the composite builders of geom.c: 1 when v is a value of g, else 0,
+ * with the error recorded as the builder `what`'s (operand `name`). */
+int pxl_ad_check_operand(pxl_ad_graph *g, const char *what, const char *name, pxl_ad_value v) {
+    return g && operand(g, what, name, v);
+}
+
+/* For geom.c: records a builder error of `what` (first error sticks). */
+pxl_ad_value pxl_ad_fail_builder(pxl_ad_graph *g, const char *what, const char *detail) {
+    if (!g) return invalid_value;
+    return fail_value(g, PXL_ERR_INVALID_ARG, what, detail);
+}
