@@ -293,6 +293,8 @@ pxl_status ad_codegen(pxl_ctx *ctx, const pxl_ad_program *p, int jacobian, uint3
     put(&s, "  if (inst >= U.n) { return; }\n");
     /* P must be referenced even when no instruction reads a parameter */
     put(&s, "  _ = &P;\n");
+    if (k) put(&s, "  _ = &I;\n"); /* a slot or a column the outputs do not use still has its binding */
+    if (ni) put(&s, "  _ = &X;\n");
     if (k) put(&s, "  let ib = inst * %zuu;\n", k);
     if (ni) put(&s, "  let ix = inst * %zuu;\n", ni);
     for (size_t i = 0; i < n; i++) put_forward(&s, &p->code[i], i);
