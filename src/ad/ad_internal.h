@@ -42,4 +42,7 @@ struct pxl_ad_program {
     uint64_t hash;
 };
 
+/* The context g was created on; NULL for NULL (graph.c). */
+pxl_ctx *pxl_ad_graph_ctx(const pxl_ad_graph *g);
+
 #endif

@@ -360,3 +360,5 @@ pxl_ad_program_info pxl_ad_program_get_info(const pxl_ad_program *p) {
 }
 
 uint64_t pxl_ad_program_hash(const pxl_ad_program *p) { return p ? p->hash : 0; }
+
+pxl_ctx *pxl_ad_graph_ctx(const pxl_ad_graph *g) { return g ? g->ctx : NULL; }
