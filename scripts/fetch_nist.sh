@@ -3,10 +3,11 @@
 # nonlinear regression (StRD, public domain: data, models, starting values
 # and certified results) into deps/nist/ (git-ignored), for tests/nist_fit.py.
 # They come from the Debian source package of Ceres Solver 2.1.0, whose
-# data/nist/ holds NIST's .dat files unchanged; the tarball is fetched from
-# the Debian archive apt uses and checked against the sha256 Debian published
-# (bookworm's Sources index), and every extracted file against the sha256
-# pinned below (the same bytes as NIST's www.itl.nist.gov/div898/strd/nls/).
+# data/nist/ holds NIST's .dat files (www.itl.nist.gov/div898/strd/nls/) as
+# Ceres ships them (one misprint: Roszman1's certified b1, which
+# tests/nist_fit.py corrects); the tarball is fetched from the Debian archive
+# apt uses and checked against the sha256 Debian published (bookworm's
+# Sources index), and every extracted file against the sha256 pinned below.
 # Idempotent: prints nothing when the files are present. Called by scripts/deps.sh.
 #   scripts/fetch_nist.sh [--check]
 set -euo pipefail
