@@ -292,7 +292,8 @@ static void print_text(const fit_opts *o, const start_list *st, const fit_result
         }
     }
     printf("\nresidual sum of squares   %.15g\n", r->rss);
-    printf("residual std. deviation   %.15g\n", r->sd);
+    if (r->dof) printf("residual std. deviation   %.15g\n", r->sd);
+    else printf("residual std. deviation   -\n");
     printf("degrees of freedom        %zu (%zu rows - %zu parameters)\n", r->dof, r->rows, r->n_params);
     printf("iterations                %d (%d successful steps)\n", r->sm->iterations, r->sm->successful_steps);
     printf("termination               %s: %s\n", pxl_ad_termination_name(r->sm->termination), r->sm->message);
@@ -350,9 +351,8 @@ static void on_progress(void *user, int iteration, double cost) {
 }
 
 /* Reports a model parse error with its column in the whole --model text. */
-static int model_error(const fit_opts *o, const pxl_ad_parse_error *e, size_t offset, const start_list *st,
-                       const pxl_ad_table *t) {
-    size_t col = e->column + offset;
+static int model_error(const fit_opts *o, const pxl_ad_parse_error *e, const start_list *st, const pxl_ad_table *t) {
+    size_t col = e->column;
     const char *detail = strstr(e->message, ": ");
     detail = detail ? detail + 2 : e->message;
     if (!o->c.json) show_caret(o->model, col, e->length);
@@ -408,7 +408,7 @@ int cmd_fit(int argc, char **argv) {
     uint8_t *used = NULL;
     uint32_t *pidx = NULL;
     double *inputs = NULL, *params = NULL, *se = NULL;
-    char *text = NULL;
+    char *text = NULL, *side = NULL;
     pxl_progress *bar = NULL;
     int rc = 0;
     if (cli_open_ctx(&o.c, &ctx)) {
@@ -467,18 +467,28 @@ int cmd_fit(int argc, char **argv) {
         rc = cli_fail(json, 1, FIT_CMD, "--model column %zu: a second '=' (a model is EXPR or LHS = RHS)", second + 1);
         goto done;
     }
+    /* each side is parsed from a copy of the whole text with the other side
+     * blanked out, so that every column in a message is a column of --model */
     pxl_ad_parse_error pe;
     pxl_ad_value lhs, rhs;
-    size_t rhs_at = eq == mlen ? 0 : eq + 1;
-    if (pxl_ad_parse(g, o.model + rhs_at, mlen - rhs_at, &pn, &rhs, &pe) != PXL_OK) {
+    side = malloc(mlen + 1);
+    if (!side) {
+        rc = cli_fail(json, 1, FIT_CMD, "out of memory");
+        goto done;
+    }
+    memcpy(side, o.model, mlen + 1);
+    if (eq != mlen) memset(side, ' ', eq + 1);
+    if (pxl_ad_parse(g, side, mlen, &pn, &rhs, &pe) != PXL_OK) {
         rc = pe.code == PXL_AD_PARSE_GRAPH ? cli_fail(json, 1, FIT_CMD, "%s", pe.message)
-                                           : model_error(&o, &pe, rhs_at, &st, table);
+                                           : model_error(&o, &pe, &st, table);
         goto done;
     }
     if (eq != mlen) {
-        if (pxl_ad_parse(g, o.model, eq, &pn, &lhs, &pe) != PXL_OK) {
+        memcpy(side, o.model, mlen + 1);
+        memset(side + eq, ' ', mlen - eq);
+        if (pxl_ad_parse(g, side, mlen, &pn, &lhs, &pe) != PXL_OK) {
             rc = pe.code == PXL_AD_PARSE_GRAPH ? cli_fail(json, 1, FIT_CMD, "%s", pe.message)
-                                               : model_error(&o, &pe, 0, &st, table);
+                                               : model_error(&o, &pe, &st, table);
             goto done;
         }
     } else {
@@ -586,7 +596,6 @@ int cmd_fit(int argc, char **argv) {
     r.se_why = se_why;
     if (json) print_json(&o, &st, &r);
     else print_text(&o, &st, &r);
-    if (!r.se && !json) fprintf(stderr, "pxl fit: warning: no standard errors: %s\n", se_why);
     if (sm.termination == PXL_AD_NO_CONVERGENCE) {
         fprintf(stderr, "pxl fit: warning: %s\n", sm.message);
         rc = 3;
@@ -604,6 +613,7 @@ done:
     free(params);
     free(se);
     free(columns);
+    free(side);
     pxl_free(ctx, text);
     pxl_ctx_free(ctx);
     start_free(&st);
