@@ -56,7 +56,7 @@ done:
 }
 
 static void check_value(const char *text, double want) {
-    double got = NAN;
+    double got = (double)NAN;
     if (!eval_text(text, &got, NULL)) return;
     int same = isnan(want) ? isnan(got) : fabs(got - want) <= 1e-14 * fmax(1.0, fabs(want));
     CHECK_MSG(same, "'%s' = %.17g, want %.17g", text, got, want);
