@@ -27,7 +27,7 @@ run: build
 	$(BUILD)/pxl generate -m models/kjv-llama-q8_0.gguf -p "And God said" --tokens 120
 
 test: build
-	cd $(BUILD) && PXL_REQUIRE_VOCAB=1 ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && PXL_REQUIRE_VOCAB=1 PXL_REQUIRE_NIST=1 ctest --output-on-failure -j $(JOBS)
 
 bench: build
 	$(BUILD)/pxl bench dot

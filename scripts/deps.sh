@@ -3,7 +3,8 @@
 # Idempotent: when everything is present it prints nothing and exits 0.
 #
 #   scripts/deps.sh            Debian packages + the Dawn WebGPU library + the test
-#                              vocabularies (scripts/fetch_vocab.sh)
+#                              vocabularies (scripts/fetch_vocab.sh) + the NIST StRD
+#                              regression problems (scripts/fetch_nist.sh)
 #   scripts/deps.sh --check    report what is missing, install nothing (exit 1 if any)
 #
 # The Dawn library comes from the npm package bun-webgpu-linux-x64@0.1.7. Its
@@ -49,6 +50,8 @@ need_cmd  npm              npm
 need_cmd  python3          python3
 need_cmd  git              git                    # scripts/fetch_vocab.sh opens llama.cpp's source bundle
 need_file ca-certificates  /etc/ssl/certs/ca-certificates.crt
+need_cmd  curl             curl                   # scripts/fetch_nist.sh fetches from the Debian archive
+need_cmd  xz-utils         xz                     # ... an .orig.tar.xz
 need_cmd  bible-kjv        bible                  # Pixel-LLM's corpus (public domain), read by `pxl vm train`
 # CI: the clang build and the libFuzzer targets (libFuzzer is in libclang-rt-14-dev on Debian 12)
 need_cmd  clang            clang
@@ -99,3 +102,6 @@ fi
 
 # --- llama.cpp's tokenizer test vocabularies (deps/vocab/) -----------------
 if [ $CHECK_ONLY = 1 ]; then "$ROOT/scripts/fetch_vocab.sh" --check; else "$ROOT/scripts/fetch_vocab.sh"; fi
+
+# --- NIST StRD nonlinear regression problems (deps/nist/) ------------------
+if [ $CHECK_ONLY = 1 ]; then "$ROOT/scripts/fetch_nist.sh" --check; else "$ROOT/scripts/fetch_nist.sh"; fi

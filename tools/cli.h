@@ -164,5 +164,7 @@ int cmd_perplexity(int argc, char **argv);
 int cmd_perplexity_parse(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
 int cmd_chat_parse(int argc, char **argv);
+int cmd_fit(int argc, char **argv);
+int cmd_fit_parse(int argc, char **argv);
 
 #endif

@@ -520,6 +520,132 @@ PXL_API pxl_status pxl_ad_problem_covariance(pxl_ad_problem *pb, const double *p
 PXL_API pxl_status pxl_ad_problem_minimize(pxl_ad_problem *pb, double *params, const pxl_ad_solve_options *opts,
                                            pxl_ad_solve_summary *summary);
 
+/* ------------------------------------------------------------------------
+ * Expressions: text to graph values (src/ad/expr.c)
+ *
+ *   expr     := additive [ cmp additive ]         cmp: < <= > >= == != (0 or 1;
+ *                                                  they do not chain)
+ *   additive := term { (+ | -) term }
+ *   term     := unary { (* | /) unary }
+ *   unary    := (- | +) unary | power
+ *   power    := primary [ (^ | **) unary ]        right-associative, tighter
+ *                                                  than unary minus: -x^2 = -(x^2),
+ *                                                  2^-1 = 0.5, a^b^c = a^(b^c)
+ *   primary  := number | name | name ( expr {, expr} ) | ( expr )
+ *
+ * Numbers are decimal: 12, 1.5, .5, 1e-3, 2.5E+04. Names are
+ * [A-Za-z_][A-Za-z0-9_]* and are looked up in the caller's table (each a
+ * parameter slot or an input column); a name not in it is an error, except
+ * the constants pi and e (a table entry of that name wins). Functions: every
+ * op of this header, by its name: exp log sqrt sin cos tan asin acos atan
+ * sinh cosh tanh sigmoid relu softplus abs sign floor ceil (one argument),
+ * pow hypot atan2 (two), min max (two or more), clamp(x, lo, hi),
+ * select(cond, a, b); and log10(x) = log(x) / ln 10. A power whose exponent
+ * is a constant integer (x^2, x^-1, x^(4/2)) is pxl_ad_powi, else pxl_ad_pow.
+ * Arithmetic on constants is folded: 2*pi/12 is one constant (computed in
+ * double in the order written, the same as the program would compute it).
+ * Spaces, tabs and line breaks separate tokens. Limits: the text is at most
+ * PXL_AD_PARSE_MAX_LEN bytes and nests at most PXL_AD_PARSE_MAX_DEPTH levels
+ * (parentheses, unary signs, powers), so no input can exhaust the stack.
+ * ------------------------------------------------------------------------ */
+#define PXL_AD_PARSE_MAX_LEN ((size_t)1 << 20)
+#define PXL_AD_PARSE_MAX_DEPTH 200
+
+typedef enum pxl_ad_name_kind {
+    PXL_AD_NAME_PARAM = 1, /* index: a parameter slot (pxl_ad_param) */
+    PXL_AD_NAME_INPUT = 2  /* index: an input column (pxl_ad_input) */
+} pxl_ad_name_kind;
+
+typedef struct pxl_ad_name {
+    const char *name; /* NUL-terminated; compared byte for byte */
+    pxl_ad_name_kind kind;
+    int32_t index;    /* >= 0 */
+} pxl_ad_name;
+
+/* The names an expression may use. The first entry of a name wins. */
+typedef struct pxl_ad_parse_names {
+    const pxl_ad_name *names; /* n entries (NULL when n is 0) */
+    size_t n;
+    uint8_t *used;            /* NULL, or n flags: entry i is set to 1 when the text uses it */
+} pxl_ad_parse_names;
+
+typedef enum pxl_ad_parse_code {
+    PXL_AD_PARSE_OK = 0,
+    PXL_AD_PARSE_SYNTAX,           /* a malformed expression */
+    PXL_AD_PARSE_UNKNOWN_NAME,     /* a name neither in the table nor pi/e (column, length: the name) */
+    PXL_AD_PARSE_UNKNOWN_FUNCTION, /* name( with no such function (column, length: the name) */
+    PXL_AD_PARSE_ARGUMENTS,        /* a function called with the wrong number of arguments */
+    PXL_AD_PARSE_LIMIT,            /* longer or deeper than the limits */
+    PXL_AD_PARSE_GRAPH             /* a graph builder error (out of memory, ...): see the status */
+} pxl_ad_parse_code;
+
+typedef struct pxl_ad_parse_error {
+    pxl_ad_parse_code code;
+    size_t column;     /* 1-based byte offset where the text is bad; 0 when there is none */
+    size_t length;     /* bytes of the offending token at column (at least 1 when column > 0) */
+    char message[192]; /* "column 7: unknown function 'expp'"; "" when there is no error */
+} pxl_ad_parse_error;
+
+/*
+ * Parses text[0..len) (not NUL-terminated; NUL bytes are errors) into a value
+ * of g, built with the ops of this header. On success *out is the value and
+ * err (may be NULL) has code PXL_AD_PARSE_OK. On failure *out is the invalid
+ * value, err says where and why, the same message is kept in the graph's
+ * context, and the status is PXL_ERR_FORMAT (the text), PXL_ERR_INVALID_ARG
+ * (a NULL argument or a bad table entry) or the graph's builder error. A
+ * failed parse may leave unused nodes in g (they reach no program) but does
+ * not set the graph's error: g stays usable.
+ */
+PXL_API pxl_status pxl_ad_parse(pxl_ad_graph *g, const char *text, size_t len, const pxl_ad_parse_names *names,
+                                pxl_ad_value *out, pxl_ad_parse_error *err);
+
+/* ------------------------------------------------------------------------
+ * Data tables: the columns a fit reads (src/ad/table.c)
+ *
+ * Text with one row per line; fields separated by whitespace, or by commas
+ * on a line that has a comma (spaces around them are allowed; an empty field
+ * is an error). '#' starts a comment that runs to the end of the line; blank
+ * and comment-only lines are skipped; CRLF line ends are accepted. The first
+ * row may be a header: when none of its fields is a number, they are the
+ * column names (each a name of the expression grammar above, optionally in
+ * double quotes, no two the same); a first row that mixes numbers and words
+ * is an error. Every other row must have as many fields
+ * as the first, each a finite decimal number (NaN and Inf are refused: a fit
+ * cannot use them). Without a header or names in the options, the columns
+ * are named x, x2, x3, ... and the last y (one column: y).
+ * ------------------------------------------------------------------------ */
+#define PXL_AD_TABLE_MAX_COLUMNS 4096
+
+typedef struct pxl_ad_table pxl_ad_table;
+
+/* Zero-initialised = defaults. */
+typedef struct pxl_ad_table_options {
+    const char *const *names; /* n_names column names that replace the header's (or the defaults);
+                                 n_names must equal the number of columns */
+    size_t n_names;
+} pxl_ad_table_options;
+
+/*
+ * Reads text[0..len) into a new table. On failure returns PXL_ERR_FORMAT
+ * with a message naming the line and column ("line 7, column 12: 'abc' is
+ * not a number"), or PXL_ERR_OUT_OF_MEMORY / PXL_ERR_INVALID_ARG, and *out
+ * is NULL. A table with no rows is an error ("no data rows"). opts NULL:
+ * defaults. Free the table with pxl_ad_table_free.
+ */
+PXL_API pxl_status pxl_ad_table_parse(pxl_ctx *ctx, const char *text, size_t len, const pxl_ad_table_options *opts,
+                                      pxl_ad_table **out);
+PXL_API void pxl_ad_table_free(pxl_ad_table *t); /* NULL is a no-op */
+PXL_API size_t pxl_ad_table_rows(const pxl_ad_table *t);    /* 0 for NULL */
+PXL_API size_t pxl_ad_table_columns(const pxl_ad_table *t); /* 0 for NULL */
+/* Name of column c (NUL-terminated, owned by t); NULL when c is out of range. */
+PXL_API const char *pxl_ad_table_name(const pxl_ad_table *t, size_t c);
+/* Row-major values: row r, column c at [r * columns + c]. Owned by t. */
+PXL_API const double *pxl_ad_table_data(const pxl_ad_table *t);
+/* 1 when the names came from a header line of the text. */
+PXL_API int pxl_ad_table_has_header(const pxl_ad_table *t);
+/* The 1-based line of the text row r came from (for messages); 0 when out of range. */
+PXL_API size_t pxl_ad_table_line(const pxl_ad_table *t, size_t r);
+
 #ifdef __cplusplus
 }
 #endif
