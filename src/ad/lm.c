@@ -676,8 +676,8 @@ static pxl_status lm_run(pxl_ad_problem *pb, double *params, const pxl_ad_solve_
                            (o.eval.backend == PXL_AD_AUTO && pxl_ctx_backend(ctx) == PXL_BACKEND_GPU);
         S.solver = nf <= LM_AUTO_DENSE_MAX ? PXL_AD_DENSE_CHOLESKY : on_gpu ? PXL_AD_CGNR : PXL_AD_SPARSE_CHOLESKY;
     }
-    if ((S.solver == PXL_AD_DENSE_CHOLESKY || S.solver == PXL_AD_DENSE_QR) && nf > 8192) {
-        st = pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %zu free parameters are too many for %s (at most 8192)", fn, nf,
+    if ((S.solver == PXL_AD_DENSE_CHOLESKY || S.solver == PXL_AD_DENSE_QR) && nf > 4096) {
+        st = pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %zu free parameters are too many for %s (at most 4096)", fn, nf,
                       pxl_ad_linear_solver_name(S.solver));
         goto done;
     }
