@@ -213,7 +213,8 @@ typedef enum pxl_ad_linear_solver {
     PXL_AD_DENSE_QR = 2,         /* QR of the scaled, augmented Jacobian (no normal equations) */
     PXL_AD_SPARSE_CHOLESKY = 3,  /* normal equations through SuiteSparse CHOLMOD */
     PXL_AD_CGNR = 4              /* Jacobi-preconditioned conjugate gradients on the normal equations
-                                    (to a relative residual of 1e-12, at most 2 n + 50 iterations, 5000);
+                                    (to a relative residual of 1e-6, at most 2 n + 10 and 500
+                                    iterations: inexact steps that the gain ratio judges);
                                     it factorises nothing, so Gauss-Newton on a singular but consistent
                                     system does not fail with it; on the CPU (a GPU version is planned
                                     for GPU evaluations) */

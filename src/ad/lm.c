@@ -34,6 +34,8 @@
 #define LM_AUTO_DENSE_MAX 512
 #define LM_DENSE_QR_MAX_CELLS ((size_t)1 << 28)
 #define GN_PIVOT_TOL 1e-12
+#define LM_CG_TOLERANCE 1e-6 /* relative residual of the normal equations */
+#define LM_CG_MAX_ITERATIONS 500
 #define GN_MAX_HALVINGS 40
 
 typedef struct lm_state {
@@ -62,6 +64,10 @@ typedef struct lm_state {
     /* CGNR */
     size_t *tptr, *tent, *trow;
     double *cg;              /* 4 nf */
+    size_t *rtask;           /* row tasks: 3 per task (group, first, end instance) */
+    size_t n_rtasks, cols_per_task;
+    const double *mv_in;     /* the vector of the product being computed */
+    double *mv_out, mv_mu;
 } lm_state;
 
 /* The rows of the system, in the fixed order: calls body with row (k
@@ -467,32 +473,91 @@ static pxl_status cgnr_setup(lm_state *S, const char *fn) {
         }
     })
     pxl_free(ctx, fill);
+    /* row tasks of about 2048 rows, within one group each; column tasks */
+    const size_t rows_per_task = 2048;
+    size_t n = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        n = 0;
+        for (size_t gi = 0; gi < S->pb->n_groups; gi++) {
+            const ad_group *g = &S->pb->groups[gi];
+            const size_t per = rows_per_task / g->prog->n_out + 1;
+            for (size_t i = 0; i < g->n_inst; i += per, n++)
+                if (pass) {
+                    S->rtask[3 * n] = gi;
+                    S->rtask[3 * n + 1] = i;
+                    S->rtask[3 * n + 2] = i + per < g->n_inst ? i + per : g->n_inst;
+                }
+        }
+        if (pass == 0) {
+            S->rtask = pxl_calloc(ctx, 3 * n + 3, sizeof *S->rtask);
+            if (!S->rtask) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "%s: out of memory (CGNR tasks)", fn);
+        }
+    }
+    S->n_rtasks = n;
+    S->cols_per_task = nf / 64 + 1;
+    if (S->cols_per_task < 256) S->cols_per_task = 256;
     return PXL_OK;
 oom:
     pxl_free(ctx, fill);
     return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "%s: out of memory (CGNR lists)", fn);
 }
 
-/* y = (J^T J + mu D) v */
-static void cgnr_apply(lm_state *S, double mu, const double *v, double *y) {
-    const int64_t *col = S->col;
-    double *u = S->rows;
-    LM_FOR_ROWS(S, S->J, {
-        double s = 0;
-        for (size_t a = 0; a < k; a++) {
-            const int64_t c = col[pi[a]];
-            if (c >= 0 && !S->active[c]) s += row[a] * v[c];
+/* u = J v for the rows of task t (each row by itself: any split gives the
+ * same bits). */
+static void cgnr_jv_task(void *arg, size_t t) {
+    lm_state *S = arg;
+    const size_t gi = S->rtask[3 * t], i0 = S->rtask[3 * t + 1], i1 = S->rtask[3 * t + 2];
+    const ad_group *g = &S->pb->groups[gi];
+    const size_t m = g->prog->n_out, k = g->prog->n_params;
+    const double *v = S->mv_in;
+    for (size_t i = i0; i < i1; i++) {
+        const uint32_t *pi = g->pidx + i * k;
+        for (size_t o = 0; o < m; o++) {
+            const size_t ri = S->roff[gi] + i * m + o;
+            const double *row = S->J + S->joff[gi] + (i * m + o) * k;
+            double sum = 0;
+            for (size_t a = 0; a < k; a++) {
+                const int64_t c = S->col[pi[a]];
+                if (c >= 0 && !S->active[c]) sum += row[a] * v[c];
+            }
+            S->rows[ri] = sum;
         }
-        u[ri] = s;
-    })
-    for (size_t c = 0; c < S->nf; c++) {
+    }
+}
+
+/* y = J^T u + mu D v for the columns of task t, each summed over its entry
+ * list in row order. */
+static void cgnr_jtu_task(void *arg, size_t t) {
+    lm_state *S = arg;
+    const size_t c0 = t * S->cols_per_task, c1 = c0 + S->cols_per_task < S->nf ? c0 + S->cols_per_task : S->nf;
+    const double *v = S->mv_in, *u = S->rows;
+    for (size_t c = c0; c < c1; c++) {
         if (S->active[c]) {
-            y[c] = v[c];
+            S->mv_out[c] = v[c];
             continue;
         }
-        double s = 0;
-        for (size_t e = S->tptr[c]; e < S->tptr[c + 1]; e++) s += S->J[S->tent[e]] * u[S->trow[e]];
-        y[c] = s + mu * S->D[c] * v[c];
+        double sum = 0;
+        for (size_t e = S->tptr[c]; e < S->tptr[c + 1]; e++) sum += S->J[S->tent[e]] * u[S->trow[e]];
+        S->mv_out[c] = sum + S->mv_mu * S->D[c] * v[c];
+    }
+}
+
+/* y = (J^T J + mu D) v, on the context's threads unless the evaluation is
+ * serial; the same bits either way. */
+static void cgnr_apply(lm_state *S, double mu, const double *v, double *y) {
+    S->mv_in = v;
+    S->mv_out = y;
+    S->mv_mu = mu;
+    const size_t ct = (S->nf + S->cols_per_task - 1) / S->cols_per_task;
+    if (S->eval->serial || S->n_rtasks == 1) {
+        for (size_t t = 0; t < S->n_rtasks; t++) cgnr_jv_task(S, t);
+    } else {
+        pxl_parallel_for(S->ctx, S->n_rtasks, cgnr_jv_task, S);
+    }
+    if (S->eval->serial || ct == 1) {
+        for (size_t t = 0; t < ct; t++) cgnr_jtu_task(S, t);
+    } else {
+        pxl_parallel_for(S->ctx, ct, cgnr_jtu_task, S);
     }
 }
 
@@ -513,8 +578,10 @@ static int cgnr_solve(lm_state *S, double mu, double *x) {
         p[c] = z[c];
         rz += res[c] * z[c];
     }
-    size_t max_it = 2 * nf + 50;
-    if (max_it > 5000) max_it = 5000;
+    /* inexact steps (truncated Newton): LM's gain ratio judges each step by
+       its own model reduction, so the solve converges to the same point */
+    size_t max_it = 2 * nf + 10;
+    if (max_it > LM_CG_MAX_ITERATIONS) max_it = LM_CG_MAX_ITERATIONS;
     for (size_t it = 0; it < max_it; it++) {
         cgnr_apply(S, mu, p, q);
         double pq = 0;
@@ -527,7 +594,7 @@ static int cgnr_solve(lm_state *S, double mu, double *x) {
             res[c] -= alpha * q[c];
             rn += res[c] * res[c];
         }
-        if (sqrt(rn) <= 1e-12 * bnorm) break;
+        if (sqrt(rn) <= LM_CG_TOLERANCE * bnorm) break;
         double rz_new = 0;
         for (size_t c = 0; c < nf; c++) {
             const double m = S->active[c] ? 1 : S->diag[c] + mu * S->D[c];
@@ -605,7 +672,7 @@ static void lm_free(lm_state *S) {
     pxl_ctx *ctx = S->ctx;
     void *p[] = {S->col, S->roff, S->joff, S->r, S->J, S->r_new, S->J_new, S->g, S->diag, S->D, S->d_free,
                  S->x_new, S->step, S->rows, S->H, S->A, S->colptr, S->rowind, S->diagpos, S->hv, S->av,
-                 S->tptr, S->tent, S->trow, S->cg, S->b, S->active};
+                 S->tptr, S->tent, S->trow, S->cg, S->b, S->active, S->rtask};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) pxl_free(ctx, p[i]);
     ad_chol_free(S->chol);
 }
