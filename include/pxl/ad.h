@@ -296,13 +296,16 @@ PXL_API pxl_status pxl_ad_eval(pxl_ctx *ctx, const pxl_ad_program *prog, const d
                                double *residuals, double *jacobian, const pxl_ad_eval_options *opts);
 
 /*
- * Dense Levenberg-Marquardt (src/ad/solve.c). Minimises 1/2 sum r^2 over the
+ * Dense Levenberg-Marquardt (src/ad/solve.c: a one-group problem solved by
+ * pxl_ad_problem_solve with DENSE_CHOLESKY). Minimises 1/2 sum r^2 over the
  * residuals of all instances (pxl_ad_eval's layout: instance i's slot j reads
  * params[param_index[i*k + j]], its columns inputs[i*n_inputs ...]), updating
  * params[n_params] in place (on return they hold the best point found).
  * Each iteration solves (J^T J + mu D) delta = -J^T r by a dense Cholesky
- * factorisation, D = diag(J^T J) clamped to [1e-6, 1e32] (Marquardt's
- * scaling), and takes the step when the gain ratio rho = actual / predicted
+ * factorisation, D = the largest diag(J^T J) of the solve so far, clamped
+ * to [1e-6, 1e32] (Marquardt's scaling kept monotone as MINPACK does; Ceres
+ * uses the current diagonal), and takes the step when the gain ratio
+ * rho = actual / predicted
  * cost reduction exceeds 1e-3; then mu *= max(1/3, 1 - (2 rho - 1)^3) and
  * nu = 2, else mu *= nu, nu *= 2 (mu is the inverse of a Ceres trust-region
  * radius). A factorisation that fails or a trial cost that is not finite is a
@@ -310,7 +313,7 @@ PXL_API pxl_status pxl_ad_eval(pxl_ctx *ctx, const pxl_ad_program *prog, const d
  * residual, in a fixed order: the result does not depend on the thread count.
  * Refused (PXL_ERR_INVALID_ARG, params unchanged, summary FAILURE with the
  * context's message): n_params of 0 or above
- * PXL_AD_SOLVE_MAX_PARAMS (a sparse solver is planned), a parameter that is
+ * PXL_AD_SOLVE_MAX_PARAMS (pxl_ad_problem_solve has sparse solvers), a parameter that is
  * not finite, a parameter index out of range, non-finite residuals or
  * Jacobian at the start. Other runs return PXL_OK with the termination in
  * the summary (NO_CONVERGENCE is not an error).
@@ -319,7 +322,9 @@ PXL_API pxl_status pxl_ad_eval(pxl_ctx *ctx, const pxl_ad_program *prog, const d
 
 typedef enum pxl_ad_method {
     PXL_AD_LEVENBERG_MARQUARDT = 0, /* default */
-    PXL_AD_GAUSS_NEWTON = 1         /* undamped steps, with a backtracking line search on the cost */
+    PXL_AD_GAUSS_NEWTON = 1         /* undamped steps, with a backtracking line search on the cost
+                                       (Armijo, factor 1e-4, halving up to 40 times; no decrease:
+                                       CONVERGED_PARAMETER); J^T J that does not factorise: FAILURE */
 } pxl_ad_method;
 
 typedef enum pxl_ad_linear_solver {
@@ -328,8 +333,12 @@ typedef enum pxl_ad_linear_solver {
     PXL_AD_DENSE_CHOLESKY = 1,   /* normal equations, dense */
     PXL_AD_DENSE_QR = 2,         /* QR of the scaled, augmented Jacobian (no normal equations) */
     PXL_AD_SPARSE_CHOLESKY = 3,  /* normal equations through SuiteSparse CHOLMOD */
-    PXL_AD_CGNR = 4              /* Jacobi-preconditioned conjugate gradients on the normal equations;
-                                    on the GPU when the evaluation is */
+    PXL_AD_CGNR = 4              /* Jacobi-preconditioned conjugate gradients on the normal equations
+                                    (to a relative residual of 1e-6, at most 2 n + 10 and 500
+                                    iterations: inexact steps that the gain ratio judges);
+                                    it factorises nothing, so Gauss-Newton on a singular but consistent
+                                    system does not fail with it; on the CPU (a GPU version is planned
+                                    for GPU evaluations) */
 } pxl_ad_linear_solver;
 
 /* Zero-initialised = defaults. */
@@ -392,13 +401,16 @@ PXL_API pxl_status pxl_ad_solve(pxl_ctx *ctx, const pxl_ad_program *prog, const 
  * ------------------------------------------------------------------------ */
 typedef struct pxl_ad_problem pxl_ad_problem;
 
-/* Robust losses rho(s) of s = |f|^2 with scale a (Ceres' definitions):
+/* Robust losses rho(s) of s = |f|^2 with scale a (Ceres' definitions; ARCTAN
+ * is Ceres' ArctanLoss(a^2), so that a is a residual scale as for the others):
  *   HUBER    s <= a^2: s;  else 2 a sqrt(s) - a^2
  *   SOFT_L1  2 a^2 (sqrt(1 + s / a^2) - 1)
  *   CAUCHY   a^2 log(1 + s / a^2)
  *   ARCTAN   a^2 atan(s / a^2)
  *   TUKEY    s <= a^2: a^2/3 (1 - (1 - s/a^2)^3);  else a^2/3
- * applied to the Jacobian with Triggs' correction, as Ceres' corrector does. */
+ * applied to the Jacobian with Triggs' correction, as Ceres' corrector does
+ * (the rank-1 curvature term where rho'' > 0, else residuals and Jacobian
+ * scaled by sqrt(rho'); rho' is kept above DBL_MIN where it is positive). */
 typedef enum pxl_ad_loss_kind {
     PXL_AD_LOSS_NONE = 0,
     PXL_AD_LOSS_HUBER,
@@ -443,7 +455,11 @@ PXL_API pxl_status pxl_ad_problem_add(pxl_ad_problem *pb, const pxl_ad_program *
  * per-instance data, and its structure (without the constants' values) is
  * hashed, so that residuals differing only in constants or in which
  * parameters they read share one group and one kernel. The graph is not
- * kept (it may be freed or reused at once).
+ * kept (it may be freed or reused at once). Refused (PXL_ERR_INVALID_ARG,
+ * nothing added): a graph with input columns, a parameter >= n_params, a
+ * graph pxl_ad_compile refuses. Two equal constants of one graph are one
+ * node (hash-consing), so such a residual has a different structure from
+ * one whose constants differ.
  */
 PXL_API pxl_status pxl_ad_problem_add_traced(pxl_ad_problem *pb, const pxl_ad_graph *g,
                                              const pxl_ad_block_options *opts);
@@ -471,8 +487,8 @@ typedef struct pxl_ad_group_info {
 PXL_API pxl_status pxl_ad_problem_group_info(const pxl_ad_problem *pb, size_t i, pxl_ad_group_info *out);
 
 /*
- * Evaluates at params[n_params]: cost F(x) (with the losses), and when not
- * NULL the residuals (n_residuals, groups in order, instance-major, without
+ * Evaluates at params[n_params]: cost F(x) (with the losses), and, each when
+ * not NULL (cost too), the residuals (n_residuals, groups in order, instance-major, without
  * the loss) and the gradient of F (n_params, with the losses; 0 for constant
  * parameters). opts NULL: defaults.
  */
@@ -485,11 +501,19 @@ PXL_API const char *pxl_ad_linear_solver_name(pxl_ad_linear_solver s);
 /*
  * Solves the problem from params (n_params, updated in place with the best
  * point found) with pxl_ad_solve_options (the same rules as pxl_ad_solve,
- * plus method, linear_solver, max_seconds, bounds and constant parameters:
- * a step that leaves the box is projected back onto it). NaN or Inf in the
- * residuals of a trial point reject the step; a system that cannot be
- * factorised raises the damping (LM) or ends with FAILURE and a message
- * (Gauss-Newton). summary may be NULL.
+ * without its limit on n_params, plus method, linear_solver, max_seconds,
+ * progress, bounds and constant parameters). Bounds: params must start in
+ * the box (else refused); a free parameter on a bound that its gradient
+ * pushes against is held out of the step, the trial point is projected onto
+ * the box, and the gradient tolerance applies to max |x - P(x - g)| (Ceres').
+ * Losses enter through the corrected residuals and Jacobian (see above); the
+ * costs are sum 1/2 rho. NaN or Inf in the residuals (or the free columns of
+ * the Jacobian) of a trial point reject the step; a system that cannot be
+ * factorised raises the damping (LM) or ends with FAILURE, PXL_ERR_INVALID_ARG
+ * and a message (Gauss-Newton; params hold the best point). max_seconds is
+ * checked before each iteration. Every sum (normal equations, CSC values,
+ * J^T v) runs in a fixed order: the result does not depend on the thread
+ * count. summary may be NULL.
  */
 PXL_API pxl_status pxl_ad_problem_solve(pxl_ad_problem *pb, double *params, const pxl_ad_solve_options *opts,
                                         pxl_ad_solve_summary *summary);

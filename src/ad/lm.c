@@ -34,6 +34,8 @@
 #define LM_AUTO_DENSE_MAX 512
 #define LM_DENSE_QR_MAX_CELLS ((size_t)1 << 28)
 #define GN_PIVOT_TOL 1e-12
+#define LM_CG_TOLERANCE 1e-6 /* relative residual of the normal equations */
+#define LM_CG_MAX_ITERATIONS 500
 #define GN_MAX_HALVINGS 40
 
 typedef struct lm_state {
@@ -46,6 +48,8 @@ typedef struct lm_state {
     double *r, *J;           /* at the current point, corrected */
     double *r_new, *J_new;   /* at the trial point */
     double *g, *diag, *D;    /* nf */
+    double *b;               /* nf: the right-hand side -g, 0 on active bounds */
+    unsigned char *active;   /* nf: on a bound the gradient pushes against: held for this step */
     double *d_free, *x_new, *step; /* nf, n, n */
     double *rows;            /* n_res scratch */
     pxl_ad_linear_solver solver;
@@ -60,6 +64,10 @@ typedef struct lm_state {
     /* CGNR */
     size_t *tptr, *tent, *trow;
     double *cg;              /* 4 nf */
+    size_t *rtask;           /* row tasks: 3 per task (group, first, end instance) */
+    size_t n_rtasks, cols_per_task;
+    const double *mv_in;     /* the vector of the product being computed */
+    double *mv_out, mv_mu;
 } lm_state;
 
 /* The rows of the system, in the fixed order: calls body with row (k
@@ -108,10 +116,11 @@ static pxl_status lm_evaluate(lm_state *S, const double *x, double *r, double *J
                 c = HUGE_VAL;
                 continue;
             }
-            if (jg) {
-                double *ji = jg + i * m * k;
+            if (jg) { /* constant parameters' columns are dropped: only free ones count */
+                const double *ji = jg + i * m * k;
+                const uint32_t *pi = g->pidx + i * k;
                 for (size_t e = 0; e < m * k; e++)
-                    if (!isfinite(ji[e])) ok = 0;
+                    if (!isfinite(ji[e]) && !pb->constant[pi[e % k]]) ok = 0;
             }
             if (g->loss.kind == PXL_AD_LOSS_NONE) {
                 c += 0.5 * s;
@@ -212,10 +221,15 @@ static int dense_chol_solve(lm_state *S, double mu, double *x) {
     const size_t n = S->nf;
     memcpy(S->A, S->H, n * n * sizeof *S->A);
     for (size_t j = 0; j < n; j++) S->A[j * n + j] += mu * S->D[j];
+    for (size_t j = 0; j < n; j++) {
+        if (!S->active[j]) continue;
+        for (size_t i = 0; i < n; i++) S->A[j * n + i] = S->A[i * n + j] = 0;
+        S->A[j * n + j] = 1;
+    }
     if (!dense_cholesky(S->A, n, S->gn_tol)) return 0;
     const double *L = S->A;
     for (size_t i = 0; i < n; i++) {
-        double s = -S->g[i];
+        double s = S->b[i];
         for (size_t p = 0; p < i; p++) s -= L[i * n + p] * x[p];
         x[i] = s / L[i * n + i];
     }
@@ -240,10 +254,10 @@ static int dense_qr_solve(lm_state *S, double mu, double *x) {
     LM_FOR_ROWS(S, S->J, {
         for (size_t a = 0; a < k; a++) {
             const int64_t ca = col[pi[a]];
-            if (ca >= 0) M[(size_t)ca * rows + ri] += row[a];
+            if (ca >= 0 && !S->active[ca]) M[(size_t)ca * rows + ri] += row[a];
         }
     })
-    for (size_t j = 0; j < nf; j++) M[j * rows + S->n_res + j] = sqrt(mu * S->D[j]);
+    for (size_t j = 0; j < nf; j++) M[j * rows + S->n_res + j] = S->active[j] ? 1 : sqrt(mu * S->D[j]);
     for (size_t i = 0; i < S->n_res; i++) b[i] = -S->r[i];
     for (size_t i = S->n_res; i < rows; i++) b[i] = 0;
     double rmax = 0;
@@ -415,10 +429,12 @@ static void sparse_assemble(lm_state *S) {
 
 static int sparse_solve(lm_state *S, double mu, double *x) {
     memcpy(S->av, S->hv, S->nnz * sizeof *S->av);
-    for (size_t c = 0; c < S->nf; c++) S->av[S->diagpos[c]] += mu * S->D[c];
-    double *b = S->cg;
-    for (size_t c = 0; c < S->nf; c++) b[c] = -S->g[c];
-    if (ad_chol_factor_solve(S->chol, S->av, b, x) != PXL_OK) return 0;
+    for (size_t c = 0; c < S->nf; c++) {
+        S->av[S->diagpos[c]] += mu * S->D[c];
+        for (int64_t e = S->colptr[c]; e < S->colptr[c + 1]; e++)
+            if (S->active[c] || S->active[S->rowind[e]]) S->av[e] = S->rowind[e] == (int64_t)c ? 1 : 0;
+    }
+    if (ad_chol_factor_solve(S->chol, S->av, S->b, x) != PXL_OK) return 0;
     if (S->gn_tol > 0) { /* a factorisation of a numerically singular matrix gives a huge step */
         for (size_t c = 0; c < S->nf; c++)
             if (!isfinite(x[c])) return 0;
@@ -457,28 +473,91 @@ static pxl_status cgnr_setup(lm_state *S, const char *fn) {
         }
     })
     pxl_free(ctx, fill);
+    /* row tasks of about 2048 rows, within one group each; column tasks */
+    const size_t rows_per_task = 2048;
+    size_t n = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        n = 0;
+        for (size_t gi = 0; gi < S->pb->n_groups; gi++) {
+            const ad_group *g = &S->pb->groups[gi];
+            const size_t per = rows_per_task / g->prog->n_out + 1;
+            for (size_t i = 0; i < g->n_inst; i += per, n++)
+                if (pass) {
+                    S->rtask[3 * n] = gi;
+                    S->rtask[3 * n + 1] = i;
+                    S->rtask[3 * n + 2] = i + per < g->n_inst ? i + per : g->n_inst;
+                }
+        }
+        if (pass == 0) {
+            S->rtask = pxl_calloc(ctx, 3 * n + 3, sizeof *S->rtask);
+            if (!S->rtask) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "%s: out of memory (CGNR tasks)", fn);
+        }
+    }
+    S->n_rtasks = n;
+    S->cols_per_task = nf / 64 + 1;
+    if (S->cols_per_task < 256) S->cols_per_task = 256;
     return PXL_OK;
 oom:
     pxl_free(ctx, fill);
     return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "%s: out of memory (CGNR lists)", fn);
 }
 
-/* y = (J^T J + mu D) v */
-static void cgnr_apply(lm_state *S, double mu, const double *v, double *y) {
-    const int64_t *col = S->col;
-    double *u = S->rows;
-    LM_FOR_ROWS(S, S->J, {
-        double s = 0;
-        for (size_t a = 0; a < k; a++) {
-            const int64_t c = col[pi[a]];
-            if (c >= 0) s += row[a] * v[c];
+/* u = J v for the rows of task t (each row by itself: any split gives the
+ * same bits). */
+static void cgnr_jv_task(void *arg, size_t t) {
+    lm_state *S = arg;
+    const size_t gi = S->rtask[3 * t], i0 = S->rtask[3 * t + 1], i1 = S->rtask[3 * t + 2];
+    const ad_group *g = &S->pb->groups[gi];
+    const size_t m = g->prog->n_out, k = g->prog->n_params;
+    const double *v = S->mv_in;
+    for (size_t i = i0; i < i1; i++) {
+        const uint32_t *pi = g->pidx + i * k;
+        for (size_t o = 0; o < m; o++) {
+            const size_t ri = S->roff[gi] + i * m + o;
+            const double *row = S->J + S->joff[gi] + (i * m + o) * k;
+            double sum = 0;
+            for (size_t a = 0; a < k; a++) {
+                const int64_t c = S->col[pi[a]];
+                if (c >= 0 && !S->active[c]) sum += row[a] * v[c];
+            }
+            S->rows[ri] = sum;
         }
-        u[ri] = s;
-    })
-    for (size_t c = 0; c < S->nf; c++) {
-        double s = 0;
-        for (size_t e = S->tptr[c]; e < S->tptr[c + 1]; e++) s += S->J[S->tent[e]] * u[S->trow[e]];
-        y[c] = s + mu * S->D[c] * v[c];
+    }
+}
+
+/* y = J^T u + mu D v for the columns of task t, each summed over its entry
+ * list in row order. */
+static void cgnr_jtu_task(void *arg, size_t t) {
+    lm_state *S = arg;
+    const size_t c0 = t * S->cols_per_task, c1 = c0 + S->cols_per_task < S->nf ? c0 + S->cols_per_task : S->nf;
+    const double *v = S->mv_in, *u = S->rows;
+    for (size_t c = c0; c < c1; c++) {
+        if (S->active[c]) {
+            S->mv_out[c] = v[c];
+            continue;
+        }
+        double sum = 0;
+        for (size_t e = S->tptr[c]; e < S->tptr[c + 1]; e++) sum += S->J[S->tent[e]] * u[S->trow[e]];
+        S->mv_out[c] = sum + S->mv_mu * S->D[c] * v[c];
+    }
+}
+
+/* y = (J^T J + mu D) v, on the context's threads unless the evaluation is
+ * serial; the same bits either way. */
+static void cgnr_apply(lm_state *S, double mu, const double *v, double *y) {
+    S->mv_in = v;
+    S->mv_out = y;
+    S->mv_mu = mu;
+    const size_t ct = (S->nf + S->cols_per_task - 1) / S->cols_per_task;
+    if (S->eval->serial || S->n_rtasks == 1) {
+        for (size_t t = 0; t < S->n_rtasks; t++) cgnr_jv_task(S, t);
+    } else {
+        pxl_parallel_for(S->ctx, S->n_rtasks, cgnr_jv_task, S);
+    }
+    if (S->eval->serial || ct == 1) {
+        for (size_t t = 0; t < ct; t++) cgnr_jtu_task(S, t);
+    } else {
+        pxl_parallel_for(S->ctx, ct, cgnr_jtu_task, S);
     }
 }
 
@@ -488,19 +567,21 @@ static int cgnr_solve(lm_state *S, double mu, double *x) {
     double bnorm = 0, rz = 0;
     for (size_t c = 0; c < nf; c++) {
         x[c] = 0;
-        res[c] = -S->g[c];
+        res[c] = S->b[c];
         bnorm += res[c] * res[c];
     }
     bnorm = sqrt(bnorm);
     if (bnorm == 0) return 1;
     for (size_t c = 0; c < nf; c++) {
-        const double m = S->diag[c] + mu * S->D[c];
+        const double m = S->active[c] ? 1 : S->diag[c] + mu * S->D[c];
         z[c] = m > 0 ? res[c] / m : res[c];
         p[c] = z[c];
         rz += res[c] * z[c];
     }
-    size_t max_it = 2 * nf + 50;
-    if (max_it > 5000) max_it = 5000;
+    /* inexact steps (truncated Newton): LM's gain ratio judges each step by
+       its own model reduction, so the solve converges to the same point */
+    size_t max_it = 2 * nf + 10;
+    if (max_it > LM_CG_MAX_ITERATIONS) max_it = LM_CG_MAX_ITERATIONS;
     for (size_t it = 0; it < max_it; it++) {
         cgnr_apply(S, mu, p, q);
         double pq = 0;
@@ -513,10 +594,10 @@ static int cgnr_solve(lm_state *S, double mu, double *x) {
             res[c] -= alpha * q[c];
             rn += res[c] * res[c];
         }
-        if (sqrt(rn) <= 1e-12 * bnorm) break;
+        if (sqrt(rn) <= LM_CG_TOLERANCE * bnorm) break;
         double rz_new = 0;
         for (size_t c = 0; c < nf; c++) {
-            const double m = S->diag[c] + mu * S->D[c];
+            const double m = S->active[c] ? 1 : S->diag[c] + mu * S->D[c];
             z[c] = m > 0 ? res[c] / m : res[c];
             rz_new += res[c] * z[c];
         }
@@ -531,10 +612,19 @@ static int cgnr_solve(lm_state *S, double mu, double *x) {
 
 /* ---- the solver ----------------------------------------------------------- */
 
-/* What a new point needs: g, D and the matrix of the linear solver. */
-static void lm_prepare(lm_state *S) {
+/* What a new point x needs: g, D (the largest clamped diag(J^T J) seen in
+ * this solve, as MINPACK keeps it: a column whose norm shrinks near the
+ * solution does not make steps along it cheap), the active bounds, the
+ * right-hand side and the matrix of the linear solver. */
+static void lm_prepare(lm_state *S, const double *x) {
     lm_gradient(S);
-    for (size_t c = 0; c < S->nf; c++) S->D[c] = clampd(S->diag[c], LM_MIN_DIAG, LM_MAX_DIAG);
+    for (size_t c = 0; c < S->nf; c++) S->D[c] = fmax(S->D[c], clampd(S->diag[c], LM_MIN_DIAG, LM_MAX_DIAG));
+    for (size_t j = 0; j < S->n; j++) {
+        const int64_t c = S->col[j];
+        if (c < 0) continue;
+        S->active[c] = (x[j] <= S->pb->lower[j] && S->g[c] > 0) || (x[j] >= S->pb->upper[j] && S->g[c] < 0);
+        S->b[c] = S->active[c] ? 0 : -S->g[c];
+    }
     if (S->solver == PXL_AD_DENSE_CHOLESKY) dense_assemble(S);
     else if (S->solver == PXL_AD_SPARSE_CHOLESKY) sparse_assemble(S);
 }
@@ -582,7 +672,7 @@ static void lm_free(lm_state *S) {
     pxl_ctx *ctx = S->ctx;
     void *p[] = {S->col, S->roff, S->joff, S->r, S->J, S->r_new, S->J_new, S->g, S->diag, S->D, S->d_free,
                  S->x_new, S->step, S->rows, S->H, S->A, S->colptr, S->rowind, S->diagpos, S->hv, S->av,
-                 S->tptr, S->tent, S->trow, S->cg};
+                 S->tptr, S->tent, S->trow, S->cg, S->b, S->active, S->rtask};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) pxl_free(ctx, p[i]);
     ad_chol_free(S->chol);
 }
@@ -653,8 +743,8 @@ static pxl_status lm_run(pxl_ad_problem *pb, double *params, const pxl_ad_solve_
                            (o.eval.backend == PXL_AD_AUTO && pxl_ctx_backend(ctx) == PXL_BACKEND_GPU);
         S.solver = nf <= LM_AUTO_DENSE_MAX ? PXL_AD_DENSE_CHOLESKY : on_gpu ? PXL_AD_CGNR : PXL_AD_SPARSE_CHOLESKY;
     }
-    if ((S.solver == PXL_AD_DENSE_CHOLESKY || S.solver == PXL_AD_DENSE_QR) && nf > 8192) {
-        st = pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %zu free parameters are too many for %s (at most 8192)", fn, nf,
+    if ((S.solver == PXL_AD_DENSE_CHOLESKY || S.solver == PXL_AD_DENSE_QR) && nf > 4096) {
+        st = pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %zu free parameters are too many for %s (at most 4096)", fn, nf,
                       pxl_ad_linear_solver_name(S.solver));
         goto done;
     }
@@ -674,12 +764,14 @@ static pxl_status lm_run(pxl_ad_problem *pb, double *params, const pxl_ad_solve_
     S.g = pxl_calloc(ctx, nf + 1, sizeof *S.g);
     S.diag = pxl_calloc(ctx, nf + 1, sizeof *S.g);
     S.D = pxl_calloc(ctx, nf + 1, sizeof *S.g);
+    S.b = pxl_calloc(ctx, nf + 1, sizeof *S.g);
+    S.active = pxl_calloc(ctx, nf + 1, 1);
     S.d_free = pxl_calloc(ctx, nf + 1, sizeof *S.g);
     S.cg = pxl_calloc(ctx, 4 * nf + 1, sizeof *S.g);
     S.x_new = pxl_calloc(ctx, n, sizeof *S.g);
     S.step = pxl_calloc(ctx, n, sizeof *S.g);
     double *delta = pxl_calloc(ctx, nf + 1, sizeof *delta);
-    if (!S.r || !S.r_new || !S.rows || !S.J || !S.J_new || !S.g || !S.diag || !S.D || !S.d_free || !S.cg ||
+    if (!S.r || !S.r_new || !S.rows || !S.J || !S.J_new || !S.g || !S.diag || !S.D || !S.d_free || !S.cg || !S.b || !S.active ||
         !S.x_new || !S.step || !delta)
         goto oom_delta;
     if (S.solver == PXL_AD_DENSE_CHOLESKY) {
@@ -709,7 +801,7 @@ static pxl_status lm_run(pxl_ad_problem *pb, double *params, const pxl_ad_solve_
     if (nf > 0 && S.solver == PXL_AD_SPARSE_CHOLESKY) st = sparse_setup(&S, fn);
     else if (nf > 0 && S.solver == PXL_AD_CGNR) st = cgnr_setup(&S, fn);
     if (st != PXL_OK) goto done_delta;
-    lm_prepare(&S);
+    lm_prepare(&S, params);
     t_lin += pxl_time_now() - t0;
     sm->initial_cost = cost;
     double nu = 2;
@@ -817,7 +909,7 @@ static pxl_status lm_run(pxl_ad_problem *pb, double *params, const pxl_ad_solve_
         const double change = cost - cost_new, prev = cost;
         cost = cost_new;
         t0 = pxl_time_now();
-        lm_prepare(&S);
+        lm_prepare(&S, params);
         t_lin += pxl_time_now() - t0;
         gmax = projected_gradient(&S, params);
         if (o.progress) o.progress(o.progress_user, sm->iterations, cost);

@@ -32,8 +32,8 @@ pxl_status pxl_ad_problem_create(pxl_ctx *ctx, size_t n_params, pxl_ad_problem *
         return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu parameters)", fn, n_params);
     }
     for (size_t j = 0; j < n_params; j++) {
-        pb->lower[j] = -INFINITY;
-        pb->upper[j] = INFINITY;
+        pb->lower[j] = -(double)INFINITY;
+        pb->upper[j] = (double)INFINITY;
     }
     *out = pb;
     return PXL_OK;
