@@ -164,5 +164,7 @@ int cmd_perplexity(int argc, char **argv);
 int cmd_perplexity_parse(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
 int cmd_chat_parse(int argc, char **argv);
+int cmd_mesh(int argc, char **argv);
+int cmd_mesh_parse(int argc, char **argv);
 
 #endif

@@ -13,5 +13,6 @@ const cli_command cli_commands[] = {
     {"tokenize", "token ids and pieces of a text under a GGUF file's tokenizer", cmd_tokenize, cmd_tokenize_parse},
     {"perplexity", "perplexity of a GGUF model over a text, as llama.cpp computes it", cmd_perplexity,
      cmd_perplexity_parse},
+    {"mesh", "mesh optimisation on an icosphere, with pictures: arap, developable", cmd_mesh, cmd_mesh_parse},
 };
 const size_t cli_n_commands = sizeof cli_commands / sizeof cli_commands[0];
