@@ -42,4 +42,57 @@ struct pxl_ad_program {
     uint64_t hash;
 };
 
+/* The structural hash of a program's code, slot and column counts and
+ * outputs (graph.c; what pxl_ad_compile stores in p->hash). */
+uint64_t ad_program_compute_hash(const pxl_ad_program *p);
+/* pxl_ad_compile for a graph the caller may not change (it reads g only). */
+pxl_status ad_compile(const pxl_ad_graph *g, pxl_ad_program **out);
+
+/* ---- problems (problem.c, loss.c, lm.c) ----------------------------------- */
+
+/* One group: the instances of one program and one loss. */
+typedef struct ad_group {
+    pxl_ad_program *prog; /* owned copy */
+    pxl_ad_loss loss;     /* scale resolved (never 0 when kind != NONE) */
+    uint32_t *pidx;       /* n_inst * k */
+    double *inputs;       /* n_inst * n_inputs */
+    size_t n_inst, cap;   /* instances, allocated instances */
+} ad_group;
+
+struct pxl_ad_problem {
+    pxl_ctx *ctx;
+    size_t n_params;
+    ad_group *groups;
+    size_t n_groups, cap_groups;
+    double *lower, *upper;   /* n_params each */
+    unsigned char *constant; /* n_params */
+    size_t n_instances, n_residuals;
+};
+
+/* Evaluates group gi of pb at params: residuals (n_inst * m) and, when not
+ * NULL, the Jacobian rows (n_inst * m * k) through pxl_ad_eval with opts. */
+pxl_status ad_group_eval(pxl_ad_problem *pb, size_t gi, const double *params, double *residuals, double *jacobian,
+                         const pxl_ad_eval_options *opts);
+
+/* rho(s), rho'(s), rho''(s) of loss l (scale resolved) into rho[3]. */
+void ad_loss_eval(const pxl_ad_loss *l, double s, double rho[3]);
+/* Ceres' corrector: with s = |f|^2 (f the m raw residuals of one instance)
+ * and rho = rho(s), rescales jac (m x k, row-major; may be NULL) and then f in
+ * place so that the Gauss-Newton model of 1/2 |f|^2 is that of 1/2 rho(s). */
+void ad_loss_correct(const double rho[3], double s, double *f, size_t m, double *jac, size_t k);
+/* Checks a loss and resolves scale 0 to 1; 0 with a message when bad. */
+int ad_loss_resolve(pxl_ctx *ctx, const char *fn, const pxl_ad_loss *in, pxl_ad_loss *out);
+
+/* ---- linalg's modules (chol.c, lbfgs.c) ----------------------------------- */
+
+typedef struct ad_chol ad_chol;
+/* symbolic analysis of an n x n symmetric matrix given by its upper triangle in CSC (colptr[n+1], rowind sorted, diagonal present) */
+pxl_status ad_chol_create(pxl_ctx *ctx, size_t n, const int64_t *colptr, const int64_t *rowind, ad_chol **out);
+/* numeric factorisation with values in the same pattern, then solves A x = b; returns PXL_OK, or PXL_ERR_INVALID_ARG with a message when A is not positive definite */
+pxl_status ad_chol_factor_solve(ad_chol *c, const double *values, const double *b, double *x);
+void ad_chol_free(ad_chol *c);
+
+typedef pxl_status (*ad_objective_fn)(void *user, const double *x, double *f, double *grad);
+pxl_status ad_lbfgs(pxl_ctx *ctx, size_t n, double *x, const double *lower, const double *upper /* may be NULL */, ad_objective_fn fn, void *user, const pxl_ad_solve_options *opts, pxl_ad_solve_summary *summary);
+
 #endif

@@ -281,7 +281,9 @@ static int n_operands(int op) {
     return 3;
 }
 
-pxl_status pxl_ad_compile(pxl_ad_graph *g, pxl_ad_program **out) {
+pxl_status pxl_ad_compile(pxl_ad_graph *g, pxl_ad_program **out) { return ad_compile(g, out); }
+
+pxl_status ad_compile(const pxl_ad_graph *g, pxl_ad_program **out) {
     if (!g) return PXL_ERR_INVALID_ARG;
     pxl_ctx *ctx = g->ctx;
     PXL_REQUIRE(ctx, "pxl_ad_compile", out);
@@ -325,13 +327,7 @@ pxl_status pxl_ad_compile(pxl_ad_graph *g, pxl_ad_program **out) {
     for (size_t r = 0; r < g->n_out; r++) p->outputs[r] = (uint32_t)map[g->outputs[r]];
     p->n_params = g->n_params;
     p->n_inputs = g->n_inputs;
-    uint64_t h = mix(0x70786164ull, p->n);
-    h = mix(h, p->n_params);
-    h = mix(h, p->n_inputs);
-    for (size_t i = 0; i < p->n; i++) h = mix(h, node_hash(&p->code[i]));
-    h = mix(h, p->n_out);
-    for (size_t r = 0; r < p->n_out; r++) h = mix(h, p->outputs[r]);
-    p->hash = h;
+    p->hash = ad_program_compute_hash(p);
     pxl_free(ctx, map);
     *out = p;
     return PXL_OK;
@@ -339,6 +335,16 @@ oom:
     pxl_free(ctx, map);
     pxl_ad_program_free(p);
     return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_ad_compile: out of memory");
+}
+
+uint64_t ad_program_compute_hash(const pxl_ad_program *p) {
+    uint64_t h = mix(0x70786164ull, p->n);
+    h = mix(h, p->n_params);
+    h = mix(h, p->n_inputs);
+    for (size_t i = 0; i < p->n; i++) h = mix(h, node_hash(&p->code[i]));
+    h = mix(h, p->n_out);
+    for (size_t r = 0; r < p->n_out; r++) h = mix(h, p->outputs[r]);
+    return h;
 }
 
 void pxl_ad_program_free(pxl_ad_program *p) {
