@@ -39,6 +39,7 @@ need_cmd  cmake            cmake
 need_cmd  pkg-config       pkg-config
 need_file libpng-dev       /usr/include/png.h
 need_file libpcre2-dev     /usr/include/pcre2.h     # the llm layer's tokenizer regexes
+need_file libsuitesparse-dev /usr/include/suitesparse/cholmod.h # the ad layer's sparse Cholesky (CHOLMOD)
 need_file libegl1          "$libdir/libEGL.so.1"
 need_file libegl-dev       "$libdir/libEGL.so"      # Dawn dlopens the unversioned name
 need_file libegl-mesa0     "$libdir/libEGL_mesa.so.0"

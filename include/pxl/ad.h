@@ -390,7 +390,8 @@ PXL_API pxl_status pxl_ad_problem_covariance(pxl_ad_problem *pb, const double *p
  *     E(x) = sum over instances and outputs of the output's value
  * (losses are ignored), with a line search satisfying the strong Wolfe
  * conditions, from params (updated in place). Bounds are honoured by
- * projection; constant parameters are kept. Uses opts' max_iterations
+ * projection (a step that meets a bound satisfies Armijo's condition along
+ * the projected path); constant parameters are kept. Uses opts' max_iterations
  * (0: 1000), function_tolerance, gradient_tolerance (on max |grad E|),
  * parameter_tolerance, max_seconds and eval; lbfgs_memory (0: 10).
  * summary's costs are E.

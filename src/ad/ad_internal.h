@@ -83,16 +83,54 @@ void ad_loss_correct(const double rho[3], double s, double *f, size_t m, double 
 /* Checks a loss and resolves scale 0 to 1; 0 with a message when bad. */
 int ad_loss_resolve(pxl_ctx *ctx, const char *fn, const pxl_ad_loss *in, pxl_ad_loss *out);
 
-/* ---- linalg's modules (chol.c, lbfgs.c) ----------------------------------- */
-
+/* ---- sparse Cholesky (chol.c, SuiteSparse CHOLMOD) ------------------------- */
 typedef struct ad_chol ad_chol;
-/* symbolic analysis of an n x n symmetric matrix given by its upper triangle in CSC (colptr[n+1], rowind sorted, diagonal present) */
+/*
+ * Symbolic analysis (AMD fill-reducing ordering) of an n x n symmetric matrix
+ * given by its upper triangle in CSC: colptr[n+1] (colptr[0] == 0),
+ * rowind[colptr[n]] sorted and distinct within each column, every diagonal
+ * entry present (the last of its column). Copies the pattern. On failure
+ * (PXL_ERR_INVALID_ARG naming the bad column, PXL_ERR_OUT_OF_MEMORY) *out is
+ * NULL. Free with ad_chol_free.
+ */
 pxl_status ad_chol_create(pxl_ctx *ctx, size_t n, const int64_t *colptr, const int64_t *rowind, ad_chol **out);
-/* numeric factorisation with values in the same pattern, then solves A x = b; returns PXL_OK, or PXL_ERR_INVALID_ARG with a message when A is not positive definite */
+/*
+ * Numeric factorisation of the matrix with values[colptr[n]] in that
+ * pattern, then solves A x = b (x may alias b). PXL_OK, or
+ * PXL_ERR_INVALID_ARG with a message ("not positive definite at column j",
+ * j a column of the caller's matrix; or a value that is not finite) when
+ * the factorisation fails; x is then unchanged. May be called any number of
+ * times with new values. Deterministic: the same values and b give the same
+ * bits.
+ */
 pxl_status ad_chol_factor_solve(ad_chol *c, const double *values, const double *b, double *x);
-void ad_chol_free(ad_chol *c);
+void ad_chol_free(ad_chol *c); /* NULL is a no-op */
 
+/* ---- L-BFGS (lbfgs.c) ----------------------------------------------------- */
+/* The objective: f(x) and its gradient grad[n]; a status other than PXL_OK
+ * aborts the minimisation with that status. f may be +-inf or NaN (a point
+ * the line search steps back from). */
 typedef pxl_status (*ad_objective_fn)(void *user, const double *x, double *f, double *grad);
-pxl_status ad_lbfgs(pxl_ctx *ctx, size_t n, double *x, const double *lower, const double *upper /* may be NULL */, ad_objective_fn fn, void *user, const pxl_ad_solve_options *opts, pxl_ad_solve_summary *summary);
+/*
+ * Minimises fn over x[n] (updated in place to the best point found) by
+ * L-BFGS with memory opts->lbfgs_memory (0: 10) and a line search satisfying
+ * the strong Wolfe conditions. Bounds lower[n] <= x <= upper[n] (either may
+ * be NULL: none; -inf / inf entries: none) are kept by projection: x starts
+ * projected onto the box, a variable at a bound whose gradient points
+ * outwards is held there for the iteration, and the search path is
+ * projected onto the box (then the line search keeps Armijo's condition
+ * only). Stops on opts' max_iterations (0: 1000; line-search iterations),
+ * function_tolerance (0: 1e-6; |f change| <= tol * max(|f|, tiny)),
+ * gradient_tolerance (0: 1e-10; max |projected gradient|),
+ * parameter_tolerance (0: 1e-8; |step| <= tol * (|x| + tol)), max_seconds
+ * and calls opts->progress after each iteration. opts NULL: defaults;
+ * summary (may be NULL) gets the costs f, iterations, termination, message,
+ * eval_seconds (fn's time), other_seconds, total_seconds and
+ * gradient_max_norm. Returns PXL_OK whatever the termination (NO_CONVERGENCE
+ * is no error), or fn's failing status, or PXL_ERR_INVALID_ARG (a bad option,
+ * lower > upper, an f or gradient at the start that is not finite).
+ */
+pxl_status ad_lbfgs(pxl_ctx *ctx, size_t n, double *x, const double *lower, const double *upper,
+                    ad_objective_fn fn, void *user, const pxl_ad_solve_options *opts, pxl_ad_solve_summary *summary);
 
 #endif
