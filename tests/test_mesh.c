@@ -570,6 +570,116 @@ static void test_dev_graph(void) {
     mesh_free(&m);
 }
 
+/* ---- solves through the problem API ----------------------------------------------- */
+
+static void test_arap_solve(void) {
+    mesh m;
+    uint32_t *edges = NULL;
+    size_t ne = 0;
+    mesh_arap a;
+    pxl_ad_program *prog = NULL;
+    pxl_ad_problem *pb = NULL;
+    CHECK(mesh_icosphere(2, &m) == 0 && mesh_edges(&m, &edges, &ne) == 0 && mesh_arap_setup(&m, edges, ne, &a) == 0);
+    CHECK(mesh_arap_program(g_ctx, &prog) == PXL_OK);
+    CHECK(pxl_ad_problem_create(g_ctx, 6 * m.nv, &pb) == PXL_OK);
+    CHECK_MSG(pxl_ad_problem_add(pb, prog, a.index, a.input, a.n_dir, NULL) == PXL_OK, "%s", pxl_ctx_error(g_ctx));
+    for (size_t h = 0; h < a.n_handles; h++)
+        for (size_t c = 0; c < 3; c++) CHECK(pxl_ad_problem_set_constant(pb, 6 * (size_t)a.handle[h] + c, 1) == PXL_OK);
+    pxl_ad_problem_info info = pxl_ad_problem_get_info(pb);
+    CHECK(info.n_groups == 1 && info.n_instances == 2 * ne && info.n_residuals == 6 * ne);
+    pxl_ad_group_info gi;
+    CHECK(pxl_ad_problem_group_info(pb, 0, &gi) == PXL_OK && gi.n_instances == 2 * ne && gi.n_slots == 9);
+    /* the start's cost: the handles' edges are stretched, the rest is at rest */
+    double c0 = -1;
+    CHECK(pxl_ad_problem_evaluate(pb, a.x, &c0, NULL, NULL, NULL) == PXL_OK && c0 > 0);
+    pxl_ad_solve_summary sum;
+    memset(&sum, 0, sizeof sum);
+    pxl_status s = pxl_ad_problem_solve(pb, a.x, NULL, &sum);
+    CHECK_MSG(s == PXL_OK, "%s", pxl_ctx_error(g_ctx));
+    CHECK_MSG(sum.termination == PXL_AD_CONVERGED_FUNCTION || sum.termination == PXL_AD_CONVERGED_GRADIENT ||
+                  sum.termination == PXL_AD_CONVERGED_PARAMETER,
+              "ARAP level 2: %s (%s)", pxl_ad_termination_name(sum.termination), sum.message);
+    CHECK_MSG(sum.initial_cost == c0 && sum.final_cost < 0.2 * c0, "ARAP level 2: cost %g -> %g", sum.initial_cost,
+              sum.final_cost);
+    CHECK(sum.linear_solver == PXL_AD_SPARSE_CHOLESKY && sum.n_residuals == 6 * ne &&
+          sum.n_free_params == 6 * m.nv - 3 * a.n_handles);
+    double c1 = -1;
+    CHECK(pxl_ad_problem_evaluate(pb, a.x, &c1, NULL, NULL, NULL) == PXL_OK && fabs(c1 - sum.final_cost) <= 1e-12 * c1);
+    /* handles exactly at their targets; the free vertices moved, the top ones by about the handles' offset */
+    size_t off = 0;
+    for (size_t h = 0; h < a.n_handles; h++)
+        off += memcmp(a.x + 6 * (size_t)a.handle[h], a.target + 3 * h, 3 * sizeof(double)) != 0;
+    CHECK(off == 0);
+    double moved_top = 0, moved_bottom = 0;
+    for (size_t i = 0; i < m.nv; i++) {
+        const double *q = m.v + 3 * i, *x = a.x + 6 * i;
+        if (q[2] > 0.5 && q[2] < 0.8) moved_top = fmax(moved_top, x[2] - q[2]);
+        if (q[2] < -0.5 && q[2] > -0.8) moved_bottom = fmax(moved_bottom, fabs(x[2] - q[2]));
+    }
+    CHECK_MSG(moved_top > 0.2 && moved_top < 0.45 && moved_bottom < moved_top, "moved: top %g, bottom %g", moved_top,
+              moved_bottom);
+    pxl_ad_problem_free(pb);
+    pxl_ad_program_free(prog);
+    mesh_arap_free(&a);
+    free(edges);
+    mesh_free(&m);
+}
+
+static void test_dev_solve(void) {
+    mesh m;
+    uint32_t *rs = NULL, *ring = NULL;
+    CHECK(mesh_icosphere(2, &m) == 0 && mesh_stars(&m, &rs, &ring) == 0);
+    if (!rs) return;
+    double *x = malloc(3 * m.nv * sizeof *x);
+    uint32_t *index = malloc(21 * m.nv * sizeof *index);
+    pxl_ad_problem *pb = NULL;
+    CHECK(x && index && pxl_ad_problem_create(g_ctx, 3 * m.nv, &pb) == PXL_OK);
+    uint64_t seed = 5;
+    for (size_t i = 0; x && i < 3 * m.nv; i++) x[i] = m.v[i] + 0.005 * (2 * urand(&seed) - 1);
+    double direct = 0;
+    for (uint32_t k = 5; k <= 6 && pb && index; k++) {
+        pxl_ad_program *p = NULL;
+        CHECK(mesh_dev_program(g_ctx, (int)k, &p) == PXL_OK);
+        size_t n = 0;
+        for (size_t i = 0; i < m.nv; i++) {
+            if (rs[i + 1] - rs[i] != k) continue;
+            uint32_t *ix = index + n * 3 * (k + 1);
+            for (uint32_t c = 0; c < 3; c++) ix[c] = 3 * (uint32_t)i + c;
+            for (uint32_t j = 0; j < k; j++)
+                for (uint32_t c = 0; c < 3; c++) ix[3 + 3 * j + c] = 3 * ring[rs[i] + j] + c;
+            double xs[21], A[3][3];
+            for (uint32_t j = 0; j < 3 * (k + 1); j++) xs[j] = x[ix[j]];
+            star_matrix(xs, xs + 3, (int)k, A);
+            direct += jacobi_min(A);
+            n++;
+        }
+        CHECK(n == (k == 5 ? 12 : m.nv - 12));
+        CHECK_MSG(pxl_ad_problem_add(pb, p, index, NULL, n, NULL) == PXL_OK, "%s", pxl_ctx_error(g_ctx));
+        pxl_ad_program_free(p);
+    }
+    pxl_ad_problem_info info = pxl_ad_problem_get_info(pb);
+    CHECK(info.n_groups == 2 && info.n_instances == m.nv);
+    pxl_ad_solve_options so;
+    memset(&so, 0, sizeof so);
+    so.max_iterations = 60;
+    pxl_ad_solve_summary sum;
+    memset(&sum, 0, sizeof sum);
+    CHECK_MSG(pxl_ad_problem_minimize(pb, x, &so, &sum) == PXL_OK, "%s", pxl_ctx_error(g_ctx));
+    CHECK_MSG(fabs(sum.initial_cost - direct) < 1e-9 * direct, "energy %.17g, Jacobi %.17g", sum.initial_cost, direct);
+    CHECK_MSG(sum.final_cost < 0.5 * sum.initial_cost && sum.iterations > 0 && sum.termination != PXL_AD_FAILURE,
+              "developability: %g -> %g in %d iterations (%s)", sum.initial_cost, sum.final_cost, sum.iterations,
+              sum.message);
+    int finite = 1;
+    for (size_t i = 0; x && i < 3 * m.nv; i++) finite &= isfinite(x[i]) != 0;
+    CHECK(finite);
+    pxl_ad_problem_free(pb);
+    free(index);
+    free(x);
+    free(rs);
+    free(ring);
+    mesh_free(&m);
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : ".";
     g_ctx = test_ctx(PXL_BACKEND_CPU, 0);
@@ -579,6 +689,8 @@ int main(int argc, char **argv) {
     test_render(dir);
     test_arap_graph();
     test_dev_graph();
+    test_arap_solve();
+    test_dev_solve();
     pxl_ctx_free(g_ctx);
     return test_result("test_mesh");
 }

@@ -65,7 +65,7 @@ static const mesh_sub k_subs[] = {
      "number of iterations (or until it converges) from the icosphere perturbed by a\n"
      "deterministic offset of X times the mean edge length per vertex (default 0.02); the\n"
      "energy drops as the sphere turns into nearly flat patches joined along creases.",
-     2, 300, run_developable},
+     3, 100, run_developable},
 };
 #define N_SUBS (sizeof k_subs / sizeof k_subs[0])
 
@@ -396,8 +396,9 @@ static void dev_header(const mesh_opts *o, const mesh *m, size_t n_edges, double
         printf("%s: icosphere level %u: %zu vertices, %zu edges, %zu faces\n", o->cmd, o->level, m->nv, n_edges, m->nf);
         printf("  start: each vertex offset by up to %g x the mean edge length (%.4g)\n", o->perturb, mean_edge);
         printf("  parameters %zu (vertex positions); vertex stars:", n_params);
+        int shown = 0;
         for (int k = 3; k <= 64; k++)
-            if (count[k]) printf(" %zu of valence %d", count[k], k);
+            if (count[k]) printf("%s %zu of valence %d", shown++ ? "," : "", count[k], k);
         printf("\n  energy terms %zu (one per star), %zu kernel(s), one per valence:\n", info.n_residuals,
                info.n_groups);
         print_groups(pb, 0);
