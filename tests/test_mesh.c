@@ -453,7 +453,7 @@ static void star_matrix(const double *c, const double *nb, int k, double A[3][3]
 static double eval_star(const pxl_ad_program *p, int k, const double *x, double *grad) {
     uint32_t idx[3 * 65];
     for (uint32_t j = 0; j < 3 * (uint32_t)(k + 1); j++) idx[j] = j;
-    double r = NAN;
+    double r = (double)NAN;
     pxl_status s = pxl_ad_eval(g_ctx, p, x, 3 * (size_t)(k + 1), idx, NULL, 1, &r, grad, NULL);
     CHECK_MSG(s == PXL_OK, "%s", pxl_ctx_error(g_ctx));
     return r;
