@@ -751,7 +751,7 @@ static void test_lbfgs_limits(void) {
     memset(&o, 0, sizeof o);
     o.n = N;
     f_rosen(&o, x, &f, g);
-    CHECK(f < s.initial_cost && fabs(s.initial_cost / (24.2 * N / 2) - 1) < 1e-14);
+    CHECK(f < s.initial_cost && fabs(s.initial_cost / (24.2 * N / 2) - 1) < 1e-14 && s.final_cost == f);
 
     /* already at the minimum: CONVERGED_GRADIENT at the start, no iteration */
     for (int i = 0; i < N; i++) x[i] = 1;

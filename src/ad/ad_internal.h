@@ -112,23 +112,30 @@ void ad_chol_free(ad_chol *c); /* NULL is a no-op */
  * the line search steps back from). */
 typedef pxl_status (*ad_objective_fn)(void *user, const double *x, double *f, double *grad);
 /*
- * Minimises fn over x[n] (updated in place to the best point found) by
- * L-BFGS with memory opts->lbfgs_memory (0: 10) and a line search satisfying
- * the strong Wolfe conditions. Bounds lower[n] <= x <= upper[n] (either may
- * be NULL: none; -inf / inf entries: none) are kept by projection: x starts
- * projected onto the box, a variable at a bound whose gradient points
- * outwards is held there for the iteration, and the search path is
- * projected onto the box (then the line search keeps Armijo's condition
- * only). Stops on opts' max_iterations (0: 1000; line-search iterations),
- * function_tolerance (0: 1e-6; |f change| <= tol * max(|f|, tiny)),
- * gradient_tolerance (0: 1e-10; max |projected gradient|),
- * parameter_tolerance (0: 1e-8; |step| <= tol * (|x| + tol)), max_seconds
- * and calls opts->progress after each iteration. opts NULL: defaults;
- * summary (may be NULL) gets the costs f, iterations, termination, message,
- * eval_seconds (fn's time), other_seconds, total_seconds and
- * gradient_max_norm. Returns PXL_OK whatever the termination (NO_CONVERGENCE
- * is no error), or fn's failing status, or PXL_ERR_INVALID_ARG (a bad option,
- * lower > upper, an f or gradient at the start that is not finite).
+ * Minimises fn over x[n] (updated in place: on any return it holds the best
+ * point found, projected onto the box) by L-BFGS with memory
+ * opts->lbfgs_memory (0: 10) and a line search satisfying the strong Wolfe
+ * conditions (lbfgs.c says how). Bounds lower[n] <= x <= upper[n] (either
+ * may be NULL: none; -inf / inf entries: none) are kept by projection: a
+ * variable at a bound whose gradient points outwards is held there for the
+ * iteration, and a step that would leave the box follows the projected path
+ * with Armijo's condition only. Stops on (opts NULL: defaults)
+ *   max_iterations (0: 1000; one line search each): NO_CONVERGENCE;
+ *   gradient_tolerance (0: 1e-10) on max |projected gradient|, also at the
+ *     start: CONVERGED_GRADIENT;
+ *   function_tolerance (0: 1e-6): |f change| <= tol * |f before the step|:
+ *     CONVERGED_FUNCTION;
+ *   parameter_tolerance (0: 1e-8): |step| <= tol * (|x| + tol) (2-norms), or
+ *     no decrease found along the projected gradient: CONVERGED_PARAMETER;
+ *   max_seconds (0: none), checked before each iteration: NO_CONVERGENCE;
+ * and calls opts->progress(user, iteration, f) after each iteration.
+ * summary (may be NULL) gets initial_cost and final_cost (f), iterations,
+ * successful_steps, termination and message, eval_seconds (time in fn),
+ * other_seconds (the rest), total_seconds, gradient_max_norm and
+ * n_free_params = n. Returns PXL_OK whatever the termination; fn's status
+ * when fn fails (summary FAILURE with the context's message); or
+ * PXL_ERR_INVALID_ARG for a bad option, empty or NaN bounds, an x that is
+ * not finite, or an f or gradient at the start that is not finite.
  */
 pxl_status ad_lbfgs(pxl_ctx *ctx, size_t n, double *x, const double *lower, const double *upper,
                     ad_objective_fn fn, void *user, const pxl_ad_solve_options *opts, pxl_ad_solve_summary *summary);

@@ -319,7 +319,7 @@ static pxl_status lb_minimize(pxl_ctx *ctx, size_t n, double *x, const double *l
         if (x[i] < lb_lower(&s, i)) x[i] = lb_lower(&s, i);
         if (x[i] > lb_upper(&s, i)) x[i] = lb_upper(&s, i);
     }
-    double f;
+    double f = LB_NAN, gmax = 0;
     st = lb_eval(&s, x, &f, g);
     if (st != PXL_OK) goto done;
     if (!lb_finite(f, g, n)) {
@@ -329,7 +329,7 @@ static pxl_status lb_minimize(pxl_ctx *ctx, size_t n, double *x, const double *l
     }
     sm.initial_cost = f;
     lb_projected_gradient(&s, x, g, pg);
-    double gmax = lb_norm_inf(pg, n);
+    gmax = lb_norm_inf(pg, n);
     size_t n_pairs = 0, newest = 0; /* pairs kept; slot of the newest */
     sm.termination = PXL_AD_NO_CONVERGENCE;
     snprintf(sm.message, sizeof sm.message, "%d iterations without convergence", max_it);
@@ -375,6 +375,12 @@ static pxl_status lb_minimize(pxl_ctx *ctx, size_t n, double *x, const double *l
             steepest = 1;
             for (size_t i = 0; i < n; i++) d[i] = -pg[i];
             dphi0 = lb_dot(g, d, n);
+            if (!(dphi0 < 0)) { /* pg is so small that |pg|^2 underflows */
+                sm.termination = PXL_AD_CONVERGED_GRADIENT;
+                snprintf(sm.message, sizeof sm.message, "no descent direction (max |projected gradient| %.3g)",
+                         gmax);
+                break;
+            }
         }
         /* first trial step: 1, or a unit-length step for steepest descent */
         double alpha0 = 1.0;
@@ -398,9 +404,9 @@ static pxl_status lb_minimize(pxl_ctx *ctx, size_t n, double *x, const double *l
             break;
         }
         sm.successful_steps++;
-        /* s = xb - x, y = gb - g into the memory when s.y is safely positive */
-        const size_t slot = n_pairs == 0 ? 0 : (newest + 1) % m;
-        double *sv = S + slot * nn, *yv = Y + slot * nn;
+        /* s = xb - x, y = gb - g (in q, d) join the memory, in place of the
+         * oldest pair once it is full, when s.y is safely positive */
+        double *sv = q, *yv = d;
         double sy = 0, yy = 0, ss = 0, xx = 0;
         for (size_t i = 0; i < n; i++) {
             sv[i] = xb[i] - x[i];
@@ -411,6 +417,9 @@ static pxl_status lb_minimize(pxl_ctx *ctx, size_t n, double *x, const double *l
             xx += x[i] * x[i];
         }
         if (sy > DBL_EPSILON * yy && yy > 0) {
+            const size_t slot = n_pairs == 0 ? 0 : (newest + 1) % m;
+            memcpy(S + slot * nn, sv, n * sizeof *sv);
+            memcpy(Y + slot * nn, yv, n * sizeof *yv);
             rho[slot] = 1.0 / sy;
             newest = slot;
             if (n_pairs < m) n_pairs++;
@@ -436,9 +445,9 @@ static pxl_status lb_minimize(pxl_ctx *ctx, size_t n, double *x, const double *l
         }
         if (o.progress) o.progress(o.progress_user, sm.iterations, f);
     }
-    sm.final_cost = f;
-    sm.gradient_max_norm = gmax;
 done:
+    sm.final_cost = f; /* at x: the best point so far */
+    sm.gradient_max_norm = gmax;
     sm.eval_seconds = s.t_eval;
     sm.total_seconds = pxl_time_now() - t_start;
     sm.other_seconds = fmax(0.0, sm.total_seconds - s.t_eval);
