@@ -166,5 +166,7 @@ int cmd_chat(int argc, char **argv);
 int cmd_chat_parse(int argc, char **argv);
 int cmd_fit(int argc, char **argv);
 int cmd_fit_parse(int argc, char **argv);
+int cmd_mesh(int argc, char **argv);
+int cmd_mesh_parse(int argc, char **argv);
 
 #endif

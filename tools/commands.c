@@ -14,5 +14,6 @@ const cli_command cli_commands[] = {
     {"perplexity", "perplexity of a GGUF model over a text, as llama.cpp computes it", cmd_perplexity,
      cmd_perplexity_parse},
     {"fit", "fit a model's parameters to data (nonlinear least squares, standard errors)", cmd_fit, cmd_fit_parse},
+    {"mesh", "mesh optimisation on an icosphere, with pictures: arap, developable", cmd_mesh, cmd_mesh_parse},
 };
 const size_t cli_n_commands = sizeof cli_commands / sizeof cli_commands[0];
