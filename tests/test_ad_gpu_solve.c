@@ -150,6 +150,45 @@ static void test_arap_grid(void) {
         if (cst[j]) CHECK(xg[j] == (double)(float)x0[j]);
     /* the same problem in f64 on the CPU through one residual function
      * evaluation: the GPU's final cost is a minimum of the same cost */
+    /* the same problem through the problem API: on the GPU (AUTO resolves to
+     * CGNR, the solve stays on the GPU) and on the CPU (sparse Cholesky, f64) */
+    pxl_ad_problem *pb = NULL;
+    CHECK(pxl_ad_problem_create(g_gpu, n, &pb) == PXL_OK);
+    CHECK(pxl_ad_problem_add(pb, ap, eidx, ein, ne, NULL) == PXL_OK);
+    CHECK(pxl_ad_problem_add(pb, anchor, aidx, rest, nv, NULL) == PXL_OK);
+    for (size_t j = 0; j < n; j++)
+        if (cst[j]) CHECK(pxl_ad_problem_set_constant(pb, j, 1) == PXL_OK);
+    double *xp = malloc(n * sizeof *xp), *xs = malloc(n * sizeof *xs);
+    memcpy(xp, x0, n * sizeof *xp);
+    memcpy(xs, x0, n * sizeof *xs);
+    pxl_ad_solve_options og = o, oc = o;
+    og.eval.backend = PXL_AD_GPU;
+    og.linear_solver = PXL_AD_CGNR;
+    oc.linear_solver = PXL_AD_SPARSE_CHOLESKY;
+    pxl_ad_solve_summary sp, sc;
+    st = pxl_ad_problem_solve(pb, xp, &og, &sp);
+    CHECK_MSG(st == PXL_OK, "%s", pxl_ctx_error(g_gpu));
+    CHECK(sp.linear_solver == PXL_AD_CGNR);
+    st = pxl_ad_problem_solve(pb, xs, &oc, &sc);
+    CHECK_MSG(st == PXL_OK, "%s", pxl_ctx_error(g_gpu));
+    fprintf(stderr, "arap grid, problem API: gpu %d iterations, cost %.6g; cpu sparse Cholesky %d iterations, cost %.6g\n",
+            sp.iterations, sp.final_cost, sc.iterations, sc.final_cost);
+    CHECK_MSG(fabs(sp.final_cost - sc.final_cost) <= 1e-3 * sc.final_cost, "gpu %.9g cpu %.9g", sp.final_cost,
+              sc.final_cost);
+    double dmax = 0;
+    for (size_t v = 0; v < nv; v++)
+        for (int t = 0; t < 3; t++) dmax = fmax(dmax, fabs(xp[6 * v + (size_t)t] - xs[6 * v + (size_t)t]));
+    CHECK_MSG(dmax < 1e-2, "positions differ by %.3g between the GPU and CPU solves", dmax);
+    /* a robust loss: the GPU solver refuses it clearly */
+    pxl_ad_block_options bo;
+    memset(&bo, 0, sizeof bo);
+    bo.loss.kind = PXL_AD_LOSS_HUBER;
+    CHECK(pxl_ad_problem_add(pb, anchor, aidx, rest, nv, &bo) == PXL_OK);
+    st = pxl_ad_problem_solve(pb, xp, &og, &sp);
+    CHECK(st == PXL_ERR_UNSUPPORTED && sp.termination == PXL_AD_FAILURE && strstr(sp.message, "robust") != NULL);
+    pxl_ad_problem_free(pb);
+    free(xp);
+    free(xs);
     double *res = malloc(ne * 3 * sizeof *res), *ares = malloc(nv * 3 * sizeof *ares);
     CHECK(pxl_ad_eval(g_cpu, ap, xg, n, eidx, ein, ne, res, NULL, NULL) == PXL_OK);
     CHECK(pxl_ad_eval(g_cpu, anchor, xg, n, aidx, rest, nv, ares, NULL, NULL) == PXL_OK);

@@ -677,6 +677,16 @@ static void lm_free(lm_state *S) {
     ad_chol_free(S->chol);
 }
 
+/* 1 when the evaluations of pb run on the GPU with these options (AUTO:
+ * the context has a GPU and the problem is large enough to pay). */
+static int lm_on_gpu(const pxl_ad_problem *pb, const pxl_ad_eval_options *e) {
+    if (e->backend == PXL_AD_GPU) return 1;
+    if (e->backend != PXL_AD_AUTO) return 0;
+    for (size_t gi = 0; gi < pb->n_groups; gi++)
+        if (ad_auto_gpu(pb->ctx, pb->groups[gi].prog, pb->groups[gi].n_inst)) return 1;
+    return 0;
+}
+
 static pxl_status lm_run(pxl_ad_problem *pb, double *params, const pxl_ad_solve_options *opts,
                          pxl_ad_solve_summary *sm) {
     static const char fn[] = "pxl_ad_problem_solve";
@@ -739,9 +749,29 @@ static pxl_status lm_run(pxl_ad_problem *pb, double *params, const pxl_ad_solve_
     const size_t nf = S.nf;
     S.solver = o.linear_solver;
     if (S.solver == PXL_AD_LINEAR_AUTO) {
-        const int on_gpu = o.eval.backend == PXL_AD_GPU ||
-                           (o.eval.backend == PXL_AD_AUTO && pxl_ctx_backend(ctx) == PXL_BACKEND_GPU);
+        const int on_gpu = lm_on_gpu(pb, &o.eval);
         S.solver = nf <= LM_AUTO_DENSE_MAX ? PXL_AD_DENSE_CHOLESKY : on_gpu ? PXL_AD_CGNR : PXL_AD_SPARSE_CHOLESKY;
+    }
+    /* CGNR with the evaluation on the GPU: the whole solve stays there
+     * (gpu_solve.c), for Levenberg-Marquardt without robust losses */
+    if (S.solver == PXL_AD_CGNR && !gn && lm_on_gpu(pb, &o.eval)) {
+        for (size_t gi = 0; gi < pb->n_groups; gi++)
+            if (pb->groups[gi].loss.kind != PXL_AD_LOSS_NONE) {
+                st = pxl_fail(ctx, PXL_ERR_UNSUPPORTED,
+                              "%s: robust losses are not supported by the GPU solver (CGNR with GPU evaluation); "
+                              "evaluate on the CPU or choose a CPU linear solver",
+                              fn);
+                goto done;
+            }
+        ad_group_view *gv = pxl_calloc(ctx, pb->n_groups, sizeof *gv);
+        if (!gv) goto oom;
+        for (size_t gi = 0; gi < pb->n_groups; gi++) {
+            const ad_group *g = &pb->groups[gi];
+            gv[gi] = (ad_group_view){g->prog, g->pidx, g->inputs, g->n_inst};
+        }
+        st = ad_gpu_lm(ctx, gv, pb->n_groups, n, pb->constant, pb->lower, pb->upper, params, &o, sm);
+        pxl_free(ctx, gv);
+        goto done;
     }
     if ((S.solver == PXL_AD_DENSE_CHOLESKY || S.solver == PXL_AD_DENSE_QR) && nf > 4096) {
         st = pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %zu free parameters are too many for %s (at most 4096)", fn, nf,
