@@ -20,15 +20,16 @@
 
 typedef struct {
     cli_common c;
-    uint32_t min_log2, max_log2, reps, pp, tg;
+    uint32_t min_log2, max_log2, reps, pp, tg, level;
     int no_cpu, small;
     const char *only, *model, *kv_type;
 } bench_opts;
 
 int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small);
 int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, uint32_t reps, const char *kv_type);
+int bench_ad(pxl_ctx *ctx, uint32_t level, uint32_t reps, int json);
 
-static const char *k_usage = "pxl bench dot|ops|llm [options]";
+static const char *k_usage = "pxl bench dot|ops|llm|ad [options]";
 static const char *k_about =
     "dot: times the f32 dot product at sizes 2^E for E in [min, max] (default 10..28) on\n"
     "     the CPU and, unless --backend cpu, on the GPU. Reports GB/s counting 8n bytes\n"
@@ -39,7 +40,11 @@ static const char *k_about =
     "     bench/ops_compare.py runs the same cases in PyTorch and prints ratios.\n"
     "     With --backend cpu: the quantized / f16 matvec and small-M cases on the CPU threads.\n"
     "llm: a GGUF model's speed as llama-bench measures it: ppN (a prompt of N random token ids\n"
-    "     from an empty cache) and tgN (N one-token evaluations), mean +/- std of t/s over --reps.";
+    "     from an empty cache) and tgN (N one-token evaluations), mean +/- std of t/s over --reps.\n"
+    "ad:  residuals + Jacobian of the ARAP edge residual over every directed edge of the icosphere\n"
+    "     of --level (7: 983,040 instances) on the GPU (resident, timestamps) and the CPU threads\n"
+    "     (f32, f64; the baseline is CPU f32), and the fixed cost of one LM iteration on a\n"
+    "     100-residual fit, GPU and CPU. bench/ad_peers.sh runs JAX and Ceres on the same problem.";
 
 static int parse(int argc, char **argv, bench_opts *o, const char **what) {
     memset(o, 0, sizeof *o);
@@ -48,6 +53,7 @@ static int parse(int argc, char **argv, bench_opts *o, const char **what) {
     o->reps = 5;
     o->pp = 512;
     o->tg = 128;
+    o->level = 7;
     cli_opt opts[] = {
         {"min", CLI_U32, &o->min_log2, 0, 31, "E", "smallest size is 2^E (default 10)"},
         {"max", CLI_U32, &o->max_log2, 0, 31, "E", "largest size is 2^E (default 28)"},
@@ -58,6 +64,7 @@ static int parse(int argc, char **argv, bench_opts *o, const char **what) {
         {"model", CLI_STRING, &o->model, 0, 0, "FILE", "llm: the GGUF model, also -m"},
         {"pp", CLI_U32, &o->pp, 0, 1u << 20, "N", "llm: prompt tokens of the pp test (default 512; 0: none)"},
         {"tg", CLI_U32, &o->tg, 0, 1u << 20, "N", "llm: generated tokens of the tg test (default 128; 0: none)"},
+        {"level", CLI_U32, &o->level, 0, 7, "L", "ad: icosphere level of the ARAP problem (default 7)"},
         {"kv-type", CLI_STRING, &o->kv_type, 0, 0, "f32|f16", "llm: KV cache type (default f32)"},
         CLI_COMMON_OPTS(&o->c),
     };
@@ -65,9 +72,11 @@ static int parse(int argc, char **argv, bench_opts *o, const char **what) {
     const char *pos[1] = {NULL};
     int n = cli_parse_command("pxl bench", k_usage, k_about, argc - 1, argv + 1, opts, n_opts, pos, 1, &o->c.help);
     if (n < 0) return n == CLI_HELP_SHOWN ? 1 : 2;
-    if (n == 0) return cli_fail(o->c.json, 2, "pxl bench", "name a benchmark (dot, ops or llm); see pxl bench --help");
-    if (strcmp(pos[0], "dot") != 0 && strcmp(pos[0], "ops") != 0 && strcmp(pos[0], "llm") != 0)
-        return cli_fail(o->c.json, 2, "pxl bench", "unknown benchmark '%.64s' (known: dot, ops, llm)", pos[0]);
+    if (n == 0)
+        return cli_fail(o->c.json, 2, "pxl bench", "name a benchmark (dot, ops, llm or ad); see pxl bench --help");
+    if (strcmp(pos[0], "dot") != 0 && strcmp(pos[0], "ops") != 0 && strcmp(pos[0], "llm") != 0 &&
+        strcmp(pos[0], "ad") != 0)
+        return cli_fail(o->c.json, 2, "pxl bench", "unknown benchmark '%.64s' (known: dot, ops, llm, ad)", pos[0]);
     if (strcmp(pos[0], "llm") == 0 && !o->model)
         return cli_fail(o->c.json, 2, "pxl bench llm", "name the model with -m FILE");
     if (strcmp(pos[0], "llm") == 0 && !o->pp && !o->tg)
@@ -247,6 +256,11 @@ int cmd_bench(int argc, char **argv) {
     if (strcmp(what, "llm") == 0) return bench_llm(&o.c, o.model, o.pp, o.tg, o.reps, o.kv_type);
     pxl_ctx *ctx;
     if (cli_open_ctx(&o.c, &ctx)) return 1;
+    if (strcmp(what, "ad") == 0) {
+        int rc = bench_ad(ctx, o.level, o.reps, o.c.json);
+        pxl_ctx_free(ctx);
+        return rc;
+    }
     if (strcmp(what, "ops") == 0) {
         if (!pxl_gpu_get_info(ctx) && o.c.backend != PXL_BACKEND_CPU) { /* 77: ctest's skip code */
             int rc = cli_fail(o.c.json, 77, "pxl bench ops", "needs a GPU (%s)", cli_no_gpu_reason(ctx));
