@@ -4,7 +4,8 @@
  *
  * One iteration: the residuals and Jacobian rows of every group (corrected
  * for the robust losses as Ceres' corrector does) give g = J^T r and
- * D = diag(J^T J) clamped to [1e-6, 1e32]; the step solves
+ * Marquardt's scaling D, as in MINPACK the running maximum over the accepted
+ * points of diag(J^T J), each entry clamped to [1e-6, 1e32]; the step solves
  * (J^T J + mu D) delta = -g over the free parameters (mu = 0 for
  * Gauss-Newton) with one of four linear solvers:
  *   DENSE_CHOLESKY  J^T J dense (n_free^2), Cholesky;
