@@ -14,17 +14,18 @@
 #            /tmp/peers; build pxl (bench/device_setup.sh, in a subshell) with
 #            CHOLMOD found there (CMAKE_PREFIX_PATH, LDFLAGS -rpath-link);
 #            an existing build-dev/pxl is used as it is unless PXL_REBUILD=1
-#   export   pxl mesh arap --level LS / LE --iterations 1 --export FILE
+#   export   pxl mesh arap --level LS --iterations 1 --export FILE
 #            (bench/peers/arap_problem.py writes a stand-in when that fails)
 #   eval     residuals + Jacobian of ~1M edge instances: JAX jit(vmap(jacfwd))
 #            over EVAL_N random instances (and jacrev) and over level LE's
 #            directed edges; pxl mesh arap --level LE --iterations 1 on the GPU
-#            and the CPU (its JSON gives the evaluation seconds); the commands
-#            in PXL_AD_EXTRA (';'-separated, optional); Ceres' Jets over EVAL_N
+#            (its JSON gives the evaluation seconds); the commands in
+#            PXL_AD_EXTRA (';'-separated, optional); Ceres' Jets over EVAL_N
 #            random instances on all cores
-#   solve    level LS: pxl on the GPU, Ceres (OpenBLAS, all cores), pxl on
-#            the CPU; then Ceres for CERES_ATLAS_ITERS (10; 0 skips) iterations
-#            with ATLAS, and with OpenBLAS on one thread
+#   solve    level LS: Ceres (OpenBLAS, all cores), pxl on the GPU; then pxl's
+#            CPU path (level LE one iteration, level LS solve); then Ceres for
+#            CERES_ATLAS_ITERS (10; 0 skips) iterations with ATLAS, and with
+#            OpenBLAS on one thread
 # The carried libraries are put in LD_LIBRARY_PATH for Ceres and pxl only,
 # never for python.
 #
@@ -33,7 +34,8 @@
 # ad_peers.log (everything printed), ceres_lLS_progress.txt (Ceres' iteration
 # table); a short table at the end of stdout. Sizes: ARAP_LEVEL = LS (6),
 # EVAL_LEVEL = LE (7), EVAL_N (1048576). Per-part limits: T_CERES (300 s),
-# T_PXL (240 s), T_JAX (180 s), T_BUILD (300 s).
+# T_PXL (240 s), T_PXL1 (120 s, the one-iteration runs), T_JAX (180 s),
+# T_BUILD (300 s).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-/tmp/out}
@@ -46,6 +48,7 @@ LOG=$OUT/ad_peers.log
 NPROC=$(nproc)
 T_CERES=${T_CERES:-300}
 T_PXL=${T_PXL:-240}
+T_PXL1=${T_PXL1:-120}
 T_JAX=${T_JAX:-180}
 T_BUILD=${T_BUILD:-300}
 CERES_ATLAS_ITERS=${CERES_ATLAS_ITERS:-10}
@@ -165,46 +168,46 @@ say "setup: pxl available: $HAVE_PXL"
 [ "$HAVE_PXL" = 1 ] && "${PXL[@]}" info >> "$LOG" 2>&1
 
 # ---- export --------------------------------------------------------------
-for L in "$LS" "$LE"; do
-  P=$W/arap$L.txt
-  if [ "$HAVE_PXL" = 1 ] && run "export_l$L" "$T_PXL" "${PXL[@]}" mesh arap --level $L --iterations 1 --backend cpu --json --export "$P" && [ -s "$P" ]; then
-    :
-  else
-    say "export_l$L: pxl export failed; using bench/peers/arap_problem.py (same definition, its own numbering)"
-    run "export_l${L}_fallback" 120 "$PY" bench/peers/arap_problem.py $L "$P"
-  fi
-  head -2 "$P" >> "$LOG" 2>/dev/null
-done
+# The problem file Ceres solves (the eval peers use random data).
+P=$W/arap$LS.txt
+if [ "$HAVE_PXL" = 1 ] && run "export_l$LS" "$T_PXL" "${PXL[@]}" mesh arap --level "$LS" --iterations 1 --backend cpu --json --export "$P" && [ -s "$P" ]; then
+  :
+else
+  say "export_l$LS: no pxl export; bench/peers/arap_problem.py writes the same problem"
+  run "export_l${LS}_fallback" 120 "$PY" bench/peers/arap_problem.py "$LS" "$P"
+fi
+head -2 "$P" >> "$LOG" 2>/dev/null
 
 # ---- the runs, most wanted first ---------------------------------------
 export PYTHONUNBUFFERED=1
-# Residuals + Jacobian, ~1M instances: JAX, then pxl (one LM iteration at
-# level LE reports its evaluation time), Ceres' Jets on the CPU threads.
+# Residuals + Jacobian, ~1M instances: JAX, then pxl on the GPU (one LM
+# iteration at level LE; its JSON gives the evaluation seconds), Ceres' Jets
+# over random instances on all cores.
 run jax_eval "$T_JAX" "$PY" bench/peers/jax_arap.py --n "$NE" --reps 30 --mode both
 run "jax_eval_l$LE" "$T_JAX" "$PY" bench/peers/jax_arap.py --n "$NE_L" --reps 30 --mode jacfwd
-if [ "$HAVE_PXL" = 1 ]; then
-  run "pxl_iter1_l${LE}_gpu" "$T_PXL" "${PXL[@]}" mesh arap --level "$LE" --iterations 1 --backend gpu --json
-  run "pxl_iter1_l${LE}_cpu" "$T_PXL" "${PXL[@]}" mesh arap --level "$LE" --iterations 1 --backend cpu --threads "$NPROC" --json
-  if [ -n "${PXL_AD_EXTRA:-}" ]; then
-    k=0
-    IFS=';' read -ra extra <<< "$PXL_AD_EXTRA"
-    for cmd in "${extra[@]}"; do
-      k=$((k + 1))
-      run "pxl_extra_$k" "$T_PXL" env "LD_LIBRARY_PATH=$LIBS_OB" bash -c "$cmd"
-    done
-  fi
+[ "$HAVE_PXL" = 1 ] &&
+  run "pxl_iter1_l${LE}_gpu" "$T_PXL1" "${PXL[@]}" mesh arap --level "$LE" --iterations 1 --backend gpu --json
+if [ "$HAVE_PXL" = 1 ] && [ -n "${PXL_AD_EXTRA:-}" ]; then
+  k=0
+  IFS=';' read -ra extra <<< "$PXL_AD_EXTRA"
+  for cmd in "${extra[@]}"; do
+    k=$((k + 1))
+    run "pxl_extra_$k" "$T_PXL" env "LD_LIBRARY_PATH=$LIBS_OB" bash -c "$cmd"
+  done
 fi
 [ "$HAVE_CERES" = 1 ] &&
   run ceres_eval_openblas "$T_CERES" "${CERES_OB[@]}" --eval-random "$NE" --threads "$NPROC" --eval-reps 5
 
-# The whole solve at level LS: pxl on the GPU, Ceres (OpenBLAS, all cores;
-# --progress adds its iteration table, kept apart), pxl on the CPU.
-[ "$HAVE_PXL" = 1 ] &&
-  run "pxl_solve_l${LS}_gpu" "$T_PXL" "${PXL[@]}" mesh arap --level "$LS" --backend gpu --json
+# The whole solve at level LS: Ceres (OpenBLAS, all cores; --progress lines
+# go to their own file), pxl on the GPU; then pxl's CPU path.
 if [ "$HAVE_CERES" = 1 ]; then
   run "ceres_solve_l${LS}_openblas" "$T_CERES" "${CERES_OB[@]}" "$W/arap$LS.txt" --threads "$NPROC" --eval-reps 3 --progress
   grep -v '^{' "$W/ceres_solve_l${LS}_openblas.out" > "$OUT/ceres_l${LS}_progress.txt" 2>/dev/null
 fi
+[ "$HAVE_PXL" = 1 ] &&
+  run "pxl_solve_l${LS}_gpu" "$T_PXL" "${PXL[@]}" mesh arap --level "$LS" --backend gpu --json
+[ "$HAVE_PXL" = 1 ] &&
+  run "pxl_iter1_l${LE}_cpu" "$T_PXL1" "${PXL[@]}" mesh arap --level "$LE" --iterations 1 --backend cpu --threads "$NPROC" --json
 [ "$HAVE_PXL" = 1 ] &&
   run "pxl_solve_l${LS}_cpu" "$T_PXL" "${PXL[@]}" mesh arap --level "$LS" --backend cpu --threads "$NPROC" --json
 # Ceres' per-iteration cost with ATLAS and with one thread, for the record.

@@ -101,6 +101,7 @@ class Reader {
     char buf[32];
     size_t k = 0;
     const char* s = p_;
+    long line = line_, col = col_;
     while (p_ < end_ && k < sizeof buf - 1 && (std::isdigit(static_cast<unsigned char>(*p_)) || *p_ == '-' || *p_ == '+'))
       buf[k++] = *p_, adv();
     buf[k] = 0;
@@ -109,13 +110,15 @@ class Reader {
     errno = 0;
     long long v = std::strtoll(buf, &e, 10);
     if (*e || errno || v < lo || v > hi) {
-      p_ = s;
+      p_ = s, line_ = line, col_ = col;
       fail(std::string("bad ") + what + " '" + buf + "' (must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ")");
     }
     return v;
   }
   double real(const char* what) {
     blanks();
+    const char* s = p_;
+    long line = line_, col = col_;
     char buf[64];
     size_t k = 0;
     while (p_ < end_ && k < sizeof buf - 1 && !std::isspace(static_cast<unsigned char>(*p_))) buf[k++] = *p_, adv();
@@ -123,7 +126,10 @@ class Reader {
     char* e = nullptr;
     errno = 0;
     double v = k ? std::strtod(buf, &e) : 0.0;
-    if (!k || *e || errno == ERANGE || !std::isfinite(v)) fail(std::string("expected a finite number (") + what + ")");
+    if (!k || *e || errno == ERANGE || !std::isfinite(v)) {
+      p_ = s, line_ = line, col_ = col;
+      fail(std::string("expected a finite number (") + what + ")");
+    }
     return v;
   }
   [[noreturn]] void fail(const std::string& msg) {
@@ -196,6 +202,8 @@ std::string blas_name() {
     if (!s) continue;
     std::string p(s);
     while (!p.empty() && (p.back() == '\n' || p.back() == ' ')) p.pop_back();
+    size_t del = p.find(" (deleted)");
+    if (del != std::string::npos) p.erase(del);
     std::string base = p.substr(p.rfind('/') + 1);
     if (base.find("openblas") != std::string::npos || base.find("libatlas") != std::string::npos ||
         base.find("libmkl") != std::string::npos || base.find("libblis") != std::string::npos ||
@@ -223,6 +231,20 @@ double median(std::vector<double> v) {
   size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
+
+// --progress: one line per iteration on stdout, flushed at once (so that a run
+// stopped by a time limit still shows how far it got), starting with '#'.
+class Progress : public ceres::IterationCallback {
+ public:
+  ceres::CallbackReturnType operator()(const ceres::IterationSummary& s) override {
+    std::printf("# iter %3d cost %.9e change %+.3e |g| %.3e step %s radius %.3e iter_s %.4f linear_s %.4f total_s %.3f\n",
+                s.iteration, s.cost, s.cost_change, s.gradient_max_norm, s.step_is_successful ? "ok " : "rej",
+                s.trust_region_radius, s.iteration_time_in_seconds, s.step_solver_time_in_seconds,
+                s.cumulative_time_in_seconds);
+    std::fflush(stdout);
+    return ceres::SOLVER_CONTINUE;
+  }
+};
 
 int solve_mode(const std::string& path, int threads, int reps, int max_iter, bool progress) {
   double t0 = now_s();
@@ -270,8 +292,10 @@ int solve_mode(const std::string& path, int threads, int reps, int max_iter, boo
   opt.parameter_tolerance = 1e-8;
   opt.max_num_iterations = max_iter;
   opt.num_threads = threads;
-  opt.logging_type = progress ? ceres::PER_MINIMIZER_ITERATION : ceres::SILENT;
-  opt.minimizer_progress_to_stdout = progress;  // debugging only: not JSON
+  opt.logging_type = ceres::SILENT;
+  opt.minimizer_progress_to_stdout = false;
+  Progress cb;
+  if (progress) opt.callbacks.push_back(&cb);
   std::string why;
   if (!opt.IsValid(&why)) die("solver options: " + why);
 
