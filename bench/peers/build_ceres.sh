@@ -11,7 +11,7 @@
 # BLAS/LAPACK). The archive unpacks to ceres/ with
 #   bin/ceres_arap     DT_RPATH $ORIGIN/../lib, so it finds lib/ by itself
 #   lib/               the libraries (sonames), plus libcholmod.so for linking
-#   blas-atlas/        BLAS/LAPACK: this machine's (ATLAS), and
+#   blas-atlas/        BLAS/LAPACK: ATLAS (libatlas3-base), and
 #   blas-openblas/     Debian's OpenBLAS (pthreads; apt-get download, not
 #                      installed here). Name one in LD_LIBRARY_PATH: nothing
 #                      else provides libblas.so.3 on the device.
@@ -42,16 +42,20 @@ g++ -std=c++17 -O3 -DNDEBUG -I/usr/include/eigen3 bench/peers/ceres_arap.cc -o "
 
 # Every library the binary loads, except glibc's own (the device has its own,
 # newer glibc), the C++ runtime (kept apart in lib-cxx) and BLAS/LAPACK, which
-# go to blas-atlas/ (this machine's, ATLAS) and blas-openblas/ (Debian's
+# go to blas-atlas/ (ATLAS, which libceres3 pulls in) and blas-openblas/ (Debian's
 # OpenBLAS, pthreads) so that the run picks one through LD_LIBRARY_PATH. ATLAS's
 # libf77blas is linked by libceres itself; in blas-openblas/ that name points at
 # OpenBLAS, so no ATLAS routine stays in the process.
 mkdir -p "$d/blas-atlas" "$d/blas-openblas"
+atlas=/usr/lib/x86_64-linux-gnu/atlas
+[ -f $atlas/libblas.so.3 ] && [ -f $atlas/liblapack.so.3 ] || { echo "build_ceres.sh: no ATLAS in $atlas (libatlas3-base)" >&2; exit 1; }
 ldd "$d/bin/ceres_arap" | awk '/=> \//{print $1, $3}' | while read -r soname path; do
   case "$soname" in
     libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|ld-linux*|libresolv.so.*) ;;
     libstdc++.so.*|libgcc_s.so.*) cp -L "$path" "$d/lib-cxx/$soname" ;;
-    libblas.so.*|liblapack.so.*|libf77blas.so.*|libatlas.so.*|libcblas.so.*|libopenblas*) cp -L "$path" "$d/blas-atlas/$soname" ;;
+    # libblas/liblapack: ATLAS's own, whatever the system's alternative is
+    libblas.so.*|liblapack.so.*) cp -L "$atlas/$soname" "$d/blas-atlas/$soname" ;;
+    libf77blas.so.*|libatlas.so.*|libcblas.so.*|libopenblas*) cp -L "$path" "$d/blas-atlas/$soname" ;;
     *) cp -L "$path" "$d/lib/$soname" ;;
   esac
 done
@@ -93,7 +97,7 @@ newest_cxx=$(for f in "$d"/bin/* "$d"/lib/*.so.* "$d"/blas-*/*; do objdump -T "$
   echo "ceres_arap built $(date -u +%FT%TZ) on $(. /etc/os-release; echo "$PRETTY_NAME"), $(g++ --version | head -1)"
   echo "source: bench/peers/ceres_arap.cc at $(git rev-parse --short HEAD)"
   dpkg-query -W -f='${Package} ${Version}\n' libceres-dev libceres3 libsuitesparse-dev libgoogle-glog0v6 libgflags2.2 2>/dev/null || true
-  echo "blas-atlas: $(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3), $(readlink -f /usr/lib/x86_64-linux-gnu/liblapack.so.3)"
+  echo "blas-atlas: $(dpkg-query -W -f='${Package} ${Version}' libatlas3-base 2>/dev/null), $(readlink -f $atlas/libblas.so.3), $(readlink -f $atlas/liblapack.so.3)"
   echo "blas-openblas: $openblas_deb"
   echo "newest glibc symbol needed: $newest by bin/ and lib/, $newest_lcxx by lib-cxx/; newest libstdc++ symbol needed: $newest_cxx"
   echo "libraries:"; (cd "$d" && find lib lib-cxx blas-* -printf '  %p %s %l\n' | sort)
