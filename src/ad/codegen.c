@@ -30,6 +30,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Workgroup memory the staged form may use: WGSL's guaranteed minimum. */
+#define AD_STAGE_BYTES_MAX 16384
+
 typedef struct sbuf {
     pxl_ctx *ctx;
     char *p;
@@ -117,13 +120,13 @@ static const char prelude[] =
     "fn ad_b(c: bool) -> f32 { return select(0.0, 1.0, c); }\n";
 
 /* The forward expression of instruction i. */
-static void put_forward(sbuf *s, const pxl_ad_node *c, size_t i) {
+static void put_forward(sbuf *s, const pxl_ad_node *c, size_t i, int staged) {
     const int a = c->a, b = c->b;
     put(s, "  let v%zu = ", i);
     switch ((pxl_ad_op)c->op) {
     case PXL_AD_OP_CONST: put_f32(s, c->k); break;
-    case PXL_AD_OP_PARAM: put(s, "P[I[ib + %du]]", c->aux); break;
-    case PXL_AD_OP_INPUT: put(s, "X[ix + %du]", c->aux); break;
+    case PXL_AD_OP_PARAM: put(s, staged ? "P[SI[ib + %du]]" : "P[I[ib + %du]]", c->aux); break;
+    case PXL_AD_OP_INPUT: put(s, staged ? "SX[ix + %du]" : "X[ix + %du]", c->aux); break;
     case PXL_AD_OP_NEG: put(s, "-v%d", a); break;
     case PXL_AD_OP_EXP: put(s, "exp(v%d)", a); break;
     case PXL_AD_OP_LOG: put(s, "log(v%d)", a); break;
@@ -287,20 +290,56 @@ pxl_status ad_codegen(pxl_ctx *ctx, const pxl_ad_program *p, int jacobian, uint3
     if (jacobian && k) put(&s, "@group(0) @binding(4) var<storage, read_write> J: array<f32>;\n");
     put(&s, "@group(0) @binding(5) var<uniform> U: Uni;\n");
     put(&s, "%s", prelude);
+    /* Staged: a workgroup's indices and inputs are loaded, and its residuals
+     * and Jacobian rows stored, as contiguous blocks through workgroup memory
+     * (consecutive invocations touch consecutive words), instead of each
+     * invocation reading and writing its own strided run. Used when the
+     * blocks fit WGSL's guaranteed 16 KiB of workgroup storage. */
+    const size_t mk = jacobian ? m * k : 0;
+    const size_t stage_words = (size_t)workgroup * (k + ni + m + mk);
+    const int staged = stage_words * 4 <= AD_STAGE_BYTES_MAX;
+    const size_t W = workgroup;
+    if (staged) {
+        if (k) put(&s, "var<workgroup> SI: array<u32, %zu>;\n", W * k);
+        if (ni) put(&s, "var<workgroup> SX: array<f32, %zu>;\n", W * ni);
+        put(&s, "var<workgroup> SR: array<f32, %zu>;\n", W * m);
+        if (mk) put(&s, "var<workgroup> SJ: array<f32, %zu>;\n", W * mk);
+    }
     put(&s, "@compute @workgroup_size(%u)\n", workgroup);
-    put(&s, "fn main(@builtin(global_invocation_id) gid: vec3<u32>) {\n");
+    put(&s, "fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n");
     put(&s, "  let inst = gid.x + gid.y * U.row;\n");
-    put(&s, "  if (inst >= U.n) { return; }\n");
-    /* P must be referenced even when no instruction reads a parameter */
+    /* P must be referenced even when no instruction reads a parameter; a slot
+     * or a column the outputs do not use still has its binding */
     put(&s, "  _ = &P;\n");
-    if (k) put(&s, "  _ = &I;\n"); /* a slot or a column the outputs do not use still has its binding */
+    if (k) put(&s, "  _ = &I;\n");
     if (ni) put(&s, "  _ = &X;\n");
-    if (k) put(&s, "  let ib = inst * %zuu;\n", k);
-    if (ni) put(&s, "  let ix = inst * %zuu;\n", ni);
-    for (size_t i = 0; i < n; i++) put_forward(&s, &p->code[i], i);
-    for (size_t o = 0; o < m; o++) put(&s, "  R[inst * %zuu + %zuu] = v%u;\n", m, o, p->outputs[o]);
+    if (staged) {
+        /* the workgroup's instances are base .. base + W - 1 (row is a multiple of W) */
+        put(&s, "  let base = inst - lid;\n");
+        if (k)
+            put(&s, "  for (var t = 0u; t < %zuu; t = t + 1u) { let e = base * %zuu + t * %zuu + lid; "
+                    "if (e < U.n * %zuu) { SI[t * %zuu + lid] = I[e]; } }\n",
+                k, k, W, k, W);
+        if (ni)
+            put(&s, "  for (var t = 0u; t < %zuu; t = t + 1u) { let e = base * %zuu + t * %zuu + lid; "
+                    "if (e < U.n * %zuu) { SX[t * %zuu + lid] = X[e]; } }\n",
+                ni, ni, W, ni, W);
+        put(&s, "  workgroupBarrier();\n");
+        /* invocations past the end compute on zeroed data (workgroup memory
+         * starts zeroed; index 0 is a valid parameter) and store nothing */
+        if (k) put(&s, "  let ib = lid * %zuu;\n", k);
+        if (ni) put(&s, "  let ix = lid * %zuu;\n", ni);
+    } else {
+        put(&s, "  if (inst >= U.n) { return; }\n");
+        if (k) put(&s, "  let ib = inst * %zuu;\n", k);
+        if (ni) put(&s, "  let ix = inst * %zuu;\n", ni);
+    }
+    for (size_t i = 0; i < n; i++) put_forward(&s, &p->code[i], i, staged);
+    for (size_t o = 0; o < m; o++) {
+        if (staged) put(&s, "  SR[lid * %zuu + %zuu] = v%u;\n", m, o, p->outputs[o]);
+        else put(&s, "  R[inst * %zuu + %zuu] = v%u;\n", m, o, p->outputs[o]);
+    }
     if (jacobian && k) {
-        /* slot -> its PARAM instruction (each slot has one: the graph shares leaves) */
         for (size_t o = 0; o < m; o++) {
             const size_t top = p->outputs[o];
             memset(cone, 0, n);
@@ -311,22 +350,36 @@ pxl_status ad_codegen(pxl_ctx *ctx, const pxl_ad_program *p, int jacobian, uint3
                 int no = operands(&p->code[i], ops);
                 for (int q = 0; q < no; q++) cone[ops[q]] = 1;
             }
-            put(&s, "  {\n    let jr = (inst * %zuu + %zuu) * %zuu;\n", m, o, k);
+            if (staged) put(&s, "  {\n    let jr = (lid * %zuu + %zuu) * %zuu;\n", m, o, k);
+            else put(&s, "  {\n    let jr = (inst * %zuu + %zuu) * %zuu;\n", m, o, k);
             /* every instruction of the cone has an adjoint; those of constants and
              * inputs are written and never read */
             for (size_t i = 0; i <= top; i++)
                 if (cone[i]) put(&s, "    var g%zu = %s;\n", i, i == top ? "1.0" : "0.0");
             for (size_t i = top + 1; i-- > 0;)
                 if (cone[i]) put_reverse(&s, &p->code[i], o, i);
+            /* slot j's derivative is the adjoint of its PARAM instruction (each
+             * slot has one: the graph shares leaves), 0 outside the cone */
             for (size_t j = 0; j < k; j++) {
                 size_t at = n;
                 for (size_t i = 0; i <= top; i++)
                     if (cone[i] && p->code[i].op == PXL_AD_OP_PARAM && (size_t)p->code[i].aux == j) at = i;
-                if (at < n) put(&s, "    J[jr + %zuu] = g%zu;\n", j, at);
-                else put(&s, "    J[jr + %zuu] = 0.0;\n", j);
+                const char *dst = staged ? "SJ" : "J";
+                if (at < n) put(&s, "    %s[jr + %zuu] = g%zu;\n", dst, j, at);
+                else put(&s, "    %s[jr + %zuu] = 0.0;\n", dst, j);
             }
             put(&s, "  }\n");
         }
+    }
+    if (staged) {
+        put(&s, "  workgroupBarrier();\n");
+        put(&s, "  for (var t = 0u; t < %zuu; t = t + 1u) { let e = base * %zuu + t * %zuu + lid; "
+                "if (e < U.n * %zuu) { R[e] = SR[t * %zuu + lid]; } }\n",
+            m, m, W, m, W);
+        if (mk)
+            put(&s, "  for (var t = 0u; t < %zuu; t = t + 1u) { let e = base * %zuu + t * %zuu + lid; "
+                    "if (e < U.n * %zuu) { J[e] = SJ[t * %zuu + lid]; } }\n",
+                mk, mk, W, mk, W);
     }
     put(&s, "}\n");
     pxl_free(ctx, cone);
