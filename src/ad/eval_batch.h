@@ -28,7 +28,7 @@
  *            instruction up to the output
  *   v, adj   scratch of n L values each
  */
-#define LANES for (int l = 0; l < L; l++)
+#define LANES _Pragma("GCC unroll 1") for (int l = 0; l < L; l++)
 /* d[l] += t in the lanes whose adjoint is not 0 (and where cond holds) */
 #define ACC(d, t) LANES { T t_ = (t); d[l] = g[l] != 0 ? d[l] + t_ : d[l]; }
 #define ACC_IF(d, cond, t) LANES { T t_ = (t); d[l] = g[l] != 0 && (cond) ? d[l] + t_ : d[l]; }
@@ -115,17 +115,23 @@ ATTR static void RUNB(const pxl_ad_program *p, const double *params, const uint3
         const size_t top = p->outputs[o];
         for (size_t l = 0; l < nl; l++) res[l * m + o] = (double)v[top * L + l];
         if (!jac) continue;
-        for (size_t l = 0; l < nl; l++)
-            for (size_t j = 0; j < k; j++) jac[l * m * k + o * k + j] = 0;
-        for (size_t i = 0; i < (top + 1) * L; i++) adj[i] = 0;
-        LANES adj[top * L + (size_t)l] = 1;
+        if (o == 0) memset(jac, 0, nl * m * k * sizeof *jac); /* the batch's rows are contiguous */
         const size_t n_sweep = cone ? cone_at[o + 1] - cone_at[o] : top + 1;
+        /* the sweep reads and writes the adjoints of the cone only */
+        if (cone)
+            for (size_t s = 0; s < n_sweep; s++) {
+                T *z = adj + (size_t)cone[cone_at[o] + s] * L;
+                LANES z[l] = 0;
+            }
+        else
+            for (size_t i = 0; i < (top + 1) * L; i++) adj[i] = 0;
+        LANES adj[top * L + (size_t)l] = 1;
         for (size_t s = 0; s < n_sweep; s++) {
             const size_t i = cone ? cone[cone_at[o] + s] : top - s;
             const T *restrict g = adj + i * L;
-            int any = 0;
-            LANES any |= g[l] != 0;
-            if (!any) continue; /* passes nothing on (see pxl/ad.h) */
+            int nz = 0;
+            LANES nz += g[l] != 0;
+            if (!nz) continue; /* passes nothing on (see pxl/ad.h) */
             const pxl_ad_node *c = &code[i];
             const T *restrict y = v + i * L;
             const T *restrict a = NULL, *restrict b = NULL;
