@@ -18,7 +18,7 @@
 
 static pxl_ctx *g_ctx;
 
-static const size_t COUNTS[] = {1, 7, 8, 9, 100, 1001};
+static const size_t COUNTS[] = {1, 7, 8, 9, 15, 16, 17, 100, 1001};
 #define N_COUNTS (sizeof COUNTS / sizeof COUNTS[0])
 #define MAX_INST 1001
 #define N_PARAMS 37

@@ -3,9 +3,9 @@
  * instances, across the context's threads (pxl/ad.h).
  *
  * Two interpreters give the same bits: the scalar one (eval_impl.h, one
- * instance at a time) and the batched one (eval_batch.h, AD_LANES instances
- * at a time, each instruction decoded once per batch and its arithmetic
- * vectorised across the batch). pxl_ad_eval takes the batched one, built
+ * instance at a time) and the batched one (eval_batch.h, 8 instances (f64)
+ * or 16 (f32) at a time, each instruction decoded once per batch and its
+ * arithmetic vectorised across the batch: the same bytes of scratch). pxl_ad_eval takes the batched one, built
  * twice on x86-64: for the baseline instruction set and for AVX2 (picked at
  * run time when the CPU has it and the tuning option cpu_simd=0 is not set;
  * no FMA, so no contraction changes a result). Work is split into tasks of
@@ -33,11 +33,14 @@
 #undef M
 #undef RUN
 
-/* Instances per batch of the batched interpreter. */
-#define AD_LANES 8
+/* Instances per batch of the batched interpreter (measured best on the ARAP
+ * benchmark, pxl bench ad, with AVX2); scratch per task: 2 n AD_LANES_F64
+ * doubles, the same bytes as 2 n AD_LANES_F32 floats. */
+#define AD_LANES_F64 8
+#define AD_LANES_F32 16
 
-#define L AD_LANES
 #define ATTR
+#define L AD_LANES_F64
 #define T double
 #define M(f) f
 #define RUNB batch_f64
@@ -45,6 +48,8 @@
 #undef T
 #undef M
 #undef RUNB
+#undef L
+#define L AD_LANES_F32
 #define T float
 #define M(name) name##f
 #define RUNB batch_f32
@@ -52,11 +57,13 @@
 #undef T
 #undef M
 #undef RUNB
+#undef L
 #undef ATTR
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #define AD_X86 1
 #define ATTR __attribute__((target("avx2")))
+#define L AD_LANES_F64
 #define T double
 #define M(f) f
 #define RUNB batch_f64_avx2
@@ -64,6 +71,8 @@
 #undef T
 #undef M
 #undef RUNB
+#undef L
+#define L AD_LANES_F32
 #define T float
 #define M(name) name##f
 #define RUNB batch_f32_avx2
@@ -71,9 +80,9 @@
 #undef T
 #undef M
 #undef RUNB
+#undef L
 #undef ATTR
 #endif
-#undef L
 
 typedef struct eval_job {
     const pxl_ad_program *p;
@@ -86,7 +95,7 @@ typedef struct eval_job {
     ad_cpu_mode mode;         /* SCALAR, BATCH or BATCH_AVX2 (resolved) */
     const uint32_t *cone;     /* see eval_batch.h; NULL: none */
     const size_t *cone_at;
-    double *scratch;          /* 2 n AD_LANES doubles per task */
+    double *scratch;          /* 2 n AD_LANES_F64 doubles per task */
 } eval_job;
 
 static void eval_task(void *arg, size_t t) {
@@ -94,7 +103,7 @@ static void eval_task(void *arg, size_t t) {
     const pxl_ad_program *p = J->p;
     size_t begin = t * J->per_task, end = begin + J->per_task;
     if (end > J->n_instances) end = J->n_instances;
-    double *s = J->scratch + t * 2 * p->n * AD_LANES;
+    double *s = J->scratch + t * 2 * p->n * AD_LANES_F64;
     const size_t k = p->n_params, m = p->n_out, ni = p->n_inputs;
     if (J->mode == AD_CPU_SCALAR) {
         for (size_t i = begin; i < end; i++) {
@@ -106,14 +115,15 @@ static void eval_task(void *arg, size_t t) {
         }
         return;
     }
-    for (size_t i = begin; i < end; i += AD_LANES) {
-        const size_t nl = end - i < AD_LANES ? end - i : AD_LANES;
+    const size_t lanes = J->f32 ? AD_LANES_F32 : AD_LANES_F64;
+    for (size_t i = begin; i < end; i += lanes) {
+        const size_t nl = end - i < lanes ? end - i : lanes;
         const uint32_t *pi = J->pidx ? J->pidx + i * k : NULL;
         const double *in = J->inputs ? J->inputs + i * ni : NULL;
         double *jac = J->jac ? J->jac + i * m * k : NULL;
         double *res = J->res + i * m;
-        float *vf = (float *)s, *af = vf + p->n * AD_LANES;
-        double *vd = s, *ad = s + p->n * AD_LANES;
+        float *vf = (float *)s, *af = vf + p->n * AD_LANES_F32;
+        double *vd = s, *ad = s + p->n * AD_LANES_F64;
 #ifdef AD_X86
         if (J->mode == AD_CPU_BATCH_AVX2) {
             if (J->f32) batch_f32_avx2(p, J->params, pi, in, res, jac, nl, J->cone, J->cone_at, vf, af);
@@ -208,7 +218,7 @@ pxl_status ad_eval_cpu(pxl_ctx *ctx, const pxl_ad_program *prog, const double *p
     J.cone = cone;
     J.cone_at = cone_at;
     size_t cells;
-    if (!pxl_mul_size(n_tasks, 2 * prog->n, &cells) || !pxl_mul_size(cells, AD_LANES, &cells)) {
+    if (!pxl_mul_size(n_tasks, 2 * prog->n, &cells) || !pxl_mul_size(cells, AD_LANES_F64, &cells)) {
         pxl_free(ctx, cone);
         pxl_free(ctx, cone_at);
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: scratch size overflows", fn);
