@@ -1,7 +1,7 @@
 /*
  * The CPU interpreters of src/ad/eval.c: the batched one (baseline and AVX2
- * builds, and what pxl_ad_eval picks) gives the scalar one's bits exactly,
- * residuals and Jacobians, f32 and f64, on random programs (tests/ad_random.c,
+ * builds, and what pxl_ad_eval picks) gives the scalar one's bits exactly
+ * (a NaN matching any NaN, see same_bits), residuals and Jacobians, f32 and f64, on random programs (tests/ad_random.c,
  * safe and raw, with the geometry helpers) and on hand-made programs whose
  * adjoints are 0 in some lanes of a batch and not in others; for instance
  * counts around the batch width and thread counts 1 and 2.
@@ -35,8 +35,23 @@ static double draw(uint64_t *st, double range, int raw) {
     return ad_random_uniform(st, -range, range);
 }
 
-/* 1 when a and b hold the same bits (n doubles). */
-static int same_bits(const double *a, const double *b, size_t n) { return memcmp(a, b, n * sizeof *a) == 0; }
+/* 1 when a and b hold the same bits (n doubles), a NaN matching any NaN: C
+ * leaves a NaN's sign and payload unspecified, and compilers swap the
+ * operands of commutative operations (which of two NaN operands x86 passes
+ * on), so they follow the code generator, not the interpreter. Prints the
+ * first difference. */
+static int same_bits(const double *a, const double *b, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(a + i, b + i, sizeof *a) != 0 && !(isnan(a[i]) && isnan(b[i]))) {
+            uint64_t x, y;
+            memcpy(&x, a + i, sizeof x);
+            memcpy(&y, b + i, sizeof y);
+            fprintf(stderr, "  first difference at %zu: %.17g (%016llx) against %.17g (%016llx)\n", i, a[i],
+                    (unsigned long long)x, b[i], (unsigned long long)y);
+            return 0;
+        }
+    return 1;
+}
 
 /*
  * Evaluates p on n instances (slots and inputs drawn from st) with every

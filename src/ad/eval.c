@@ -2,15 +2,17 @@
  * CPU evaluation of AD programs: values and reverse-mode Jacobians for many
  * instances, across the context's threads (pxl/ad.h).
  *
- * Two interpreters give the same bits: the scalar one (eval_impl.h, one
+ * Two interpreters give the same bits (a NaN's sign and payload aside: C
+ * leaves them to the compiler, which may order a commutative operation's
+ * operands differently in the two): the scalar one (eval_impl.h, one
  * instance at a time) and the batched one (eval_batch.h, 8 instances (f64)
  * or 16 (f32) at a time, each instruction decoded once per batch and its
- * arithmetic vectorised across the batch: the same bytes of scratch). pxl_ad_eval takes the batched one, built
- * twice on x86-64: for the baseline instruction set and for AVX2 (picked at
- * run time when the CPU has it and the tuning option cpu_simd=0 is not set;
- * no FMA, so no contraction changes a result). Work is split into tasks of
- * contiguous instance ranges, batches inside a task, so no result depends on
- * the thread count.
+ * arithmetic vectorised across the batch). pxl_ad_eval takes the batched
+ * one, built twice on x86-64: for the baseline instruction set and for AVX2
+ * (picked at run time when the CPU has it and the tuning option cpu_simd=0
+ * is not set; no FMA, so no contraction changes a result). Work is split
+ * into tasks of contiguous instance ranges, batches inside a task, so no
+ * result depends on the thread count.
  */
 #include "ad_internal.h"
 
