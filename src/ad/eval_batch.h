@@ -28,6 +28,8 @@
  *            instruction up to the output
  *   v, adj   scratch of n L values each
  */
+/* a loop over the lanes; kept rolled, as GCC otherwise unrolls it fully
+ * before its vectoriser sees it (and the arithmetic stays scalar) */
 #define LANES _Pragma("GCC unroll 1") for (int l = 0; l < L; l++)
 /* d[l] += t in the lanes whose adjoint is not 0 (and where cond holds) */
 #define ACC(d, t) LANES { T t_ = (t); d[l] = g[l] != 0 ? d[l] + t_ : d[l]; }
