@@ -92,6 +92,19 @@ pxl_status ad_gpu_params_upload(pxl_ctx *ctx, struct pxl_buffer *buf, const doub
 pxl_status ad_eval_gpu(pxl_ctx *ctx, const pxl_ad_program *prog, const double *params, size_t n_params,
                        const uint32_t *param_index, const double *inputs, size_t n_instances, double *residuals,
                        double *jacobian);
+/* The CPU interpreters of eval.c (all give the same bits). */
+typedef enum ad_cpu_mode {
+    AD_CPU_AUTO,       /* what pxl_ad_eval uses: batched, AVX2 where it may */
+    AD_CPU_SCALAR,     /* one instance at a time */
+    AD_CPU_BATCH,      /* batched, baseline instruction set */
+    AD_CPU_BATCH_AVX2  /* batched, AVX2 build (BATCH where the CPU lacks it) */
+} ad_cpu_mode;
+/* pxl_ad_eval's CPU path (arguments checked by the caller) on up to
+ * `threads` threads (0: 1) with the given interpreter; f32 nonzero: single
+ * precision. PXL_ERR_OUT_OF_MEMORY for the scratch. */
+pxl_status ad_eval_cpu(pxl_ctx *ctx, const pxl_ad_program *prog, const double *params, const uint32_t *param_index,
+                       const double *inputs, size_t n_instances, double *residuals, double *jacobian, int f32,
+                       size_t threads, ad_cpu_mode mode);
 /* 1 when pxl_ad_eval with backend AUTO takes the GPU for this work. */
 int ad_auto_gpu(pxl_ctx *ctx, const pxl_ad_program *prog, size_t n_instances);
 /* ---- sparse Cholesky (chol.c, SuiteSparse CHOLMOD) ------------------------- */
