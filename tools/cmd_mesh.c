@@ -26,6 +26,8 @@ typedef struct {
     uint32_t level, iterations, size;
     int have_level, have_iterations;
     double perturb;
+    uint32_t cg_iterations; /* 0: the solver's default */
+    double cg_tolerance;    /* 0: the solver's default */
     int ortho;
     const char *out_mesh, *out_png, *export_path;
     char cmd[32];
@@ -98,7 +100,7 @@ static int parse(int argc, char **argv, mesh_opts *o, const mesh_sub **out) {
     o->iterations = UINT32_MAX;
     o->perturb = -1;
     int is_arap = sub->run == run_arap;
-    cli_opt opts[16];
+    cli_opt opts[20];
     size_t n = 0;
     opts[n++] = (cli_opt){"level", CLI_U32, &o->level, 0, MESH_MAX_LEVEL, "L", "icosphere level 0..7 (default: see above)"};
     opts[n++] = (cli_opt){"iterations", CLI_U32, &o->iterations, 1, 100000, "N", "maximum iterations"};
@@ -109,6 +111,12 @@ static int parse(int argc, char **argv, mesh_opts *o, const mesh_sub **out) {
     opts[n++] = (cli_opt){"out-png", CLI_STRING, &o->out_png, 0, 0, "FILE", "write a picture: before (left), after (right)"};
     opts[n++] = (cli_opt){"size", CLI_U32, &o->size, 32, 4096, "N", "picture height, each half N x N (default 400)"};
     opts[n++] = (cli_opt){"ortho", CLI_FLAG, &o->ortho, 0, 0, NULL, "orthographic camera (default: perspective)"};
+    if (is_arap) {
+        opts[n++] = (cli_opt){"cg-iterations", CLI_U32, &o->cg_iterations, 1, 100000, "N",
+                              "CGNR (the GPU's solver): at most N CG iterations per step (default 500)"};
+        opts[n++] = (cli_opt){"cg-tolerance", CLI_DOUBLE, &o->cg_tolerance, 1e-12, 0.5, "X",
+                              "CGNR: relative residual to reach (default 1e-3 on the GPU, 1e-6 on the CPU)"};
+    }
     if (is_arap)
         opts[n++] = (cli_opt){"export", CLI_STRING, &o->export_path, 0, 0, "FILE", "write the problem file (pxl-arap 1)"};
     cli_opt common[] = {CLI_COMMON_OPTS(&o->c)};
@@ -317,6 +325,8 @@ static int run_arap(const mesh_sub *sub, mesh_opts *o) {
     memset(&so, 0, sizeof so);
     so.max_iterations = (int)o->iterations;
     so.eval.backend = be;
+    so.max_linear_iterations = (int)o->cg_iterations;
+    so.linear_tolerance = o->cg_tolerance;
     progress_state ps = {pxl_progress_begin(ctx, "arap (LM iterations)", o->iterations)};
     so.progress = on_progress;
     so.progress_user = &ps;

@@ -354,6 +354,11 @@ typedef struct pxl_ad_solve_options {
     pxl_ad_linear_solver linear_solver;
     double max_seconds;         /* 0: no time limit; else stops with NO_CONVERGENCE after that long */
     int lbfgs_memory;           /* pxl_ad_problem_minimize: 0: 10 */
+    /* CGNR: at most this many CG iterations per step (0: 500), stopping when
+     * the preconditioned residual falls below linear_tolerance times its
+     * start (0: 1e-6 on the CPU; 1e-3 on the GPU, which works in f32) */
+    int max_linear_iterations;
+    double linear_tolerance;
     void (*progress)(void *user, int iteration, double cost); /* NULL: none; called after each iteration */
     void *progress_user;
 } pxl_ad_solve_options;

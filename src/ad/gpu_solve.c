@@ -361,8 +361,9 @@ pxl_status ad_gpu_lm(pxl_ctx *ctx, const ad_group_view *groups, size_t n_groups,
     const double gtol = o.gradient_tolerance > 0 ? o.gradient_tolerance : 1e-10;
     const double ptol = o.parameter_tolerance > 0 ? o.parameter_tolerance : 1e-8;
     double mu = o.initial_mu > 0 ? o.initial_mu : 1e-4;
-    const int max_cg = 200, cg_batch = 10;
-    const double eta = 0.1; /* Ceres' default forcing term for inexact steps */
+    const int max_cg = o.max_linear_iterations > 0 ? o.max_linear_iterations : 500, cg_batch = 10;
+    /* r.z (the preconditioned residual's square) falls by eta^2 */
+    const double eta = o.linear_tolerance > 0 ? o.linear_tolerance : 1e-3;
     if (pxl_ctx_backend(ctx) != PXL_BACKEND_GPU)
         return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: the context has no GPU", fn);
     if (n_params == 0 || n_params > UINT32_MAX / V_COUNT - 64)

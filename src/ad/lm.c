@@ -54,6 +54,8 @@ typedef struct lm_state {
     double *d_free, *x_new, *step; /* nf, n, n */
     double *rows;            /* n_res scratch */
     pxl_ad_linear_solver solver;
+    int cg_max;    /* CGNR: iterations per step */
+    double cg_tol; /* CGNR: relative residual */
     double gn_tol;           /* relative pivot limit: 0 for LM, GN_PIVOT_TOL for Gauss-Newton */
     /* dense */
     double *H, *A;
@@ -582,7 +584,7 @@ static int cgnr_solve(lm_state *S, double mu, double *x) {
     /* inexact steps (truncated Newton): LM's gain ratio judges each step by
        its own model reduction, so the solve converges to the same point */
     size_t max_it = 2 * nf + 10;
-    if (max_it > LM_CG_MAX_ITERATIONS) max_it = LM_CG_MAX_ITERATIONS;
+    if (max_it > (size_t)S->cg_max) max_it = (size_t)S->cg_max;
     for (size_t it = 0; it < max_it; it++) {
         cgnr_apply(S, mu, p, q);
         double pq = 0;
@@ -595,7 +597,7 @@ static int cgnr_solve(lm_state *S, double mu, double *x) {
             res[c] -= alpha * q[c];
             rn += res[c] * res[c];
         }
-        if (sqrt(rn) <= LM_CG_TOLERANCE * bnorm) break;
+        if (sqrt(rn) <= S->cg_tol * bnorm) break;
         double rz_new = 0;
         for (size_t c = 0; c < nf; c++) {
             const double m = S->active[c] ? 1 : S->diag[c] + mu * S->D[c];
@@ -699,7 +701,8 @@ static pxl_status lm_run(pxl_ad_problem *pb, double *params, const pxl_ad_solve_
     if (o.max_iterations < 0 || o.function_tolerance < 0 || o.gradient_tolerance < 0 ||
         o.parameter_tolerance < 0 || o.initial_mu < 0 || o.max_seconds < 0 || !isfinite(o.function_tolerance) ||
         !isfinite(o.gradient_tolerance) || !isfinite(o.parameter_tolerance) || !isfinite(o.initial_mu) ||
-        !isfinite(o.max_seconds))
+        !isfinite(o.max_seconds) || o.max_linear_iterations < 0 || o.linear_tolerance < 0 ||
+        !isfinite(o.linear_tolerance))
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: an option is negative or not finite", fn);
     if (o.method != PXL_AD_LEVENBERG_MARQUARDT && o.method != PXL_AD_GAUSS_NEWTON)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: unknown method %d", fn, (int)o.method);
@@ -727,6 +730,8 @@ static pxl_status lm_run(pxl_ad_problem *pb, double *params, const pxl_ad_solve_
     S.pb = pb;
     S.ctx = ctx;
     S.eval = &o.eval;
+    S.cg_max = o.max_linear_iterations > 0 ? o.max_linear_iterations : LM_CG_MAX_ITERATIONS;
+    S.cg_tol = o.linear_tolerance > 0 ? o.linear_tolerance : LM_CG_TOLERANCE;
     S.n = n;
     S.n_res = pb->n_residuals;
     S.gn_tol = gn ? GN_PIVOT_TOL : 0;
