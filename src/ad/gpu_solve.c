@@ -31,7 +31,10 @@ typedef struct sv_uni {
 enum { V_X, V_LO, V_HI, V_D, V_M, V_DL, V_R, V_Z, V_P, V_Q, V_XT, V_COUNT };
 
 /* partial-sum slots */
-enum { SL_CG = 0, SL_T0 = 1, SL_GMAX = 4, SL_RES = 5 }; /* SL_RES + g: per group sums of squares */
+/* SL_RES + g: group g's sum of squares of the residuals; SL_RES + G + g: of
+ * J delta. T0..T2, the residual and the J delta slots are contiguous, so one
+ * download reads all a trial step needs. */
+enum { SL_CG = 0, SL_T0 = 1, SL_GMAX = 4, SL_RES = 5 };
 
 typedef struct gpu_lm {
     pxl_ctx *ctx;
@@ -188,27 +191,37 @@ static pxl_status rec_eval(gpu_lm *L, int v, pxl_buffer *R, pxl_buffer *J) {
     return PXL_OK;
 }
 
-/* Downloads n_slots partial-sum slots from slot0 and sums each in double
- * (max instead when is_max). */
+/* Downloads n_slots partial-sum slots from slot0 in one round trip and sums
+ * each in double (max instead when is_max). */
 static pxl_status read_slots(gpu_lm *L, size_t slot0, size_t n_slots, double *out, int is_max) {
-    float tmp[NPART * 8];
-    for (size_t s = 0; s < n_slots; s++) {
-        pxl_status st = pxl_buffer_download(L->ctx, L->PART, (slot0 + s) * NPART * 4, tmp, NPART * 4);
-        if (st != PXL_OK) return st;
+    float *tmp = pxl_alloc(L->ctx, n_slots * NPART * sizeof *tmp);
+    if (!tmp) return pxl_fail(L->ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_ad GPU solver: out of memory");
+    pxl_status st = pxl_buffer_download(L->ctx, L->PART, slot0 * NPART * 4, tmp, n_slots * NPART * 4);
+    for (size_t s = 0; st == PXL_OK && s < n_slots; s++) {
         double acc = 0;
-        for (size_t i = 0; i < NPART; i++) acc = is_max ? fmax(acc, (double)tmp[i]) : acc + (double)tmp[i];
+        for (size_t i = 0; i < NPART; i++)
+            acc = is_max ? fmax(acc, (double)tmp[s * NPART + i]) : acc + (double)tmp[s * NPART + i];
         out[s] = acc;
     }
-    return PXL_OK;
+    pxl_free(L->ctx, tmp);
+    return st;
+}
+
+/* 1/2 the sum of a set of per-group slot sums; +inf when not finite */
+static double half_sum(const double *v, size_t n) {
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += v[i];
+    return isfinite(s) ? 0.5 * s : HUGE_VAL;
 }
 
 static pxl_status read_cost(gpu_lm *L, double *cost) {
+    double v[64];
     double s = 0;
-    for (size_t g = 0; g < L->G; g++) {
-        double v;
-        pxl_status st = read_slots(L, SL_RES + g, 1, &v, 0);
+    for (size_t g0 = 0; g0 < L->G; g0 += 64) {
+        size_t c = L->G - g0 < 64 ? L->G - g0 : 64;
+        pxl_status st = read_slots(L, SL_RES + g0, c, v, 0);
         if (st != PXL_OK) return st;
-        s += v;
+        for (size_t i = 0; i < c; i++) s += v[i];
     }
     *cost = isfinite(s) ? 0.5 * s : HUGE_VAL;
     return PXL_OK;
@@ -305,7 +318,7 @@ static pxl_status setup(gpu_lm *L, const ad_group_view *groups, const unsigned c
     if (st == PXL_OK) st = pxl_buffer_create(ctx, F4(tr), &L->Wr);
     if (st == PXL_OK) st = pxl_buffer_create(ctx, F4(tj), &L->J);
     if (st == PXL_OK) st = pxl_buffer_create(ctx, F4(tj), &L->Jt);
-    if (st == PXL_OK) st = pxl_buffer_create(ctx, F4((SL_RES + G) * NPART), &L->PART);
+    if (st == PXL_OK) st = pxl_buffer_create(ctx, F4((SL_RES + 2 * G) * NPART), &L->PART);
     if (st == PXL_OK) st = pxl_buffer_create(ctx, 64 * 4, &L->S);
     if (st == PXL_OK) st = kern(L, "jv", &L->k_jv);
     if (st == PXL_OK) st = kern(L, "jt", &L->k_jt);
@@ -337,15 +350,15 @@ static pxl_status setup(gpu_lm *L, const ad_group_view *groups, const unsigned c
     return st;
 }
 
-/* At the current point (vector X, buffers R and J): gradient, diag J^T J,
- * max |g| and the cost, read back. */
+/* At the current point (vector X, buffers R and J): gradient, diag J^T J and
+ * max |g|, read back; and the cost when cost is not NULL. */
 static pxl_status linearize(gpu_lm *L, double *cost, double *gmax) {
     pxl_status st = rec_jt(L, L->J, L->R, L->Gr, 0, 0);
     if (st == PXL_OK) st = rec_jt(L, L->J, L->R, L->DG, 0, 1);
     if (st == PXL_OK) st = rec_vops(L, 6, SL_GMAX, 0);
-    if (st == PXL_OK) st = rec_sumsq(L, L->R, SL_RES);
+    if (st == PXL_OK && cost) st = rec_sumsq(L, L->R, SL_RES);
     if (st == PXL_OK) st = read_slots(L, SL_GMAX, 1, gmax, 1);
-    if (st == PXL_OK) st = read_cost(L, cost);
+    if (st == PXL_OK && cost) st = read_cost(L, cost);
     return st;
 }
 
@@ -430,17 +443,28 @@ pxl_status ad_gpu_lm(pxl_ctx *ctx, const ad_group_view *groups, size_t n_groups,
             if (st != PXL_OK || s[4] != 0) break;
         }
         if (st != PXL_OK) goto done;
-        /* the trial point, projected onto the box, and the model's prediction */
+        /* the trial point, projected onto the box, the model's prediction and
+         * the cost there, read back in one round trip */
         st = rec_vops(&L, 5, SL_T0, mu);
         if (st == PXL_OK) st = rec_jv(&L, L.J, L.W, V_DL * L.nb);
-        if (st == PXL_OK) st = rec_sumsq(&L, L.Wr, SL_RES);
-        double t3[4] = {0, 0, 0, 0}, jd2 = 0;
-        if (st == PXL_OK) st = read_slots(&L, SL_T0, 3, t3, 0);
-        if (st == PXL_OK) st = read_cost(&L, &jd2);
+        if (st == PXL_OK) st = rec_sumsq(&L, L.Wr, SL_RES + L.G);
         t_lin += pxl_time_now() - t0;
-        if (st != PXL_OK) goto done;
-        jd2 *= 2; /* read_cost halves */
-        const double step_norm = sqrt(t3[0]), x_norm = sqrt(t3[2]);
+        t0 = pxl_time_now();
+        if (st == PXL_OK) st = rec_eval(&L, V_XT, L.Rt, L.Jt);
+        if (st == PXL_OK) st = rec_sumsq(&L, L.Rt, SL_RES);
+        double *sl = pxl_alloc(ctx, (SL_RES - SL_T0 + 2 * L.G) * sizeof *sl);
+        if (!sl && st == PXL_OK) st = pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+        if (st == PXL_OK) st = read_slots(&L, SL_T0, SL_RES - SL_T0 + 2 * L.G, sl, 0);
+        t_eval += pxl_time_now() - t0;
+        if (st != PXL_OK) {
+            pxl_free(ctx, sl);
+            goto done;
+        }
+        const double *t3 = sl; /* delta.delta, g.delta, x.x */
+        const double cost_new = half_sum(sl + (SL_RES - SL_T0), L.G);
+        const double jd2 = 2 * half_sum(sl + (SL_RES - SL_T0) + L.G, L.G);
+        const double step_norm = sqrt(t3[0]), x_norm = sqrt(t3[2]), gd = t3[1];
+        pxl_free(ctx, sl);
         if (!isfinite(step_norm)) {
             mu *= nu;
             nu *= 2;
@@ -452,14 +476,7 @@ pxl_status ad_gpu_lm(pxl_ctx *ctx, const ad_group_view *groups, size_t n_groups,
                      ptol);
             break;
         }
-        const double predicted = -(t3[1] + 0.5 * jd2);
-        t0 = pxl_time_now();
-        st = rec_eval(&L, V_XT, L.Rt, L.Jt);
-        if (st == PXL_OK) st = rec_sumsq(&L, L.Rt, SL_RES);
-        double cost_new = 0;
-        if (st == PXL_OK) st = read_cost(&L, &cost_new);
-        t_eval += pxl_time_now() - t0;
-        if (st != PXL_OK) goto done;
+        const double predicted = -(gd + 0.5 * jd2);
         const double rho = (isfinite(cost_new) && predicted > 0) ? (cost - cost_new) / predicted : -1.0;
         if (!(rho > 1e-3)) {
             mu *= nu;
@@ -476,8 +493,7 @@ pxl_status ad_gpu_lm(pxl_ctx *ctx, const ad_group_view *groups, size_t n_groups,
         L.J = L.Jt;
         L.Jt = tmp;
         t0 = pxl_time_now();
-        double cost_chk;
-        st = linearize(&L, &cost_chk, &gmax);
+        st = linearize(&L, NULL, &gmax);
         t_eval += pxl_time_now() - t0;
         if (st != PXL_OK) goto done;
         sm.successful_steps++;
