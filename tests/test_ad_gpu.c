@@ -281,7 +281,10 @@ static void test_shapes(void) {
  * differences is tests/test_ad_grad.c. Per value: |gpu - cpu| <= 2e-3 (1 +
  * |cpu|) (errors of the builtins compound through a graph); a comparison or
  * sign() that rounds the other way at a tie changes a value discontinuously,
- * so up to 1 value in 1,000 may differ (each printed); more fails.
+ * and NVIDIA's sin/cos/exp approximations (within WGSL's stated error) move
+ * ill-conditioned graphs further: up to 1 value in 250 may differ (the first
+ * 20 are printed); more fails. Measured: llvmpipe 45 of 307,200 values,
+ * the H100 287.
  */
 static void test_random(void) {
     /* 400 by default (each graph compiles two pipelines: minutes on a software
@@ -337,7 +340,7 @@ static void test_random(void) {
         pxl_ad_program_free(p);
     }
     fprintf(stderr, "random graphs: %d graphs, %zu values, %zu differ beyond 2e-3\n", n_graphs, values, off);
-    CHECK_MSG(off * 1000 <= values, "%zu of %zu values differ", off, values);
+    CHECK_MSG(off * 250 <= values, "%zu of %zu values differ", off, values);
 }
 
 /* The resident API: data uploaded once, evaluations recorded into the
