@@ -10,6 +10,10 @@
  *    evaluation from GPU timestamps (wall time without them); the data stays
  *    on the GPU. CPU: pxl_ad_eval on the context's threads, in f32 and f64,
  *    median of --reps. The baseline is the CPU f32 time on the same machine.
+ *  - roundtrip N: pxl_ad_eval itself on the first N instances, the GPU path
+ *    (upload, evaluate, download, widen to double) against the CPU's f64
+ *    (its default), median of --reps: where the GPU starts to pay for a
+ *    caller with data on the host (AUTO's threshold).
  *  - lm_iteration_100: the fixed cost of one Levenberg-Marquardt iteration on
  *    a 100-residual curve fit (y = a exp(-b x) + c), solved through the
  *    problem API with the evaluation on the GPU (CGNR, the whole solve on the
@@ -90,6 +94,26 @@ static double time_cpu_eval(pxl_ctx *ctx, const pxl_ad_program *p, const mesh_ar
     for (uint32_t r = 0; r <= reps; r++) { /* the first run is a warm-up */
         double t0 = pxl_time_now();
         if (pxl_ad_eval(ctx, p, a->x, 6 * a->nv, a->index, a->input, a->n_dir, res, jac, &o) != PXL_OK) goto done;
+        if (r) t[r - 1] = pxl_time_now() - t0;
+    }
+    secs = median_of(t, reps);
+done:
+    free(t);
+    return secs;
+}
+
+/* Median seconds of pxl_ad_eval on the first n instances with backend b, or -1. */
+static double time_roundtrip(pxl_ctx *ctx, const pxl_ad_program *p, const mesh_arap *a, size_t n, uint32_t reps,
+                             pxl_ad_backend b, double *res, double *jac) {
+    double *t = malloc(reps * sizeof *t);
+    if (!t) return -1;
+    pxl_ad_eval_options o;
+    memset(&o, 0, sizeof o);
+    o.backend = b;
+    double secs = -1;
+    for (uint32_t r = 0; r <= reps; r++) {
+        double t0 = pxl_time_now();
+        if (pxl_ad_eval(ctx, p, a->x, 6 * a->nv, a->index, a->input, n, res, jac, &o) != PXL_OK) goto done;
         if (r) t[r - 1] = pxl_time_now() - t0;
     }
     secs = median_of(t, reps);
@@ -179,6 +203,16 @@ int bench_ad(pxl_ctx *ctx, uint32_t level, uint32_t reps, int json) {
         cli_fail(json, 1, "pxl bench ad", "%s", pxl_ctx_error(ctx));
         goto done;
     }
+    /* the round trip through pxl_ad_eval at growing sizes */
+    enum { N_RT = 6 };
+    const size_t rt_n[N_RT] = {1024, 4096, 16384, 65536, 262144, 983040};
+    double rt_cpu[N_RT], rt_gpu[N_RT];
+    for (int i = 0; i < N_RT; i++) {
+        rt_cpu[i] = rt_gpu[i] = -1;
+        if (rt_n[i] > a.n_dir) continue;
+        rt_cpu[i] = time_roundtrip(ctx, p, &a, rt_n[i], reps, PXL_AD_CPU, res, jac);
+        if (gpu) rt_gpu[i] = time_roundtrip(ctx, p, &a, rt_n[i], reps, PXL_AD_GPU, res, jac);
+    }
     int it_g = 0, it_c = 0;
     double lm_g = gpu ? time_lm100(ctx, PXL_AD_GPU, &it_g) : -1;
     double lm_c = time_lm100(ctx, PXL_AD_CPU, &it_c);
@@ -189,6 +223,10 @@ int bench_ad(pxl_ctx *ctx, uint32_t level, uint32_t reps, int json) {
                "\"gpu_vs_cpu_f32\":%.2f,\"lm100_gpu_ms_per_iteration\":%.4f,\"lm100_cpu_ms_per_iteration\":%.4f}\n",
                level, a.n_dir, threads, c32 * 1e3, c64 * 1e3, g32 * 1e3, timed ? "true" : "false",
                g32 > 0 ? c32 / g32 : 0.0, lm_g * 1e3, lm_c * 1e3);
+        for (int i = 0; i < N_RT; i++)
+            if (rt_cpu[i] >= 0)
+                printf("{\"bench\":\"ad_roundtrip\",\"instances\":%zu,\"cpu_f64_ms\":%.4f,\"gpu_ms\":%.4f}\n", rt_n[i],
+                       rt_cpu[i] * 1e3, rt_gpu[i] * 1e3);
     } else {
         printf("%-34s %12s %14s %10s\n", "case", "ms", "Minst/s", "vs CPU f32");
         printf("%-34s %12.3f %14.1f %10s\n", "arap_eval cpu f64", c64 * 1e3, (double)a.n_dir / c64 * 1e-6, "");
@@ -199,6 +237,16 @@ int bench_ad(pxl_ctx *ctx, uint32_t level, uint32_t reps, int json) {
                    g32 * 1e3, (double)a.n_dir / g32 * 1e-6, c32 / g32);
         printf("%-34s %12.3f   (%d iterations, dense Cholesky, f64)\n", "lm_iteration_100 cpu", lm_c * 1e3, it_c);
         if (gpu) printf("%-34s %12.3f   (%d iterations, CGNR on the GPU)\n", "lm_iteration_100 gpu", lm_g * 1e3, it_g);
+        for (int i = 0; i < N_RT; i++)
+            if (rt_cpu[i] >= 0) {
+                char name[48];
+                snprintf(name, sizeof name, "roundtrip %zu cpu f64 / gpu", rt_n[i]);
+                if (gpu)
+                    printf("%-34s %12.3f / %.3f ms  (GPU %.2fx)\n", name, rt_cpu[i] * 1e3, rt_gpu[i] * 1e3,
+                           rt_cpu[i] / rt_gpu[i]);
+                else
+                    printf("%-34s %12.3f ms\n", name, rt_cpu[i] * 1e3);
+            }
         printf("CPU: %d threads%s\n", threads, gpu ? "" : "; no GPU");
     }
     rc = 0;
