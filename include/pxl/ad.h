@@ -231,7 +231,8 @@ typedef enum pxl_ad_precision {
 typedef enum pxl_ad_backend {
     PXL_AD_CPU = 0, /* default: the tape interpreter, in the options' precision */
     PXL_AD_GPU = 1, /* the program's generated WGSL kernel, in f32 (needs the context's GPU) */
-    PXL_AD_AUTO = 2 /* the GPU when the context has one and the work is large enough to pay, else the CPU */
+    PXL_AD_AUTO = 2 /* pxl_ad_eval: the CPU; a problem's solve: the GPU when the context has one and the
+                       problem is large enough to pay (see pxl_ad_eval) */
 } pxl_ad_backend;
 
 /* Zero-initialised = defaults. */
@@ -257,8 +258,12 @@ typedef struct pxl_ad_eval_options {
  * the last bits). WGSL leaves operations on NaN to the implementation: with
  * a NaN among the parameters or inputs the GPU's results are unspecified
  * (NaN and infinities produced inside the kernel from other values are
- * IEEE's). PXL_ERR_UNSUPPORTED when the context has no GPU. AUTO takes
- * the GPU when the context has one and instances * instructions >= 2^20.
+ * IEEE's). PXL_ERR_UNSUPPORTED when the context has no GPU. AUTO
+ * evaluates on the CPU: with the data on the host, the GPU's transfers cost
+ * more than the CPU's evaluation (measured up to a million instances); the
+ * GPU pays where the data stays there (pxl_ad_gpu_eval_*, and a problem's
+ * solve, where AUTO picks the GPU for CGNR when instances * instructions
+ * >= 2^20).
  * opts NULL: defaults.
  */
 /*

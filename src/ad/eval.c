@@ -269,16 +269,22 @@ pxl_status pxl_ad_eval(pxl_ctx *ctx, const pxl_ad_program *prog, const double *p
             return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
                             "%s: instance %zu, slot %zu: parameter index %u is out of range (%zu parameters)", fn,
                             i / k, i % k, param_index[i], n_params);
-    if (o.backend == PXL_AD_GPU || (o.backend == PXL_AD_AUTO && ad_auto_gpu(ctx, prog, n_instances)))
+    /* AUTO evaluates here: with the data on the host, the GPU's uploads and
+     * downloads cost more than the CPU's evaluation at every size measured
+     * (docs/BENCHMARKS.md, "Autodiff"); the GPU pays where the data stays on
+     * it (pxl_ad_gpu_eval_*, the GPU solver) */
+    if (o.backend == PXL_AD_GPU)
         return ad_eval_gpu(ctx, prog, params, n_params, param_index, inputs, n_instances, residuals, jacobian);
     size_t threads = o.serial ? 1 : (size_t)pxl_ctx_threads(ctx);
     return ad_eval_cpu(ctx, prog, params, param_index, inputs, n_instances, residuals, jacobian,
                        o.precision == PXL_AD_F32, threads, AD_CPU_AUTO);
 }
 
-/* The GPU pays from about this many instruction evaluations per call on; below
- * it the fixed cost of a dispatch and a download is larger than the CPU's time
- * (measured: docs/BENCHMARKS.md, "Autodiff"). */
+/* A problem solve with AUTO evaluation runs on the GPU (the whole LM solve
+ * resident there, when its linear solver is CGNR) from this many instruction
+ * evaluations per pass on: below it, the GPU solver's fixed cost per
+ * iteration (about 1 ms: a few round trips) is more than the CPU's whole
+ * iteration (docs/BENCHMARKS.md, "Autodiff"). */
 #define AD_AUTO_GPU_WORK ((size_t)1 << 20)
 
 int ad_auto_gpu(pxl_ctx *ctx, const pxl_ad_program *prog, size_t n_instances) {
