@@ -147,7 +147,7 @@ static pxl_ad_value sel_lt(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b) {
 }
 
 static void test_ops(void) {
-    const double z[] = {0.0, -0.0, 1.0, -1.0, 1e-30, -1e-30, 40.0, -40.0, 100.0, -100.0, INFINITY, -INFINITY};
+    const double z[] = {0.0, -0.0, 1.0, -1.0, 1e-30, -1e-30, 40.0, -40.0, 100.0, -100.0, HUGE_VAL, -HUGE_VAL};
     const size_t nz = sizeof z / sizeof *z;
     unary("neg", pxl_ad_neg, -10, 10, z, nz, 0);
     unary("exp", pxl_ad_exp, -20, 20, z, nz, 0);
@@ -176,7 +176,7 @@ static void test_ops(void) {
     unary("clamp", clamp01, -2, 2, z, nz, 0);
 
     const double e2[][2] = {{0, 0},   {0, 1},    {1, 0},     {-1, 0},     {0, -1},  {-2, 3},  {-2, 2.5},
-                            {-8, -1}, {2, -0.5}, {-0.0, 2},  {1e-20, 0},  {3, 3},   {-3, -3}, {INFINITY, 1},
+                            {-8, -1}, {2, -0.5}, {-0.0, 2},  {1e-20, 0},  {3, 3},   {-3, -3}, {HUGE_VAL, 1},
                             {1e30, 1e30}};
     const size_t ne = sizeof e2 / sizeof *e2;
     binary("add", pxl_ad_add, -10, 10, e2, ne, 0);

@@ -50,7 +50,7 @@ static void test_curve(void) {
     CHECK(sg.termination != PXL_AD_FAILURE && sg.termination != PXL_AD_NO_CONVERGENCE);
 
     /* bounds: b held to [0, 1], so the fit ends on b = 1 */
-    double lo[3] = {-INFINITY, 0, -INFINITY}, hi[3] = {INFINITY, 1, INFINITY}, xb[3] = {1, 0.5, 0};
+    double lo[3] = {-HUGE_VAL, 0, -HUGE_VAL}, hi[3] = {HUGE_VAL, 1, HUGE_VAL}, xb[3] = {1, 0.5, 0};
     s = ad_gpu_lm(g_gpu, &gv, 1, 3, NULL, lo, hi, xb, NULL, &sg);
     CHECK_MSG(s == PXL_OK, "%s", pxl_ctx_error(g_gpu));
     CHECK_MSG(fabs(xb[1] - 1.0) < 1e-6, "bounded b = %.9g", xb[1]);

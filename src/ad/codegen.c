@@ -40,7 +40,7 @@ typedef struct sbuf {
     int oom;
 } sbuf;
 
-static void put(sbuf *s, const char *fmt, ...) {
+PXL_PRINTF(2, 3) static void put(sbuf *s, const char *fmt, ...) {
     if (s->oom) return;
     for (;;) {
         va_list ap;
@@ -171,6 +171,7 @@ static void put_forward(sbuf *s, const pxl_ad_node *c, size_t i, int staged) {
 
 /* g<o>_<x> += contribution, written "gX = gX + (...)". `guard` wraps the
  * contribution in select(0, ..., g != 0). */
+PXL_PRINTF(7, 8)
 static void acc(sbuf *s, size_t o, int x, size_t i, int guard, const char *sign, const char *fmt, ...) {
     char e[256];
     va_list ap;
