@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The device call for the autodiff issue's speed table: pxl against its peers
-# on the same machine, in one call. From the repository's root on the device
-# machine, with .gl, deps/dawn and .peers/ceres carried:
+# pxl's autodiff against its peers (JAX, Ceres) on the same machine in one
+# run: the figures of docs/BENCHMARKS.md, "Autodiff". From the repository's
+# root on the device machine, with .gl, deps/dawn and .peers/ceres present:
 #
 #   bash bench/ad_peers.sh            (do not source bench/device_setup.sh first:
 #                                      this script does, after pointing the
@@ -63,7 +63,7 @@ mkdir -p "$W"
 
 say() { echo "== $*" | tee -a "$LOG"; }
 START=$(date +%s)
-DEADLINE_S=${DEADLINE_S:-550}   # the whole script, inside the tool's 600 s per command
+DEADLINE_S=${DEADLINE_S:-550}   # the whole script, under a 600 s limit per command
 left() { echo $(( DEADLINE_S - ($(date +%s) - START) )); }
 secs() { local ms=$(( ($2 - $1) / 1000000 )); printf '%d.%03d' $((ms / 1000)) $((ms % 1000)); }
 

@@ -17,7 +17,10 @@ DIR=${PXL_NIST_DIR:-$ROOT/deps/nist}
 # PXL_DEBIAN_MIRROR: another mirror of the Debian archive (the pinned sha256 still applies)
 MIRROR=${PXL_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 TARBALL="ceres-solver_2.1.0+really2.1.0+dfsg.orig.tar.xz"
-URLS="$MIRROR/pool/main/c/ceres-solver/$TARBALL"
+# the pool, then the snapshot archive (where the file stays when bookworm's
+# pool moves on); the sha256 below decides
+URLS="$MIRROR/pool/main/c/ceres-solver/$TARBALL
+https://snapshot.debian.org/archive/debian/20240601T000000Z/pool/main/c/ceres-solver/$TARBALL"
 TARBALL_SHA256="acd5774187a8ea92bdf9e6d1faeb22c00bf30b1ad226ef6e2ade8b7636bbc336"
 FILES="
 b34d160605b959c301d13aac6627b693743d32ad98a6c4f830a3f728cdff0f52 Bennett5.dat

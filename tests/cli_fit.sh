@@ -24,26 +24,22 @@ json_error_object() {
   python3 -c 'import json,sys; d=json.loads(sys.stdin.buffer.read().decode("utf-8")); sys.exit(0 if d.get("ok") is False and d.get("error") else 1)'
 }
 
-# NIST StRD Misra1a (public domain): y = b1*(1-exp(-b2*x)), certified b1 =
-# 2.3894212918E+02 +- 2.7070075241E+00, b2 = 5.5015643181E-04 +- 7.2668688436E-06.
-cat >misra.txt <<'EOF'
-# NIST StRD Misra1a
-y x
-10.07 77.6
-14.73 114.9
-17.94 141.1
-23.93 190.8
-29.61 239.9
-35.18 289.0
-40.02 332.8
-44.82 378.4
-50.76 434.8
-55.05 477.3
-61.01 536.8
-66.40 593.1
-75.47 689.1
-81.78 760.0
-EOF
+# NIST StRD Misra1a: y = b1*(1-exp(-b2*x)), certified b1 = 2.3894212918E+02
+# +- 2.7070075241E+00, b2 = 5.5015643181E-04 +- 7.2668688436E-06. Its data
+# come from deps/nist (scripts/fetch_nist.sh, checksums pinned), as a header
+# line "y x" and 14 rows.
+NIST=${PXL_NIST_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/deps/nist}
+if [ ! -f "$NIST/Misra1a.dat" ]; then
+  [ -n "${PXL_REQUIRE_NIST:-}" ] && { echo "FAIL ($CASE): $NIST/Misra1a.dat is missing (scripts/fetch_nist.sh)" >&2; exit 1; }
+  echo "skipped: $NIST/Misra1a.dat is missing (scripts/fetch_nist.sh)" >&2
+  exit 77
+fi
+{
+  echo "# NIST StRD Misra1a"
+  echo "y x"
+  sed -n '/^Data: *y/,$p' "$NIST/Misra1a.dat" | tail -n +2 | tr -d '\r' | awk 'NF == 2 { print $1, $2 }'
+} >misra.txt
+[ "$(grep -c '^[0-9]' misra.txt)" = 14 ] || { echo "FAIL ($CASE): Misra1a.dat: expected 14 rows" >&2; exit 1; }
 MODEL='b1*(1-exp(-b2*x))'
 START='b1=500,b2=1e-4'
 

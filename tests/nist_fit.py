@@ -57,7 +57,7 @@ MODELS = {
 
 # Digits every solved run must reach: parameters, standard errors, RSS.
 # NIST's own guidance: 4 to 6 digits is good agreement. pxl fit reaches 7 to
-# 11 digits of the parameters and 6 to 11 of the standard errors (the table
+# 11 digits of the parameters and 6 to 11 of the standard errors, Lanczos1 below (the table
 # this script prints); the floors leave half a digit for other compilers.
 FLOOR = {"params": 6.5, "se": 5.5, "rss": 9.0}
 FLOOR_BY_PROBLEM = {

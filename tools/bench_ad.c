@@ -209,13 +209,20 @@ int bench_ad(pxl_ctx *ctx, uint32_t level, uint32_t reps, int json) {
     double rt_cpu[N_RT], rt_gpu[N_RT];
     for (int i = 0; i < N_RT; i++) {
         rt_cpu[i] = rt_gpu[i] = -1;
-        if (rt_n[i] > a.n_dir) continue;
+        if (rt_n[i] > a.n_dir) continue; /* a smaller level has fewer instances */
         rt_cpu[i] = time_roundtrip(ctx, p, &a, rt_n[i], reps, PXL_AD_CPU, res, jac);
         if (gpu) rt_gpu[i] = time_roundtrip(ctx, p, &a, rt_n[i], reps, PXL_AD_GPU, res, jac);
     }
     int it_g = 0, it_c = 0;
     double lm_g = gpu ? time_lm100(ctx, PXL_AD_GPU, &it_g) : -1;
     double lm_c = time_lm100(ctx, PXL_AD_CPU, &it_c);
+    int failed = lm_c < 0 || (gpu && lm_g < 0);
+    for (int i = 0; i < N_RT; i++)
+        if (rt_n[i] <= a.n_dir && (rt_cpu[i] < 0 || (gpu && rt_gpu[i] < 0))) failed = 1;
+    if (failed) { /* a measurement failed: say why, print no figures */
+        cli_fail(json, 1, "pxl bench ad", "%s", pxl_ctx_error(ctx));
+        goto done;
+    }
     const int threads = pxl_ctx_threads(ctx);
     if (json) {
         printf("{\"bench\":\"ad\",\"level\":%u,\"instances\":%zu,\"threads\":%d,"

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FIT_MAX_PARAMS 512 /* the dense solver's limit */
+#define FIT_MAX_PARAMS 512 /* parameters named in --start: the dense Cholesky solver takes them all */
 #define FIT_CMD "pxl fit"
 
 typedef struct {
@@ -58,6 +58,7 @@ static const char *k_about =
 static int parse(int argc, char **argv, fit_opts *o) {
     memset(o, 0, sizeof *o);
     o->max_iterations = 1000;
+    o->c.backend = (pxl_backend)-1; /* "not given": the fit then runs on the CPU */
     cli_opt opts[] = {
         {"model", CLI_STRING, &o->model, 0, 0, "EXPR", "the model, e.g. \"b1*(1-exp(-b2*x))\" (also -m)"},
         {"data", CLI_STRING, &o->data, 0, 0, "FILE", "data file, - for stdin"},
@@ -67,21 +68,22 @@ static int parse(int argc, char **argv, fit_opts *o) {
          "robust loss: none, huber, soft_l1, cauchy, arctan, tukey; A its scale (default 1)"},
         {"max-iterations", CLI_U32, &o->max_iterations, 1, 1000000, "N", "solver iterations at most (default 1000)"},
         {"tolerance", CLI_DOUBLE, &o->tolerance, 0, 1e-1, "T",
-         "stop when the relative cost change or step is below T (default 1e-15)"},
+         "stop when the relative step is below T (default 1e-15) or the relative cost change below T (default 1e-18)"},
         CLI_COMMON_OPTS(&o->c),
     };
     const char *pos[1] = {NULL};
     int n = cli_parse_command(FIT_CMD, k_usage, k_about, argc - 1, argv + 1, opts, sizeof opts / sizeof opts[0], pos,
                               1, &o->c.help);
-    if (n < 0) return n == CLI_HELP_SHOWN ? 1 : 2;
+    if (n < 0) {
+        if (o->c.backend == (pxl_backend)-1) o->c.backend = PXL_BACKEND_AUTO;
+        return n == CLI_HELP_SHOWN ? 1 : 2;
+    }
     if (n > 0) return cli_fail(o->c.json, 2, FIT_CMD, "unexpected argument '%.64s'; see pxl fit --help", pos[0]);
     if (!o->model) return cli_fail(o->c.json, 2, FIT_CMD, "--model EXPR is required; see pxl fit --help");
     if (!o->data) return cli_fail(o->c.json, 2, FIT_CMD, "--data FILE is required (- for stdin)");
     if (!o->start) return cli_fail(o->c.json, 2, FIT_CMD, "--start \"NAME=VALUE,...\" is required");
-    for (int i = 1; i < argc && argv[i]; i++) {
-        if (strcmp(argv[i], "--") == 0) break;
-        if (strcmp(argv[i], "--backend") == 0 || strncmp(argv[i], "--backend=", 10) == 0) o->backend_given = 1;
-    }
+    o->backend_given = o->c.backend != (pxl_backend)-1;
+    if (!o->backend_given) o->c.backend = PXL_BACKEND_AUTO;
     return 0;
 }
 

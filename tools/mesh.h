@@ -114,7 +114,7 @@ pxl_status mesh_save_before_after(pxl_ctx *ctx, const mesh *before, const mesh *
 /* ---- residual graphs (mesh_ad.c) ---- */
 
 /*
- * The ARAP edge residual of docs/MESH.md (/work/notes/arap.md):
+ * The ARAP edge residual of docs/MESH.md:
  *   r = (p_i - p_j) - R(w_i) e,  e = q_i - q_j (input columns 0..2)
  * with slots 0..2 p_i, 3..5 p_j, 6..8 w_i and R Rodrigues' rotation (the
  * first-order v + w x v when |w|^2 <= 1e-12). Three outputs. *out is

@@ -1,5 +1,6 @@
 /*
- * pxl/ad.h: automatic differentiation of scalar residuals (CPU foundation).
+ * pxl/ad.h: automatic differentiation of scalar residuals, on the CPU and in
+ * generated WGSL kernels, and the solvers built on it.
  *
  * A graph is a template cost function: it is written once, in terms of k
  * parameter slots (pxl_ad_param), per-instance data columns (pxl_ad_input) and
@@ -80,7 +81,7 @@ PXL_API pxl_ad_value pxl_ad_mul(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b)
 PXL_API pxl_ad_value pxl_ad_div(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b);
 PXL_API pxl_ad_value pxl_ad_neg(pxl_ad_graph *g, pxl_ad_value a);
 PXL_API pxl_ad_value pxl_ad_pow(pxl_ad_graph *g, pxl_ad_value a, pxl_ad_value b);
-PXL_API pxl_ad_value pxl_ad_powi(pxl_ad_graph *g, pxl_ad_value a, int32_t n);
+PXL_API pxl_ad_value pxl_ad_powi(pxl_ad_graph *g, pxl_ad_value a, int32_t n); /* n != INT32_MIN */
 PXL_API pxl_ad_value pxl_ad_exp(pxl_ad_graph *g, pxl_ad_value a);
 PXL_API pxl_ad_value pxl_ad_log(pxl_ad_graph *g, pxl_ad_value a);
 PXL_API pxl_ad_value pxl_ad_sqrt(pxl_ad_graph *g, pxl_ad_value a);
@@ -243,30 +244,6 @@ typedef struct pxl_ad_eval_options {
 } pxl_ad_eval_options;
 
 /*
- * Evaluates the program for n_instances instances (0: nothing to do, PXL_OK).
- * Instance i's slot j reads params[param_index[i*k + j]] (every index must be
- * < n_params; param_index may be NULL when k == 0), its column c reads
- * inputs[i*n_inputs + c] (NULL allowed when there are no columns). Writes
- * residuals[i*m + r] and, when jacobian is not NULL, jacobian[(i*m + r)*k + j]
- * = d residual r / d slot j (a parameter index used by two slots of one
- * instance gets two separate columns). Multithreaded across instances on the
- * context's pool; the results are bit-identical for any thread count.
- * With backend PXL_AD_GPU the program's generated kernel (pxl_ad_program_wgsl)
- * runs in f32 over uploaded copies of params, param_index and inputs, and the
- * results come back widened to double; it agrees with the CPU's f32 path up
- * to rounding (the ops are the same; libm and the GPU's builtins differ in
- * the last bits). WGSL leaves operations on NaN to the implementation: with
- * a NaN among the parameters or inputs the GPU's results are unspecified
- * (NaN and infinities produced inside the kernel from other values are
- * IEEE's). PXL_ERR_UNSUPPORTED when the context has no GPU. AUTO
- * evaluates on the CPU: with the data on the host, the GPU's transfers cost
- * more than the CPU's evaluation (measured up to a million instances); the
- * GPU pays where the data stays there (pxl_ad_gpu_eval_*, and a problem's
- * solve, where AUTO picks the GPU for CGNR when instances * instructions
- * >= 2^20).
- * opts NULL: defaults.
- */
-/*
  * The WGSL kernel pxl generates for prog (with the Jacobian when jacobian is
  * nonzero): one invocation per instance, the tape as straight-line code and
  * its reverse sweep per output. Writes at most cap - 1 bytes and a NUL to buf
@@ -296,6 +273,30 @@ PXL_API pxl_status pxl_ad_gpu_eval_record(pxl_ad_gpu_eval *e, pxl_buffer *params
                                           size_t res_offset, pxl_buffer *jacobian, size_t jac_offset);
 PXL_API void pxl_ad_gpu_eval_free(pxl_ad_gpu_eval *e); /* NULL is a no-op */
 
+/*
+ * Evaluates the program for n_instances instances (0: nothing to do, PXL_OK).
+ * Instance i's slot j reads params[param_index[i*k + j]] (every index must be
+ * < n_params; param_index may be NULL when k == 0), its column c reads
+ * inputs[i*n_inputs + c] (NULL allowed when there are no columns). Writes
+ * residuals[i*m + r] and, when jacobian is not NULL, jacobian[(i*m + r)*k + j]
+ * = d residual r / d slot j (a parameter index used by two slots of one
+ * instance gets two separate columns). Multithreaded across instances on the
+ * context's pool; the results are bit-identical for any thread count.
+ * With backend PXL_AD_GPU the program's generated kernel (pxl_ad_program_wgsl)
+ * runs in f32 over uploaded copies of params, param_index and inputs, and the
+ * results come back widened to double; it agrees with the CPU's f32 path up
+ * to rounding (the ops are the same; libm and the GPU's builtins differ in
+ * the last bits). WGSL leaves operations on NaN to the implementation: with
+ * a NaN among the parameters or inputs the GPU's results are unspecified
+ * (NaN and infinities produced inside the kernel from other values are
+ * IEEE's). PXL_ERR_UNSUPPORTED when the context has no GPU. AUTO
+ * evaluates on the CPU: with the data on the host, the GPU's transfers cost
+ * more than the CPU's evaluation (measured up to a million instances); the
+ * GPU pays where the data stays there (pxl_ad_gpu_eval_*, and a problem's
+ * solve, where AUTO picks the GPU for CGNR when instances * instructions
+ * >= 2^20).
+ * opts NULL: defaults.
+ */
 PXL_API pxl_status pxl_ad_eval(pxl_ctx *ctx, const pxl_ad_program *prog, const double *params, size_t n_params,
                                const uint32_t *param_index, const double *inputs, size_t n_instances,
                                double *residuals, double *jacobian, const pxl_ad_eval_options *opts);
@@ -339,11 +340,12 @@ typedef enum pxl_ad_linear_solver {
     PXL_AD_DENSE_QR = 2,         /* QR of the scaled, augmented Jacobian (no normal equations) */
     PXL_AD_SPARSE_CHOLESKY = 3,  /* normal equations through SuiteSparse CHOLMOD */
     PXL_AD_CGNR = 4              /* Jacobi-preconditioned conjugate gradients on the normal equations
-                                    (to a relative residual of 1e-6, at most 2 n + 10 and 500
-                                    iterations: inexact steps that the gain ratio judges);
+                                    (inexact steps that the gain ratio judges; see linear_tolerance);
                                     it factorises nothing, so Gauss-Newton on a singular but consistent
-                                    system does not fail with it; on the CPU (a GPU version is planned
-                                    for GPU evaluations) */
+                                    system does not fail with it. With the evaluation on the GPU
+                                    (eval.backend GPU, or AUTO on a large problem) and Levenberg-
+                                    Marquardt, the whole solve runs on the GPU in f32 (see
+                                    pxl_ad_problem_solve) */
 } pxl_ad_linear_solver;
 
 /* Zero-initialised = defaults. */
@@ -359,9 +361,10 @@ typedef struct pxl_ad_solve_options {
     pxl_ad_linear_solver linear_solver;
     double max_seconds;         /* 0: no time limit; else stops with NO_CONVERGENCE after that long */
     int lbfgs_memory;           /* pxl_ad_problem_minimize: 0: 10 */
-    /* CGNR: at most this many CG iterations per step (0: 500), stopping when
-     * the preconditioned residual falls below linear_tolerance times its
-     * start (0: 1e-6 on the CPU; 1e-3 on the GPU, which works in f32) */
+    /* CGNR: at most this many CG iterations per step (0: 500; on the CPU also
+     * at most 2 n + 10), stopping on the CPU when |r| <= linear_tolerance |b|
+     * (0: 1e-6), on the GPU when the preconditioned r.z <= linear_tolerance^2
+     * r0.z0 (0: 1e-3; it works in f32) */
     int max_linear_iterations;
     double linear_tolerance;
     void (*progress)(void *user, int iteration, double cost); /* NULL: none; called after each iteration */
@@ -524,6 +527,14 @@ PXL_API const char *pxl_ad_linear_solver_name(pxl_ad_linear_solver s);
  * checked before each iteration. Every sum (normal equations, CSC values,
  * J^T v) runs in a fixed order: the result does not depend on the thread
  * count. summary may be NULL.
+ * On the GPU (CGNR with GPU evaluation, Levenberg-Marquardt only; robust
+ * losses refused with PXL_ERR_UNSUPPORTED) the solve differs in: f32
+ * throughout (the cost summed in double); Marquardt's D is the current
+ * diag(J^T J), clamped (Ceres' choice, not the running maximum); bounds
+ * project the trial point and enter the gradient test, with no active set;
+ * progress is called after accepted steps only; a group whose Jacobian or
+ * indices exceed the device's storage binding limit is refused
+ * (PXL_ERR_UNSUPPORTED, naming the sizes).
  */
 PXL_API pxl_status pxl_ad_problem_solve(pxl_ad_problem *pb, double *params, const pxl_ad_solve_options *opts,
                                         pxl_ad_solve_summary *summary);

@@ -63,7 +63,6 @@ void ad_gpu_block_free(ad_gpu_block *b); /* NULL is a no-op */
  * vector as f32. */
 pxl_status ad_gpu_block_record(ad_gpu_block *b, struct pxl_buffer *params, size_t params_offset, size_t n_params,
                                struct pxl_buffer *res, size_t res_offset, struct pxl_buffer *jac, size_t jac_offset);
-size_t ad_gpu_block_chunk(const ad_gpu_block *b);
 struct pxl_buffer *ad_gpu_block_index(const ad_gpu_block *b); /* the u32 parameter indices; NULL when k = 0 */
 
 /* One group of a problem as the GPU solver sees it. */
@@ -79,15 +78,14 @@ typedef struct ad_group_view {
  * Jacobian rows from the generated kernels, Jacobi-preconditioned CG on the
  * normal equations with J v and J^T u from the rows (fixed order), f32
  * throughout, the cost summed in double on the host from per-workgroup
- * partial sums. is_const, lower, upper may be NULL. Same options and summary
- * as pxl_ad_problem_solve (method must be LM; robust losses are the caller's
- * to refuse).
+ * partial sums. is_const, lower, upper may be NULL. The options and summary
+ * of pxl_ad_problem_solve (method must be LM; robust losses are the caller's
+ * to refuse); the summary is written on success only, progress called after
+ * accepted steps.
  */
 pxl_status ad_gpu_lm(pxl_ctx *ctx, const ad_group_view *groups, size_t n_groups, size_t n_params,
                      const unsigned char *is_const, const double *lower, const double *upper, double *params,
                      const pxl_ad_solve_options *opts, pxl_ad_solve_summary *summary);
-/* Writes n doubles as f32 at offset 0 of buf. */
-pxl_status ad_gpu_params_upload(pxl_ctx *ctx, struct pxl_buffer *buf, const double *params, size_t n);
 /* pxl_ad_eval's GPU path (arguments checked by the caller). */
 pxl_status ad_eval_gpu(pxl_ctx *ctx, const pxl_ad_program *prog, const double *params, size_t n_params,
                        const uint32_t *param_index, const double *inputs, size_t n_instances, double *residuals,
@@ -166,10 +164,10 @@ pxl_status ad_lbfgs(pxl_ctx *ctx, size_t n, double *x, const double *lower, cons
 /* graph.c: for composite builders (geom.c). 1 when v is a value of g; else
  * records the error on g as builder `what`'s (operand `name`) and gives 0.
  * 0 without a new error when g already has one. */
-int pxl_ad_check_operand(pxl_ad_graph *g, const char *what, const char *name, pxl_ad_value v);
+int ad_check_operand(pxl_ad_graph *g, const char *what, const char *name, pxl_ad_value v);
 /* graph.c: records PXL_ERR_INVALID_ARG "pxl_ad_<what>: <detail>" on g (the
  * first error sticks) and gives the invalid value. */
-pxl_ad_value pxl_ad_fail_builder(pxl_ad_graph *g, const char *what, const char *detail);
+pxl_ad_value ad_fail_builder(pxl_ad_graph *g, const char *what, const char *detail);
 /* The structural hash of a program's code, slot and column counts and
  * outputs (graph.c; what pxl_ad_compile stores in p->hash). */
 uint64_t ad_program_compute_hash(const pxl_ad_program *p);
@@ -212,6 +210,6 @@ void ad_loss_correct(const double rho[3], double s, double *f, size_t m, double 
 int ad_loss_resolve(pxl_ctx *ctx, const char *fn, const pxl_ad_loss *in, pxl_ad_loss *out);
 
 /* The context g was created on; NULL for NULL (graph.c). */
-pxl_ctx *pxl_ad_graph_ctx(const pxl_ad_graph *g);
+pxl_ctx *ad_graph_ctx(const pxl_ad_graph *g);
 
 #endif

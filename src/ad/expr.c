@@ -518,7 +518,7 @@ pxl_status pxl_ad_parse(pxl_ad_graph *g, const char *text, size_t len, const pxl
     if (!err) err = &scratch;
     memset(err, 0, sizeof *err);
     if (out) out->graph = out->index = 0;
-    pxl_ctx *ctx = pxl_ad_graph_ctx(g);
+    pxl_ctx *ctx = ad_graph_ctx(g);
     if (!ctx) {
         snprintf(err->message, sizeof err->message, "pxl_ad_parse: g is NULL");
         err->code = PXL_AD_PARSE_GRAPH;

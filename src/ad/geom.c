@@ -17,19 +17,19 @@ static const pxl_ad_vec3 invalid3 = {{0, 0}, {0, 0}, {0, 0}};
 static int ok2(pxl_ad_graph *g, const char *what, const char *name, pxl_ad_vec2 v) {
     char n[32];
     snprintf(n, sizeof n, "%s.x", name);
-    if (!pxl_ad_check_operand(g, what, n, v.x)) return 0;
+    if (!ad_check_operand(g, what, n, v.x)) return 0;
     snprintf(n, sizeof n, "%s.y", name);
-    return pxl_ad_check_operand(g, what, n, v.y);
+    return ad_check_operand(g, what, n, v.y);
 }
 
 static int ok3(pxl_ad_graph *g, const char *what, const char *name, pxl_ad_vec3 v) {
     char n[32];
     snprintf(n, sizeof n, "%s.x", name);
-    if (!pxl_ad_check_operand(g, what, n, v.x)) return 0;
+    if (!ad_check_operand(g, what, n, v.x)) return 0;
     snprintf(n, sizeof n, "%s.y", name);
-    if (!pxl_ad_check_operand(g, what, n, v.y)) return 0;
+    if (!ad_check_operand(g, what, n, v.y)) return 0;
     snprintf(n, sizeof n, "%s.z", name);
-    return pxl_ad_check_operand(g, what, n, v.z);
+    return ad_check_operand(g, what, n, v.z);
 }
 
 /* A result is valid only when all its components are (a builder error
@@ -53,7 +53,7 @@ static int leaf_range(pxl_ad_graph *g, const char *what, const char *noun, int32
     if (i < 0) snprintf(msg, sizeof msg, "negative %s %d", noun, (int)i);
     else if ((int64_t)i + n - 1 > INT32_MAX) snprintf(msg, sizeof msg, "index %d + %d is too large", (int)i, n - 1);
     else return 1;
-    pxl_ad_fail_builder(g, what, msg);
+    ad_fail_builder(g, what, msg);
     return 0;
 }
 
@@ -139,7 +139,7 @@ pxl_ad_vec2 pxl_ad_vec2_sub(pxl_ad_graph *g, pxl_ad_vec2 a, pxl_ad_vec2 b) {
 }
 
 pxl_ad_vec2 pxl_ad_vec2_scale(pxl_ad_graph *g, pxl_ad_vec2 a, pxl_ad_value s) {
-    if (!ok2(g, "vec2_scale", "a", a) || !pxl_ad_check_operand(g, "vec2_scale", "s", s)) return invalid2;
+    if (!ok2(g, "vec2_scale", "a", a) || !ad_check_operand(g, "vec2_scale", "s", s)) return invalid2;
     return done2(g, (pxl_ad_vec2){pxl_ad_mul(g, a.x, s), pxl_ad_mul(g, a.y, s)});
 }
 
@@ -195,7 +195,7 @@ pxl_ad_vec3 pxl_ad_vec3_sub(pxl_ad_graph *g, pxl_ad_vec3 a, pxl_ad_vec3 b) {
 }
 
 pxl_ad_vec3 pxl_ad_vec3_scale(pxl_ad_graph *g, pxl_ad_vec3 a, pxl_ad_value s) {
-    if (!ok3(g, "vec3_scale", "a", a) || !pxl_ad_check_operand(g, "vec3_scale", "s", s)) return invalid3;
+    if (!ok3(g, "vec3_scale", "a", a) || !ad_check_operand(g, "vec3_scale", "s", s)) return invalid3;
     return done3(g, (pxl_ad_vec3){pxl_ad_mul(g, a.x, s), pxl_ad_mul(g, a.y, s), pxl_ad_mul(g, a.z, s)});
 }
 

@@ -52,10 +52,6 @@ static pxl_status upload_f32(pxl_ctx *ctx, pxl_buffer *buf, const double *src, s
     return st;
 }
 
-pxl_status ad_gpu_params_upload(pxl_ctx *ctx, pxl_buffer *buf, const double *params, size_t n) {
-    return upload_f32(ctx, buf, params, n);
-}
-
 pxl_status ad_gpu_block_create(pxl_ctx *ctx, const pxl_ad_program *p, const uint32_t *param_index,
                                const double *inputs, size_t n_inst, ad_gpu_block **out) {
     static const char fn[] = "pxl_ad (GPU)";
@@ -148,7 +144,6 @@ pxl_status ad_gpu_block_record(ad_gpu_block *b, pxl_buffer *params, size_t param
     return PXL_OK;
 }
 
-size_t ad_gpu_block_chunk(const ad_gpu_block *b) { return b->chunk; }
 pxl_buffer *ad_gpu_block_index(const ad_gpu_block *b) { return b->idx; }
 
 /* pxl_ad_eval on the GPU: uploads, one recording, one download, widening. */

@@ -34,7 +34,7 @@ enum { V_X, V_LO, V_HI, V_D, V_M, V_DL, V_R, V_Z, V_P, V_Q, V_XT, V_COUNT };
 /* SL_RES + g: group g's sum of squares of the residuals; SL_RES + G + g: of
  * J delta. T0..T2, the residual and the J delta slots are contiguous, so one
  * download reads all a trial step needs. */
-enum { SL_CG = 0, SL_T0 = 1, SL_GMAX = 4, SL_RES = 5 };
+enum { SL_CG = 0, SL_T0 = 1, SL_GMAX = 4, SL_G2 = 5, SL_RES = 6 }; /* SL_G2: sum g^2 */
 
 typedef struct gpu_lm {
     pxl_ctx *ctx;
@@ -46,7 +46,6 @@ typedef struct gpu_lm {
     size_t *ti_ent;
     pxl_buffer *W, *Gr, *DG, *R, *Rt, *J, *Jt, *Wr, *PART, *S;
     pxl_kernel *k_jv, *k_jt, *k_sumsq, *k_reduce, *k_vops;
-    pxl_recorder *rec;
     uint32_t maxg;
 } gpu_lm;
 
@@ -154,11 +153,19 @@ static pxl_status rec_sumsq(gpu_lm *L, pxl_buffer *vbuf, size_t slot0) {
     return PXL_OK;
 }
 
+static pxl_status rec_vops_at(gpu_lm *L, uint32_t op, uint32_t slot, double mu, int xv);
+
 static pxl_status rec_vops(gpu_lm *L, uint32_t op, uint32_t slot, double mu) {
+    return rec_vops_at(L, op, slot, mu, V_X);
+}
+
+/* rec_vops with the point x taken from state vector `xv` (op 6) */
+static pxl_status rec_vops_at(gpu_lm *L, uint32_t op, uint32_t slot, double mu, int xv) {
     sv_uni u = {0};
     u.n = (uint32_t)L->n;
     u.op = op;
     u.a = slot;
+    u.c = (uint32_t)xv;
     u.b = (uint32_t)L->nb;
     u.mu = (float)mu;
     uint32_t gr[3] = {part_groups(u.n), 1, 1};
@@ -301,6 +308,19 @@ static pxl_status setup(gpu_lm *L, const ad_group_view *groups, const unsigned c
         if (!pxl_mul_size(groups[g].n_inst, p->n_out, &nr) || !pxl_mul_size(nr, p->n_params, &nj) ||
             L->total_r + PAD(nr) > UINT32_MAX || L->total_j + PAD(nj) > ((size_t)1 << 40))
             return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_ad GPU solver: group %zu is too large", g);
+        /* every dispatch binds a group's whole Jacobian, residuals, indices
+         * and transposed index: each must fit one binding (and u32 indices) */
+        uint64_t lim = gi->max_storage_binding_size;
+        if (lim > ((uint64_t)1 << 31)) lim = (uint64_t)1 << 31;
+        const uint64_t need = 4u * ((uint64_t)nj > (uint64_t)groups[g].n_inst * (p->n_params + 1) + n
+                                        ? (uint64_t)nj
+                                        : (uint64_t)groups[g].n_inst * (p->n_params + 1) + n);
+        if (need > lim)
+            return pxl_fail(ctx, PXL_ERR_UNSUPPORTED,
+                            "pxl_ad GPU solver: group %zu (%zu instances, %zu outputs x %zu slots) needs a %llu-byte "
+                            "binding; the device allows %llu: split the group, or solve on the CPU",
+                            g, groups[g].n_inst, (size_t)p->n_out, (size_t)p->n_params, (unsigned long long)need,
+                            (unsigned long long)lim);
         L->total_r += PAD(nr);
         L->total_j += PAD(nj);
         pxl_status st = ad_gpu_block_create(ctx, p, groups[g].param_index, groups[g].inputs, groups[g].n_inst,
@@ -309,6 +329,9 @@ static pxl_status setup(gpu_lm *L, const ad_group_view *groups, const unsigned c
         if (st != PXL_OK) return st;
     }
     pxl_status st = PXL_OK;
+    if (F4(V_COUNT * L->nb) > gi->max_storage_binding_size)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_ad GPU solver: %zu parameters: the state vectors exceed the "
+                        "device's binding limit (%llu bytes)", n, (unsigned long long)gi->max_storage_binding_size);
     size_t tr = L->total_r ? L->total_r : 64, tj = L->total_j ? L->total_j : 64;
     if (st == PXL_OK) st = pxl_buffer_create(ctx, F4(V_COUNT * L->nb), &L->W);
     if (st == PXL_OK) st = pxl_buffer_create(ctx, F4(L->nb), &L->Gr);
@@ -350,14 +373,23 @@ static pxl_status setup(gpu_lm *L, const ad_group_view *groups, const unsigned c
     return st;
 }
 
-/* At the current point (vector X, buffers R and J): gradient, diag J^T J and
- * max |g|, read back; and the cost when cost is not NULL. */
-static pxl_status linearize(gpu_lm *L, double *cost, double *gmax) {
+/* At the point in state vector xv (buffers R and J): gradient, diag J^T J
+ * and the projected gradient's max-norm, read back (+inf when the gradient
+ * is not finite: a sum of squares carries NaN where a max need not); and the
+ * cost when cost is not NULL. */
+static pxl_status linearize(gpu_lm *L, int xv, double *cost, double *gmax) {
     pxl_status st = rec_jt(L, L->J, L->R, L->Gr, 0, 0);
     if (st == PXL_OK) st = rec_jt(L, L->J, L->R, L->DG, 0, 1);
-    if (st == PXL_OK) st = rec_vops(L, 6, SL_GMAX, 0);
+    if (st == PXL_OK) st = rec_vops_at(L, 6, SL_GMAX, 0, xv);
     if (st == PXL_OK && cost) st = rec_sumsq(L, L->R, SL_RES);
-    if (st == PXL_OK) st = read_slots(L, SL_GMAX, 1, gmax, 1);
+    double gm[2] = {0, 0};
+    float gm2[NPART];
+    if (st == PXL_OK) st = read_slots(L, SL_GMAX, 1, gm, 1);
+    if (st == PXL_OK) st = pxl_buffer_download(L->ctx, L->PART, (size_t)SL_G2 * NPART * 4, gm2, sizeof gm2);
+    if (st == PXL_OK) {
+        for (size_t i = 0; i < NPART; i++) gm[1] += (double)gm2[i];
+        *gmax = isfinite(gm[1]) ? gm[0] : HUGE_VAL;
+    }
     if (st == PXL_OK && cost) st = read_cost(L, cost);
     return st;
 }
@@ -399,7 +431,7 @@ pxl_status ad_gpu_lm(pxl_ctx *ctx, const ad_group_view *groups, size_t n_groups,
     double cost = 0, gmax = 0;
     t0 = pxl_time_now();
     if (st == PXL_OK) st = rec_eval(&L, V_X, L.R, L.J);
-    if (st == PXL_OK) st = linearize(&L, &cost, &gmax);
+    if (st == PXL_OK) st = linearize(&L, V_X, &cost, &gmax);
     t_eval += pxl_time_now() - t0;
     if (st == PXL_OK && (!isfinite(cost) || !isfinite(gmax)))
         st = pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: the residuals or the Jacobian at the start are not finite", fn);
@@ -429,7 +461,7 @@ pxl_status ad_gpu_lm(pxl_ctx *ctx, const ad_group_view *groups, size_t n_groups,
         if (st == PXL_OK) st = rec_vops(&L, 1, SL_CG, mu);
         if (st == PXL_OK) st = rec_reduce(&L, 1, SL_CG, 1, 0, 1, eta * eta);
         for (int it = 0; st == PXL_OK && it < max_cg;) {
-            for (int b = 0; b < cg_batch && st == PXL_OK; b++, it++) {
+            for (int b = 0; b < cg_batch && it < max_cg && st == PXL_OK; b++, it++) {
                 st = rec_jv(&L, L.J, L.W, V_P * L.nb);
                 if (st == PXL_OK) st = rec_jt(&L, L.J, L.Wr, L.W, V_Q * L.nb, 0);
                 if (st == PXL_OK) st = rec_vops(&L, 2, SL_CG, mu);
@@ -483,9 +515,8 @@ pxl_status ad_gpu_lm(pxl_ctx *ctx, const ad_group_view *groups, size_t n_groups,
             nu *= 2;
             continue;
         }
-        /* accept: x = xt, R = Rt, J = Jt */
-        st = rec_vops(&L, 7, 0, mu);
-        if (st != PXL_OK) goto done;
+        /* accept: R = Rt, J = Jt, then x = xt, unless the gradient there is
+         * not finite (a rejected step: the old R, J and gradient back) */
         pxl_buffer *tmp = L.R;
         L.R = L.Rt;
         L.Rt = tmp;
@@ -493,9 +524,26 @@ pxl_status ad_gpu_lm(pxl_ctx *ctx, const ad_group_view *groups, size_t n_groups,
         L.J = L.Jt;
         L.Jt = tmp;
         t0 = pxl_time_now();
-        st = linearize(&L, NULL, &gmax);
+        double gmax_new = 0;
+        st = linearize(&L, V_XT, NULL, &gmax_new);
+        if (st == PXL_OK && !isfinite(gmax_new)) {
+            tmp = L.R;
+            L.R = L.Rt;
+            L.Rt = tmp;
+            tmp = L.J;
+            L.J = L.Jt;
+            L.Jt = tmp;
+            st = linearize(&L, V_X, NULL, &gmax);
+            t_eval += pxl_time_now() - t0;
+            if (st != PXL_OK) goto done;
+            mu *= nu;
+            nu *= 2;
+            continue;
+        }
         t_eval += pxl_time_now() - t0;
+        if (st == PXL_OK) st = rec_vops(&L, 7, 0, mu);
         if (st != PXL_OK) goto done;
+        gmax = gmax_new;
         sm.successful_steps++;
         const double change = cost - cost_new, prev = cost;
         cost = cost_new;

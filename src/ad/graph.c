@@ -237,6 +237,8 @@ PXL_AD_BINARY(ne, NE)
 
 pxl_ad_value pxl_ad_powi(pxl_ad_graph *g, pxl_ad_value a, int32_t n) {
     if (!g || !operand(g, "powi", "a", a)) return invalid_value;
+    if (n == INT32_MIN) /* n - 1, its derivative's exponent, would overflow */
+        return fail_value(g, PXL_ERR_INVALID_ARG, "powi", "exponent -2147483648 is out of range (use pxl_ad_pow)");
     pxl_ad_node nd = make(PXL_AD_OP_POWI, (int32_t)a.index, -1, -1);
     nd.aux = n;
     return intern(g, "powi", nd);
@@ -369,13 +371,13 @@ uint64_t pxl_ad_program_hash(const pxl_ad_program *p) { return p ? p->hash : 0; 
 
 /* For the composite builders of geom.c: 1 when v is a value of g, else 0,
  * with the error recorded as the builder `what`'s (operand `name`). */
-int pxl_ad_check_operand(pxl_ad_graph *g, const char *what, const char *name, pxl_ad_value v) {
+int ad_check_operand(pxl_ad_graph *g, const char *what, const char *name, pxl_ad_value v) {
     return g && operand(g, what, name, v);
 }
 
 /* For geom.c: records a builder error of `what` (first error sticks). */
-pxl_ad_value pxl_ad_fail_builder(pxl_ad_graph *g, const char *what, const char *detail) {
+pxl_ad_value ad_fail_builder(pxl_ad_graph *g, const char *what, const char *detail) {
     if (!g) return invalid_value;
     return fail_value(g, PXL_ERR_INVALID_ARG, what, detail);
 }
-pxl_ctx *pxl_ad_graph_ctx(const pxl_ad_graph *g) { return g ? g->ctx : NULL; }
+pxl_ctx *ad_graph_ctx(const pxl_ad_graph *g) { return g ? g->ctx : NULL; }

@@ -163,6 +163,7 @@ fn vops(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wg
     var s0 = 0.0; var s1 = 0.0; var s2 = 0.0;
     let done = S[4] != 0.0;
     if (U.op == 1u || U.op == 2u || U.op == 3u || U.op == 6u) { zero_tail(U.a, wg3.x, nw3.x, lid); }
+    if (U.op == 6u) { zero_tail(U.a + 1u, wg3.x, nw3.x, lid); }
     if (U.op == 5u) {
         zero_tail(U.a, wg3.x, nw3.x, lid);
         zero_tail(U.a + 1u, wg3.x, nw3.x, lid);
@@ -218,8 +219,12 @@ fn vops(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wg
             case 7u: { // accept the trial point: x = xt
                 W[at(X_, i)] = W[at(XT, i)];
             }
-            case 6u: { // partial max |g| (as a sum slot: max over the stride) over free parameters
-                s0 = max(s0, abs(J[i]));
+            case 6u: { // partial max of the projected gradient |x - clamp(x - g, lo, hi)| (x: vector U.c)
+                       // and partial sum of g^2 (a sum carries NaN and Inf, max() need not)
+                let x = W[at(U.c, i)];
+                let g = J[i];
+                s0 = max(s0, abs(x - clamp(x - g, W[at(LO, i)], W[at(HI, i)])));
+                s1 = s1 + g * g;
             }
             default: {}
         }
@@ -247,5 +252,8 @@ fn vops(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wg
             st = st / 2u;
         }
         if (lid == 0u) { PART[U.a * NPART + wg3.x] = sh[0]; }
+        workgroupBarrier();
+        let t1 = tree(lid, s1);
+        if (lid == 0u) { PART[(U.a + 1u) * NPART + wg3.x] = t1; }
     }
 }
