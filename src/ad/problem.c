@@ -506,11 +506,21 @@ pxl_status pxl_ad_problem_covariance(pxl_ad_problem *pb, const double *params, d
     }
     const double s2 = ss / (double)(pb->n_residuals - nf);
     for (size_t j = 0; j < n; j++) std_errors[j] = col[j] < 0 ? 0 : sqrt(s2 * Hi[(size_t)col[j] * nf + (size_t)col[j]]);
-    if (covariance) {
+    if (covariance) { /* symmetric by construction: both halves from one triangle of the inverse */
         for (size_t a = 0; a < n; a++)
-            for (size_t b = 0; b < n; b++)
-                covariance[a * n + b] =
-                    col[a] < 0 || col[b] < 0 ? 0 : s2 * Hi[(size_t)col[a] * nf + (size_t)col[b]];
+            for (size_t b = 0; b < n; b++) {
+                if (col[a] < 0 || col[b] < 0) {
+                    covariance[a * n + b] = 0;
+                    continue;
+                }
+                size_t lo = (size_t)col[a], hi = (size_t)col[b];
+                if (lo > hi) {
+                    size_t t = lo;
+                    lo = hi;
+                    hi = t;
+                }
+                covariance[a * n + b] = s2 * Hi[hi * nf + lo];
+            }
     }
 done:
     pxl_free(ctx, col);
