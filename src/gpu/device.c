@@ -377,8 +377,11 @@ static uint64_t read_device_memory(pxl_gpu *g) {
 static pxl_status create_device(pxl_gpu *g) {
     WGPUFeatureName want[8];
     size_t n_want = 0;
+    /* Dawn's chromium-experimental-subgroup-matrix (0x50037) is offered only
+     * with the toggle allow_unsafe_apis; requested where offered, so that
+     * kernels may enable it */
     const WGPUFeatureName optional[] = {WGPUFeatureName_ShaderF16, WGPUFeatureName_Subgroups,
-                                        WGPUFeatureName_TimestampQuery};
+                                        WGPUFeatureName_TimestampQuery, (WGPUFeatureName)0x50037};
     for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++)
         if (adapter_has(g, optional[i])) want[n_want++] = optional[i];
 
