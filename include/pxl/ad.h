@@ -527,9 +527,10 @@ PXL_API const char *pxl_ad_linear_solver_name(pxl_ad_linear_solver s);
  * checked before each iteration. Every sum (normal equations, CSC values,
  * J^T v) runs in a fixed order: the result does not depend on the thread
  * count. summary may be NULL.
- * On the GPU (CGNR with GPU evaluation, Levenberg-Marquardt only; robust
- * losses refused with PXL_ERR_UNSUPPORTED) the solve differs in: f32
- * throughout (the cost summed in double); Marquardt's D is the current
+ * On the GPU (CGNR with GPU evaluation, Levenberg-Marquardt only) the solve
+ * differs in: f32 throughout (the cost summed in double; rho, rho', rho''
+ * and the corrector in f32, a loss's scale squared must be a normal f32,
+ * else PXL_ERR_UNSUPPORTED); Marquardt's D is the current
  * diag(J^T J), clamped (Ceres' choice, not the running maximum); bounds
  * project the trial point and enter the gradient test, with no active set;
  * progress is called after accepted steps only; a group whose Jacobian or

@@ -71,6 +71,7 @@ typedef struct ad_group_view {
     const uint32_t *param_index;
     const double *inputs;
     size_t n_inst;
+    pxl_ad_loss loss; /* kind NONE: plain least squares; scale 0 means 1 */
 } ad_group_view;
 
 /*
@@ -79,9 +80,9 @@ typedef struct ad_group_view {
  * normal equations with J v and J^T u from the rows (fixed order), f32
  * throughout, the cost summed in double on the host from per-workgroup
  * partial sums. is_const, lower, upper may be NULL. The options and summary
- * of pxl_ad_problem_solve (method must be LM; robust losses are the caller's
- * to refuse); the summary is written on success only, progress called after
- * accepted steps.
+ * of pxl_ad_problem_solve (method must be LM; each group's robust loss is
+ * applied on the GPU with Ceres' corrector, as lm.c does on the CPU); the
+ * summary is written on success only, progress called after accepted steps.
  */
 pxl_status ad_gpu_lm(pxl_ctx *ctx, const ad_group_view *groups, size_t n_groups, size_t n_params,
                      const unsigned char *is_const, const double *lower, const double *upper, double *params,

@@ -6,13 +6,21 @@
  *
  * Memory (f32): per group, residuals and Jacobian rows twice (current and
  * trial point), a residual-space scratch vector, the transposed index
- * (n + 1 + instances * k u32); per parameter 11 state vectors, the gradient
- * and the diagonal of J^T J.
+ * (n + 1 + instances * k u32), per instance its rho(s) (groups with a
+ * robust loss); per parameter 11 state vectors, the gradient and the
+ * diagonal of J^T J.
+ *
+ * Robust losses: after every evaluation of a group with one, the `loss`
+ * kernel turns its residuals and Jacobian rows into Ceres' corrected ones in
+ * place (the products, the gradient and the model's prediction use them, as
+ * lm.c does) and leaves rho(|f_i|^2) per instance; that group's share of the
+ * cost is then 1/2 the plain sum of those instead of the residuals' squares.
  */
 #include "ad_internal.h"
 #include "pxl/gpu.h"
 #include "wgsl_ad.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +34,11 @@ typedef struct sv_uni {
     uint32_t n, k, m, row, op, a, b, c;
     float mu, eta2, p0, p1;
 } sv_uni;
+
+/* the loss kernel of solve.wgsl takes pxl_ad_loss_kind's values as they are */
+_Static_assert(PXL_AD_LOSS_HUBER == 1 && PXL_AD_LOSS_SOFT_L1 == 2 && PXL_AD_LOSS_CAUCHY == 3 &&
+                   PXL_AD_LOSS_ARCTAN == 4 && PXL_AD_LOSS_TUKEY == 5,
+               "solve.wgsl's loss kinds");
 
 /* state vectors of the W block (solve.wgsl) */
 enum { V_X, V_LO, V_HI, V_D, V_M, V_DL, V_R, V_Z, V_P, V_Q, V_XT, V_COUNT };
@@ -41,11 +54,13 @@ typedef struct gpu_lm {
     size_t G, n, nb;
     ad_gpu_block **blk;
     size_t *off_r, *off_j, *n_inst, *k, *m;
-    size_t total_r, total_j;
+    size_t *off_i; /* per group: its instances' offset in RHO */
+    pxl_ad_loss *loss; /* per group, scale resolved (> 0 where kind is not NONE) */
+    size_t total_r, total_j, total_i;
     pxl_buffer **ti;  /* per group: ptr[n + 1] then entries (at ti_ent[g]) */
     size_t *ti_ent;
-    pxl_buffer *W, *Gr, *DG, *R, *Rt, *J, *Jt, *Wr, *PART, *S;
-    pxl_kernel *k_jv, *k_jt, *k_sumsq, *k_reduce, *k_vops;
+    pxl_buffer *W, *Gr, *DG, *R, *Rt, *J, *Jt, *Wr, *PART, *S, *RHO;
+    pxl_kernel *k_jv, *k_jt, *k_sumsq, *k_reduce, *k_vops, *k_loss;
     uint32_t maxg;
 } gpu_lm;
 
@@ -153,6 +168,27 @@ static pxl_status rec_sumsq(gpu_lm *L, pxl_buffer *vbuf, size_t slot0) {
     return PXL_OK;
 }
 
+/* the cost's partial sums at the point just evaluated into vbuf (R or Rt),
+ * group g into slot slot0 + g: the sum of squares of its residuals, or with
+ * a robust loss the sum of rho over its instances (RHO, written by rec_eval) */
+static pxl_status rec_cost(gpu_lm *L, pxl_buffer *vbuf, size_t slot0) {
+    for (size_t g = 0; g < L->G; g++) {
+        sv_uni u = {0};
+        pxl_binding b[2] = {{2, vbuf, F4(L->off_r[g]), F4(L->n_inst[g] * L->m[g])}, {5, L->PART, 0, 0}};
+        u.n = (uint32_t)(L->n_inst[g] * L->m[g]);
+        if (L->loss[g].kind != PXL_AD_LOSS_NONE) {
+            u.n = (uint32_t)L->n_inst[g];
+            u.op = 1;
+            b[0] = (pxl_binding){2, L->RHO, F4(L->off_i[g]), F4(L->n_inst[g])};
+        }
+        u.a = (uint32_t)(slot0 + g);
+        uint32_t gr[3] = {part_groups(u.n), 1, 1};
+        pxl_status st = dispatch(L, L->k_sumsq, b, 2, &u, gr);
+        if (st != PXL_OK) return st;
+    }
+    return PXL_OK;
+}
+
 static pxl_status rec_vops_at(gpu_lm *L, uint32_t op, uint32_t slot, double mu, int xv);
 
 static pxl_status rec_vops(gpu_lm *L, uint32_t op, uint32_t slot, double mu) {
@@ -188,11 +224,29 @@ static pxl_status rec_reduce(gpu_lm *L, uint32_t mode, uint32_t slot, uint32_t n
     return dispatch(L, L->k_reduce, b, 2, &u, gr);
 }
 
-/* the generated kernels at the point stored as vector v of W, into R/J */
+/* the generated kernels at the point stored as vector v of W, into R/J;
+ * for a group with a robust loss then rho per instance into RHO and R, J
+ * corrected in place */
 static pxl_status rec_eval(gpu_lm *L, int v, pxl_buffer *R, pxl_buffer *J) {
     for (size_t g = 0; g < L->G; g++) {
         pxl_status st = ad_gpu_block_record(L->blk[g], L->W, (size_t)v * L->nb * 4, L->n, R, L->off_r[g] * 4, J,
                                             L->off_j[g] * 4);
+        if (st != PXL_OK) return st;
+        if (L->loss[g].kind == PXL_AD_LOSS_NONE) continue;
+        sv_uni u = {0};
+        uint32_t gr[3];
+        grid(L, L->n_inst[g], gr, &u.row);
+        u.n = (uint32_t)L->n_inst[g];
+        u.k = (uint32_t)L->k[g];
+        u.m = (uint32_t)L->m[g];
+        u.op = (uint32_t)L->loss[g].kind;
+        u.mu = (float)L->loss[g].scale;
+        const size_t nj = L->n_inst[g] * L->m[g] * L->k[g];
+        /* a group without parameters has no rows: J is bound whole, unread */
+        pxl_binding b[3] = {{7, R, F4(L->off_r[g]), F4(L->n_inst[g] * L->m[g])},
+                            {8, J, nj ? F4(L->off_j[g]) : 0, F4(nj)},
+                            {9, L->RHO, F4(L->off_i[g]), F4(L->n_inst[g])}};
+        st = dispatch(L, L->k_loss, b, 3, &u, gr);
         if (st != PXL_OK) return st;
     }
     return PXL_OK;
@@ -243,7 +297,8 @@ static void gpu_lm_free(gpu_lm *L) {
     pxl_free(ctx, L->blk);
     pxl_free(ctx, L->ti);
     pxl_free(ctx, L->off_r);
-    pxl_buffer *bufs[] = {L->W, L->Gr, L->DG, L->R, L->Rt, L->J, L->Jt, L->Wr, L->PART, L->S};
+    pxl_free(ctx, L->loss);
+    pxl_buffer *bufs[] = {L->W, L->Gr, L->DG, L->R, L->Rt, L->J, L->Jt, L->Wr, L->PART, L->S, L->RHO};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) pxl_buffer_free(bufs[i]);
 }
 
@@ -288,13 +343,16 @@ static pxl_status setup(gpu_lm *L, const ad_group_view *groups, const unsigned c
     const size_t G = L->G, n = L->n;
     L->blk = pxl_calloc(ctx, G, sizeof *L->blk);
     L->ti = pxl_calloc(ctx, G, sizeof *L->ti);
-    L->off_r = pxl_calloc(ctx, 6 * G, sizeof *L->off_r);
-    if (!L->blk || !L->ti || !L->off_r) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_ad GPU solver: out of memory");
+    L->off_r = pxl_calloc(ctx, 7 * G, sizeof *L->off_r);
+    L->loss = pxl_calloc(ctx, G, sizeof *L->loss);
+    if (!L->blk || !L->ti || !L->off_r || !L->loss)
+        return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_ad GPU solver: out of memory");
     L->off_j = L->off_r + G;
     L->n_inst = L->off_r + 2 * G;
     L->k = L->off_r + 3 * G;
     L->m = L->off_r + 4 * G;
     L->ti_ent = L->off_r + 5 * G;
+    L->off_i = L->off_r + 6 * G;
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
     L->maxg = gi->max_workgroups_per_dimension ? gi->max_workgroups_per_dimension : 65535;
     for (size_t g = 0; g < G; g++) {
@@ -304,6 +362,20 @@ static pxl_status setup(gpu_lm *L, const ad_group_view *groups, const unsigned c
         L->m[g] = p->n_out;
         L->off_r[g] = L->total_r;
         L->off_j[g] = L->total_j;
+        L->off_i[g] = L->total_i;
+        L->loss[g] = groups[g].loss;
+        if ((int)L->loss[g].kind < PXL_AD_LOSS_NONE || (int)L->loss[g].kind > PXL_AD_LOSS_TUKEY ||
+            !(L->loss[g].scale >= 0) || !isfinite(L->loss[g].scale))
+            return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_ad GPU solver: group %zu: loss kind %d, scale %g", g,
+                            (int)L->loss[g].kind, L->loss[g].scale);
+        if (L->loss[g].kind != PXL_AD_LOSS_NONE && L->loss[g].scale == 0) L->loss[g].scale = 1;
+        /* the kernel works with a and a^2 in f32 */
+        const double a2 = L->loss[g].scale * L->loss[g].scale;
+        if (L->loss[g].kind != PXL_AD_LOSS_NONE && !(a2 >= (double)FLT_MIN && a2 <= (double)FLT_MAX))
+            return pxl_fail(ctx, PXL_ERR_UNSUPPORTED,
+                            "pxl_ad GPU solver: group %zu: loss scale %g: its square is outside f32's normal range; "
+                            "solve on the CPU",
+                            g, L->loss[g].scale);
         size_t nr, nj;
         if (!pxl_mul_size(groups[g].n_inst, p->n_out, &nr) || !pxl_mul_size(nr, p->n_params, &nj) ||
             L->total_r + PAD(nr) > UINT32_MAX || L->total_j + PAD(nj) > ((size_t)1 << 40))
@@ -323,6 +395,7 @@ static pxl_status setup(gpu_lm *L, const ad_group_view *groups, const unsigned c
                             (unsigned long long)lim);
         L->total_r += PAD(nr);
         L->total_j += PAD(nj);
+        if (L->loss[g].kind != PXL_AD_LOSS_NONE) L->total_i += PAD(groups[g].n_inst);
         pxl_status st = ad_gpu_block_create(ctx, p, groups[g].param_index, groups[g].inputs, groups[g].n_inst,
                                             &L->blk[g]);
         if (st == PXL_OK && p->n_params) st = build_transpose(L, g, &groups[g], is_const);
@@ -332,7 +405,7 @@ static pxl_status setup(gpu_lm *L, const ad_group_view *groups, const unsigned c
     if (F4(V_COUNT * L->nb) > gi->max_storage_binding_size)
         return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_ad GPU solver: %zu parameters: the state vectors exceed the "
                         "device's binding limit (%llu bytes)", n, (unsigned long long)gi->max_storage_binding_size);
-    size_t tr = L->total_r ? L->total_r : 64, tj = L->total_j ? L->total_j : 64;
+    size_t tr = L->total_r ? L->total_r : 64, tj = L->total_j ? L->total_j : 64, ti = L->total_i ? L->total_i : 64;
     if (st == PXL_OK) st = pxl_buffer_create(ctx, F4(V_COUNT * L->nb), &L->W);
     if (st == PXL_OK) st = pxl_buffer_create(ctx, F4(L->nb), &L->Gr);
     if (st == PXL_OK) st = pxl_buffer_create(ctx, F4(L->nb), &L->DG);
@@ -343,11 +416,13 @@ static pxl_status setup(gpu_lm *L, const ad_group_view *groups, const unsigned c
     if (st == PXL_OK) st = pxl_buffer_create(ctx, F4(tj), &L->Jt);
     if (st == PXL_OK) st = pxl_buffer_create(ctx, F4((SL_RES + 2 * G) * NPART), &L->PART);
     if (st == PXL_OK) st = pxl_buffer_create(ctx, 64 * 4, &L->S);
+    if (st == PXL_OK) st = pxl_buffer_create(ctx, F4(ti), &L->RHO);
     if (st == PXL_OK) st = kern(L, "jv", &L->k_jv);
     if (st == PXL_OK) st = kern(L, "jt", &L->k_jt);
     if (st == PXL_OK) st = kern(L, "sumsq", &L->k_sumsq);
     if (st == PXL_OK) st = kern(L, "reduce", &L->k_reduce);
     if (st == PXL_OK) st = kern(L, "vops", &L->k_vops);
+    if (st == PXL_OK && L->total_i) st = kern(L, "loss", &L->k_loss);
     if (st != PXL_OK) return st;
     /* x, lo, hi */
     double *v = pxl_alloc(ctx, 3 * n * sizeof *v + 8);
@@ -381,7 +456,7 @@ static pxl_status linearize(gpu_lm *L, int xv, double *cost, double *gmax) {
     pxl_status st = rec_jt(L, L->J, L->R, L->Gr, 0, 0);
     if (st == PXL_OK) st = rec_jt(L, L->J, L->R, L->DG, 0, 1);
     if (st == PXL_OK) st = rec_vops_at(L, 6, SL_GMAX, 0, xv);
-    if (st == PXL_OK && cost) st = rec_sumsq(L, L->R, SL_RES);
+    if (st == PXL_OK && cost) st = rec_cost(L, L->R, SL_RES);
     double gm[2] = {0, 0};
     float gm2[NPART];
     if (st == PXL_OK) st = read_slots(L, SL_GMAX, 1, gm, 1);
@@ -483,7 +558,7 @@ pxl_status ad_gpu_lm(pxl_ctx *ctx, const ad_group_view *groups, size_t n_groups,
         t_lin += pxl_time_now() - t0;
         t0 = pxl_time_now();
         if (st == PXL_OK) st = rec_eval(&L, V_XT, L.Rt, L.Jt);
-        if (st == PXL_OK) st = rec_sumsq(&L, L.Rt, SL_RES);
+        if (st == PXL_OK) st = rec_cost(&L, L.Rt, SL_RES);
         double *sl = pxl_alloc(ctx, (SL_RES - SL_T0 + 2 * L.G) * sizeof *sl);
         if (!sl && st == PXL_OK) st = pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
         if (st == PXL_OK) st = read_slots(&L, SL_T0, SL_RES - SL_T0 + 2 * L.G, sl, 0);

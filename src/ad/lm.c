@@ -759,21 +759,13 @@ static pxl_status lm_run(pxl_ad_problem *pb, double *params, const pxl_ad_solve_
         S.solver = nf <= LM_AUTO_DENSE_MAX ? PXL_AD_DENSE_CHOLESKY : on_gpu ? PXL_AD_CGNR : PXL_AD_SPARSE_CHOLESKY;
     }
     /* CGNR with the evaluation on the GPU: the whole solve stays there
-     * (gpu_solve.c), for Levenberg-Marquardt without robust losses */
+     * (gpu_solve.c), for Levenberg-Marquardt, robust losses included */
     if (S.solver == PXL_AD_CGNR && !gn && lm_on_gpu(pb, &o.eval)) {
-        for (size_t gi = 0; gi < pb->n_groups; gi++)
-            if (pb->groups[gi].loss.kind != PXL_AD_LOSS_NONE) {
-                st = pxl_fail(ctx, PXL_ERR_UNSUPPORTED,
-                              "%s: robust losses are not supported by the GPU solver (CGNR with GPU evaluation); "
-                              "evaluate on the CPU or choose a CPU linear solver",
-                              fn);
-                goto done;
-            }
         ad_group_view *gv = pxl_calloc(ctx, pb->n_groups, sizeof *gv);
         if (!gv) goto oom;
         for (size_t gi = 0; gi < pb->n_groups; gi++) {
             const ad_group *g = &pb->groups[gi];
-            gv[gi] = (ad_group_view){g->prog, g->pidx, g->inputs, g->n_inst};
+            gv[gi] = (ad_group_view){g->prog, g->pidx, g->inputs, g->n_inst, g->loss};
         }
         st = ad_gpu_lm(ctx, gv, pb->n_groups, n, pb->constant, pb->lower, pb->upper, params, &o, sm);
         pxl_free(ctx, gv);

@@ -96,7 +96,8 @@ fn tree(lid: u32, v: f32) -> f32 {
     return sh[0];
 }
 
-// sumsq: partial[U.a * NPART + wg] = sum of V[i]^2 over this workgroup's stride
+// sumsq: partial[U.a * NPART + wg] = sum of V[i]^2 over this workgroup's
+// stride (U.op = 1: of V[i], the plain sum)
 @group(0) @binding(5) var<storage, read_write> PART: array<f32>;
 @group(0) @binding(6) var<storage, read_write> S: array<f32>;
 
@@ -115,10 +116,121 @@ fn sumsq(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) w
     var s = 0.0;
     for (var i = wg3.x * WG + lid; i < U.n; i = i + nw3.x * WG) {
         let v = V[i];
-        s = s + v * v;
+        s = s + select(v * v, v, U.op == 1u);
     }
     let t = tree(lid, s);
     if (lid == 0u) { PART[U.a * NPART + wg3.x] = t; }
+}
+
+// ---- robust losses ----------------------------------------------------------
+// loss: one thread per instance of a group with a loss (U.op the kind, as
+// pxl_ad_loss_kind: 1 Huber, 2 soft L1, 3 Cauchy, 4 arctan, 5 Tukey; U.mu
+// the scale a): s = sum_o f_o^2, rho(s) into RHO[i] (the cost is 1/2 their
+// sum), then the instance's residuals LR and Jacobian rows LJ corrected in
+// place as src/ad/loss.c's ad_loss_correct does. rho, rho', rho'' are
+// loss.c's, in f32, written where they would cancel for small s / a^2 in
+// forms that do not (log1p, sqrt(1 + t) - 1 = t / (sqrt(1 + t) + 1),
+// 1 - (1 - t)^3 = t (1 + v + v^2)). A residual vector whose s is not finite
+// is left as it is and its rho is s (Inf or NaN: the cost is not finite).
+@group(0) @binding(7) var<storage, read_write> LR: array<f32>;
+@group(0) @binding(8) var<storage, read_write> LJ: array<f32>;
+@group(0) @binding(9) var<storage, read_write> RHO: array<f32>;
+
+const FLT_MIN: f32 = 1.17549435e-38; // rho' is kept above it where positive (loss.c: DBL_MIN)
+
+// log(1 + t) without the cancellation of 1 + t for small t
+fn log1p_(t: f32) -> f32 {
+    let u = 1.0 + t;
+    if (u == 1.0) { return t; }
+    return log(u) * t / (u - 1.0);
+}
+
+@compute @workgroup_size(WG)
+fn loss(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gindex(gid);
+    if (i >= U.n) { return; }
+    let m = U.m;
+    let k = U.k;
+    var s = 0.0;
+    for (var o = 0u; o < m; o = o + 1u) {
+        let f = LR[i * m + o];
+        s = s + f * f;
+    }
+    if (!(s <= 0x1.fffffep+127f)) { RHO[i] = s; return; }
+    let a = U.mu;
+    let b = a * a;
+    var r0 = s;
+    var r1 = 1.0;
+    var r2 = 0.0;
+    switch U.op {
+        case 1u: { // Huber
+            if (s > b) {
+                let r = sqrt(s);
+                r0 = 2.0 * a * r - b;
+                r1 = max(FLT_MIN, a / r);
+                r2 = -r1 / (2.0 * s);
+            }
+        }
+        case 2u: { // soft L1
+            let t = s / b;
+            let q = sqrt(1.0 + t);
+            r0 = 2.0 * b * (t / (q + 1.0));
+            r1 = max(FLT_MIN, 1.0 / q);
+            r2 = -r1 / (2.0 * b * (1.0 + t));
+        }
+        case 3u: { // Cauchy
+            let t = s / b;
+            let inv = 1.0 / (1.0 + t);
+            r0 = b * log1p_(t);
+            r1 = max(FLT_MIN, inv);
+            r2 = -inv * inv / b;
+        }
+        case 4u: { // arctan
+            let t = s / b;
+            let inv = 1.0 / (1.0 + t * t);
+            r0 = b * atan(t);
+            r1 = max(FLT_MIN, inv);
+            r2 = -2.0 * t / b * inv * inv;
+        }
+        case 5u: { // Tukey
+            if (s <= b) {
+                let t = s / b;
+                let v = 1.0 - t;
+                r0 = b / 3.0 * (t * (1.0 + v + v * v));
+                r1 = v * v;
+                r2 = -2.0 / b * v;
+            } else {
+                r0 = b / 3.0;
+                r1 = 0.0;
+                r2 = 0.0;
+            }
+        }
+        default: {}
+    }
+    RHO[i] = r0;
+    // Ceres' corrector: Triggs' rank-1 term where rho'' > 0 and s > 0, else
+    // residuals and rows scaled by sqrt(rho')
+    let sr1 = sqrt(r1);
+    var scale = sr1;
+    var alpha_s = 0.0;
+    if (s != 0.0 && r2 > 0.0 && r1 > 0.0) {
+        let alpha = 1.0 - sqrt(1.0 + 2.0 * s * r2 / r1);
+        scale = sr1 / (1.0 - alpha);
+        alpha_s = alpha / s;
+    }
+    let jb = i * m * k;
+    if (alpha_s == 0.0) {
+        for (var e = 0u; e < m * k; e = e + 1u) { LJ[jb + e] = LJ[jb + e] * sr1; }
+    } else {
+        for (var c = 0u; c < k; c = c + 1u) {
+            var fj = 0.0;
+            for (var r = 0u; r < m; r = r + 1u) { fj = fj + LR[i * m + r] * LJ[jb + r * k + c]; }
+            for (var r = 0u; r < m; r = r + 1u) {
+                LJ[jb + r * k + c] = sr1 * (LJ[jb + r * k + c] - alpha_s * LR[i * m + r] * fj);
+            }
+        }
+    }
+    for (var r = 0u; r < m; r = r + 1u) { LR[i * m + r] = LR[i * m + r] * scale; }
 }
 
 // reduce: sums U.n partial slots starting at slot U.a into S[U.b] (mode 0);
