@@ -241,9 +241,14 @@ static void put_reverse(sbuf *s, const pxl_ad_node *c, size_t o, size_t i) {
             i);
         break;
     case PXL_AD_OP_ATAN2:
-        put(s, "    { let d = v%d * v%d + v%d * v%d;\n", a, a, b, b);
-        put(s, "    g%d = g%d + select(0.0, g%zu * (v%d / d), g%zu != 0.0 && d != 0.0);\n", a, a, i, b, i);
-        put(s, "    g%d = g%d - select(0.0, g%zu * (v%d / d), g%zu != 0.0 && d != 0.0); }\n", b, b, i, a, i);
+        /* d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2); when max(|x|, |y|)
+         * = m < 1 both are scaled by m first: x^2 + y^2 underflows for |y|
+         * near 1e-20, and GPUs may flush the subnormal result to zero (m >= 1,
+         * infinities included, takes the plain formula, as the CPU does) */
+        put(s, "    { let m = max(abs(v%d), abs(v%d)); let sc = select(1.0, m, m < 1.0);\n", a, b);
+        put(s, "    let ys = v%d / sc; let xs = v%d / sc; let d = ys * ys + xs * xs;\n", a, b);
+        put(s, "    g%d = g%d + select(0.0, g%zu * ((xs / d) / sc), g%zu != 0.0 && m != 0.0);\n", a, a, i, i);
+        put(s, "    g%d = g%d - select(0.0, g%zu * ((ys / d) / sc), g%zu != 0.0 && m != 0.0); }\n", b, b, i, i);
         break;
     case PXL_AD_OP_MIN:
         put(s, "    g%d = g%d + select(0.0, g%zu, v%d < v%d);\n", b, b, i, b, a);
