@@ -207,6 +207,8 @@ static void test_arap(void) {
         if (i % 7 == 0) x[i * 9 + 6] = x[i * 9 + 7] = x[i * 9 + 8] = 0; /* w = 0: the first-order branch */
     }
     compare("arap", p, x, in, n, 1.0 / 2048);
+    free(x);
+    free(in);
     pxl_ad_program_free(p);
 }
 
