@@ -457,13 +457,16 @@ static pxl_status linearize(gpu_lm *L, int xv, double *cost, double *gmax) {
     if (st == PXL_OK) st = rec_jt(L, L->J, L->R, L->DG, 0, 1);
     if (st == PXL_OK) st = rec_vops_at(L, 6, SL_GMAX, 0, xv);
     if (st == PXL_OK && cost) st = rec_cost(L, L->R, SL_RES);
-    double gm[2] = {0, 0};
-    float gm2[NPART];
-    if (st == PXL_OK) st = read_slots(L, SL_GMAX, 1, gm, 1);
-    if (st == PXL_OK) st = pxl_buffer_download(L->ctx, L->PART, (size_t)SL_G2 * NPART * 4, gm2, sizeof gm2);
+    /* slots GMAX (a max) and G2 (a sum) are adjacent: one download */
+    float part[2 * NPART];
+    if (st == PXL_OK) st = pxl_buffer_download(L->ctx, L->PART, (size_t)SL_GMAX * NPART * 4, part, sizeof part);
     if (st == PXL_OK) {
-        for (size_t i = 0; i < NPART; i++) gm[1] += (double)gm2[i];
-        *gmax = isfinite(gm[1]) ? gm[0] : HUGE_VAL;
+        double gm = 0, g2 = 0;
+        for (size_t i = 0; i < NPART; i++) {
+            gm = fmax(gm, (double)part[i]);
+            g2 += (double)part[NPART + i];
+        }
+        *gmax = isfinite(g2) ? gm : HUGE_VAL;
     }
     if (st == PXL_OK && cost) st = read_cost(L, cost);
     return st;
