@@ -54,12 +54,9 @@ fc97dd1f94fbcb381495065a053e279f23588a9ceb243276f2a2c36c8225985b Rat42.dat
 
 say() { echo "fetch_nist: $*" >&2; }
 
-complete=1
-while read -r sum name; do
-  [ -n "$name" ] || continue
-  [ -f "$DIR/$name" ] || complete=0
-done <<< "$FILES"
-[ $complete = 1 ] && exit 0
+# shellcheck source=scripts/pinned_files.sh
+source "$ROOT/scripts/pinned_files.sh"
+pinned_present "$DIR" && exit 0
 if [ "${1:-}" = "--check" ]; then say "missing files in $DIR"; exit 1; fi
 
 say "fetching $TARBALL (NIST StRD nonlinear regression data)"
@@ -79,17 +76,7 @@ fi
 paths=()
 while read -r sum name; do [ -n "$name" ] && paths+=("ceres-solver-2.1.0/data/nist/$name"); done <<< "$FILES"
 tar -xJf "$tmp/$TARBALL" -C "$tmp" "${paths[@]}"
-while read -r sum name; do
-  [ -n "$name" ] || continue
-  have=$(sha256sum "$tmp/ceres-solver-2.1.0/data/nist/$name" | cut -d' ' -f1)
-  if [ "$have" != "$sum" ]; then say "sha256 mismatch for $name: expected $sum, got $have"; exit 1; fi
-done <<< "$FILES"
-mkdir -p "$DIR"
-while read -r sum name; do
-  [ -n "$name" ] || continue
-  # a temporary name, then rename: an interrupted run leaves no half file
-  install -m 0644 "$tmp/ceres-solver-2.1.0/data/nist/$name" "$DIR/$name.part"
-  mv "$DIR/$name.part" "$DIR/$name"
-done <<< "$FILES"
+pinned_verify "$tmp/ceres-solver-2.1.0/data/nist"
+pinned_install "$tmp/ceres-solver-2.1.0/data/nist" "$DIR"
 echo "$TARBALL sha256 $TARBALL_SHA256 (data/nist/)" > "$DIR/SOURCE"
 say "NIST StRD files installed in $DIR"

@@ -35,12 +35,9 @@ ad6905c925c49c022974fe67e030382e8a4f56eb4489a0b9481dcedb1ec73b29 ggml-vocab-phi-
 
 say() { echo "fetch_vocab: $*" >&2; }
 
-complete=1
-while read -r sum name; do
-  [ -n "$name" ] || continue
-  [ -f "$DIR/$name" ] || complete=0
-done <<< "$FILES"
-[ $complete = 1 ] && exit 0
+# shellcheck source=scripts/pinned_files.sh
+source "$ROOT/scripts/pinned_files.sh"
+pinned_present "$DIR" && exit 0
 if [ "${1:-}" = "--check" ]; then say "missing files in $DIR"; exit 1; fi
 
 say "fetching $PKG (llama.cpp's tokenizer test vocabularies)"
@@ -62,17 +59,7 @@ paths=()
 while read -r sum name; do [ -n "$name" ] && paths+=("models/$name"); done <<< "$FILES"
 mkdir -p "$tmp/out"
 git -C "$tmp/src.git" archive FETCH_HEAD "${paths[@]}" | tar -x -C "$tmp/out"
-while read -r sum name; do
-  [ -n "$name" ] || continue
-  have=$(sha256sum "$tmp/out/models/$name" | cut -d' ' -f1)
-  if [ "$have" != "$sum" ]; then say "sha256 mismatch for $name: expected $sum, got $have"; exit 1; fi
-done <<< "$FILES"
-mkdir -p "$DIR"
-while read -r sum name; do
-  [ -n "$name" ] || continue
-  # a temporary name, then rename: an interrupted run leaves no half file
-  install -m 0644 "$tmp/out/models/$name" "$DIR/$name.part"
-  mv "$DIR/$name.part" "$DIR/$name"
-done <<< "$FILES"
+pinned_verify "$tmp/out/models"
+pinned_install "$tmp/out/models" "$DIR"
 echo "$PKG $INTEGRITY (llama.cpp v0.5.0 models/)" > "$DIR/SOURCE"
 say "vocabularies installed in deps/vocab/"

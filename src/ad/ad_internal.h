@@ -106,6 +106,24 @@ pxl_status ad_eval_cpu(pxl_ctx *ctx, const pxl_ad_program *prog, const double *p
                        size_t threads, ad_cpu_mode mode);
 /* 1 when pxl_ad_eval with backend AUTO takes the GPU for this work. */
 int ad_auto_gpu(pxl_ctx *ctx, const pxl_ad_program *prog, size_t n_instances);
+/* eval.c: PXL_OK when every one of the n_instances * k indices is below
+ * n_params, else PXL_ERR_INVALID_ARG naming the instance, slot and index. */
+pxl_status ad_check_indices(pxl_ctx *ctx, const char *fn, const uint32_t *param_index, size_t n_instances, size_t k,
+                            size_t n_params);
+
+/* expr.c: the text s[0..n) for a message, at most 40 bytes (then "..."),
+ * unprintable bytes as \xNN, into buf (cap >= 64); returns buf. */
+const char *ad_quote(const char *s, size_t n, char *buf, size_t cap);
+
+/* ---- dense Cholesky (dense.c) ---- */
+/* In-place Cholesky L L^T of the lower triangle of A (row-major n x n).
+ * Returns n, or the first column whose pivot is not above tol times its
+ * diagonal entry, not positive or not finite (that row's diagonal entry is
+ * then still A's own). */
+size_t ad_dense_cholesky(double *A, size_t n, double tol);
+/* Solves L L^T x = b with the factor of ad_dense_cholesky (x may alias b). */
+void ad_dense_cholesky_solve(const double *L, size_t n, const double *b, double *x);
+
 /* ---- sparse Cholesky (chol.c, SuiteSparse CHOLMOD) ------------------------- */
 typedef struct ad_chol ad_chol;
 /*

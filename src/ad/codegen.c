@@ -279,6 +279,16 @@ static int operands(const pxl_ad_node *c, int32_t out[3]) {
     return 3;
 }
 
+/* The staged form's copy of a workgroup's block of `per` words per instance
+ * between storage `global` and workgroup memory `local` (load: global to
+ * local, else local to global), as W consecutive invocations: contiguous. */
+static void put_block_copy(sbuf *s, const char *global, const char *local, size_t per, size_t W, int load) {
+    put(s, "  for (var t = 0u; t < %zuu; t = t + 1u) { let e = base * %zuu + t * %zuu + lid; if (e < U.n * %zuu) { ",
+        per, per, W, per);
+    if (load) put(s, "%s[t * %zuu + lid] = %s[e]; } }\n", local, W, global);
+    else put(s, "%s[e] = %s[t * %zuu + lid]; } }\n", global, local, W);
+}
+
 pxl_status ad_codegen(pxl_ctx *ctx, const pxl_ad_program *p, int jacobian, uint32_t workgroup, char **out,
                           size_t *out_len) {
     static const char fn[] = "pxl_ad_program_wgsl";
@@ -322,14 +332,8 @@ pxl_status ad_codegen(pxl_ctx *ctx, const pxl_ad_program *p, int jacobian, uint3
     if (staged) {
         /* the workgroup's instances are base .. base + W - 1 (row is a multiple of W) */
         put(&s, "  let base = inst - lid;\n");
-        if (k)
-            put(&s, "  for (var t = 0u; t < %zuu; t = t + 1u) { let e = base * %zuu + t * %zuu + lid; "
-                    "if (e < U.n * %zuu) { SI[t * %zuu + lid] = I[e]; } }\n",
-                k, k, W, k, W);
-        if (ni)
-            put(&s, "  for (var t = 0u; t < %zuu; t = t + 1u) { let e = base * %zuu + t * %zuu + lid; "
-                    "if (e < U.n * %zuu) { SX[t * %zuu + lid] = X[e]; } }\n",
-                ni, ni, W, ni, W);
+        if (k) put_block_copy(&s, "I", "SI", k, W, 1);
+        if (ni) put_block_copy(&s, "X", "SX", ni, W, 1);
         put(&s, "  workgroupBarrier();\n");
         /* invocations past the end compute on zeroed data (workgroup memory
          * starts zeroed; index 0 is a valid parameter) and store nothing */
@@ -379,13 +383,8 @@ pxl_status ad_codegen(pxl_ctx *ctx, const pxl_ad_program *p, int jacobian, uint3
     }
     if (staged) {
         put(&s, "  workgroupBarrier();\n");
-        put(&s, "  for (var t = 0u; t < %zuu; t = t + 1u) { let e = base * %zuu + t * %zuu + lid; "
-                "if (e < U.n * %zuu) { R[e] = SR[t * %zuu + lid]; } }\n",
-            m, m, W, m, W);
-        if (mk)
-            put(&s, "  for (var t = 0u; t < %zuu; t = t + 1u) { let e = base * %zuu + t * %zuu + lid; "
-                    "if (e < U.n * %zuu) { J[e] = SJ[t * %zuu + lid]; } }\n",
-                mk, mk, W, mk, W);
+        put_block_copy(&s, "R", "SR", m, W, 0);
+        if (mk) put_block_copy(&s, "J", "SJ", mk, W, 0);
     }
     put(&s, "}\n");
     pxl_free(ctx, cone);

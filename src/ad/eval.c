@@ -264,11 +264,7 @@ pxl_status pxl_ad_eval(pxl_ctx *ctx, const pxl_ad_program *prog, const double *p
     if (!pxl_mul_size(n_instances, m, &total) || !pxl_mul_size(total, k > 0 ? k : 1, &total) ||
         !pxl_mul_size(n_instances, ni > 0 ? ni : 1, &total))
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %zu instances: sizes overflow", fn, n_instances);
-    for (size_t i = 0; i < n_instances * k; i++)
-        if (param_index[i] >= n_params)
-            return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
-                            "%s: instance %zu, slot %zu: parameter index %u is out of range (%zu parameters)", fn,
-                            i / k, i % k, param_index[i], n_params);
+    if (ad_check_indices(ctx, fn, param_index, n_instances, k, n_params) != PXL_OK) return PXL_ERR_INVALID_ARG;
     /* AUTO evaluates here: with the data on the host, the GPU's uploads and
      * downloads cost more than the CPU's evaluation at every size measured
      * (docs/BENCHMARKS.md, "Autodiff"); the GPU pays where the data stays on
@@ -292,4 +288,14 @@ int ad_auto_gpu(pxl_ctx *ctx, const pxl_ad_program *prog, size_t n_instances) {
     size_t work;
     if (!pxl_mul_size(n_instances, prog->n + 1, &work)) return 1;
     return work >= AD_AUTO_GPU_WORK;
+}
+
+pxl_status ad_check_indices(pxl_ctx *ctx, const char *fn, const uint32_t *param_index, size_t n_instances, size_t k,
+                            size_t n_params) {
+    for (size_t i = 0; i < n_instances * k; i++)
+        if (param_index[i] >= n_params)
+            return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
+                            "%s: instance %zu, slot %zu: parameter index %u is out of range (%zu parameters)", fn,
+                            i / k, i % k, param_index[i], n_params);
+    return PXL_OK;
 }

@@ -59,7 +59,7 @@ static int fail_at(parser *p, pxl_ad_parse_code code, size_t at, size_t n, const
 }
 
 /* A token quoted for a message: at most 40 bytes, unprintable bytes as \xNN. */
-static const char *quote(const char *s, size_t n, char *buf, size_t cap) {
+const char *ad_quote(const char *s, size_t n, char *buf, size_t cap) {
     size_t o = 0;
     for (size_t i = 0; i < n && o + 8 < cap; i++) {
         unsigned char c = (unsigned char)s[i];
@@ -118,7 +118,7 @@ static size_t token_len(parser *p) {
 static const char *found(parser *p, char *buf, size_t cap) {
     if (at_end(p)) return "the end";
     char q[64];
-    snprintf(buf, cap, "'%s'", quote(p->s + p->pos, token_len(p), q, sizeof q));
+    snprintf(buf, cap, "'%s'", ad_quote(p->s + p->pos, token_len(p), q, sizeof q));
     return buf;
 }
 
@@ -229,7 +229,7 @@ static int parse_number(parser *p, term *out) {
         if (j >= p->len || !is_digit(p->s[j])) {
             char q[64];
             return fail_at(p, PXL_AD_PARSE_SYNTAX, start, j - start, "malformed number '%s' (no exponent digits)",
-                           quote(p->s + start, j - start, q, sizeof q));
+                           ad_quote(p->s + start, j - start, q, sizeof q));
         }
         while (j < p->len && is_digit(p->s[j])) j++;
         i = j;
@@ -238,12 +238,12 @@ static int parse_number(parser *p, term *out) {
     char buf[128], q[64];
     if (n >= sizeof buf)
         return fail_at(p, PXL_AD_PARSE_LIMIT, start, n, "number '%s' is longer than %zu characters",
-                       quote(p->s + start, n, q, sizeof q), sizeof buf - 1);
+                       ad_quote(p->s + start, n, q, sizeof q), sizeof buf - 1);
     memcpy(buf, p->s + start, n);
     buf[n] = '\0';
     double k = strtod(buf, NULL);
     if (!isfinite(k))
-        return fail_at(p, PXL_AD_PARSE_SYNTAX, start, n, "number '%s' is out of range", quote(buf, n, q, sizeof q));
+        return fail_at(p, PXL_AD_PARSE_SYNTAX, start, n, "number '%s' is out of range", ad_quote(buf, n, q, sizeof q));
     p->pos = i;
     *out = konst(k);
     return 1;
@@ -294,7 +294,7 @@ static int parse_args(parser *p, const char *name, size_t name_at, size_t name_l
         char q[64];
         const char *want = f->max_args < 0 ? "at least " : "";
         return fail_at(p, PXL_AD_PARSE_ARGUMENTS, name_at, name_len, "%s() takes %s%d argument%s, found %d",
-                       quote(name, name_len, q, sizeof q), want, f->min_args, f->min_args == 1 ? "" : "s", n);
+                       ad_quote(name, name_len, q, sizeof q), want, f->min_args, f->min_args == 1 ? "" : "s", n);
     }
     pxl_ad_graph *g = p->g;
     if (f->id == FN_MIN || f->id == FN_MAX) {
@@ -342,7 +342,7 @@ static int parse_primary(parser *p, term *out) {
         char q[64];
         if (peek(p) == '(') {
             const fn_def *f = find_function(name, n);
-            if (!f) return fail_at(p, PXL_AD_PARSE_UNKNOWN_FUNCTION, at, n, "unknown function '%s'", quote(name, n, q, sizeof q));
+            if (!f) return fail_at(p, PXL_AD_PARSE_UNKNOWN_FUNCTION, at, n, "unknown function '%s'", ad_quote(name, n, q, sizeof q));
             return parse_args(p, name, at, n, f, out);
         }
         const pxl_ad_parse_names *nt = p->names;
@@ -365,8 +365,8 @@ static int parse_primary(parser *p, term *out) {
         }
         if (find_function(name, n))
             return fail_at(p, PXL_AD_PARSE_SYNTAX, at, n, "function '%s' needs arguments in parentheses",
-                           quote(name, n, q, sizeof q));
-        return fail_at(p, PXL_AD_PARSE_UNKNOWN_NAME, at, n, "unknown name '%s'", quote(name, n, q, sizeof q));
+                           ad_quote(name, n, q, sizeof q));
+        return fail_at(p, PXL_AD_PARSE_UNKNOWN_NAME, at, n, "unknown name '%s'", ad_quote(name, n, q, sizeof q));
     }
     if (at_end(p)) return fail_at(p, PXL_AD_PARSE_SYNTAX, p->pos, 1, "expected a number, a name or '(', found the end");
     if (c == '\0' || (unsigned char)c >= 0x7f || (unsigned char)c < 0x20)

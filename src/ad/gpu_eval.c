@@ -224,11 +224,7 @@ pxl_status pxl_ad_gpu_eval_create(pxl_ctx *ctx, const pxl_ad_program *prog, cons
     if (!pxl_mul_size(n_instances, m, &n_res) || !pxl_mul_size(n_res, k ? k : 1, &n_jac) ||
         !pxl_mul_size(n_instances, k ? k : 1, &n_idx) || n_idx > UINT32_MAX)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %zu instances: sizes overflow", fn, n_instances);
-    for (size_t i = 0; i < n_instances * k; i++)
-        if (param_index[i] >= n_params)
-            return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
-                            "%s: instance %zu, slot %zu: parameter index %u is out of range (%zu parameters)", fn,
-                            i / k, i % k, param_index[i], n_params);
+    if (ad_check_indices(ctx, fn, param_index, n_instances, k, n_params) != PXL_OK) return PXL_ERR_INVALID_ARG;
     pxl_ad_gpu_eval *e = pxl_calloc(ctx, 1, sizeof *e);
     if (!e) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     e->ctx = ctx;

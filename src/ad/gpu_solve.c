@@ -96,6 +96,18 @@ static pxl_status dispatch(gpu_lm *L, pxl_kernel *k, const pxl_binding *b, size_
 
 #define F4(x) ((uint64_t)(x) * 4u)
 
+/* The uniforms of a per-thread kernel over `threads` items (instances or
+ * parameters) of group g: n, k, m and the 2-D grid in gr. */
+static sv_uni group_uni(gpu_lm *L, size_t g, size_t threads, uint32_t gr[3]) {
+    sv_uni u;
+    memset(&u, 0, sizeof u);
+    grid(L, threads, gr, &u.row);
+    u.n = (uint32_t)threads;
+    u.k = (uint32_t)L->k[g];
+    u.m = (uint32_t)L->m[g];
+    return u;
+}
+
 /* w = J v, per group: v a parameter-space vector at float offset voff of buf */
 static pxl_status rec_jv(gpu_lm *L, pxl_buffer *Jbuf, pxl_buffer *vbuf, size_t voff) {
     for (size_t g = 0; g < L->G; g++) {
@@ -107,12 +119,8 @@ static pxl_status rec_jv(gpu_lm *L, pxl_buffer *Jbuf, pxl_buffer *vbuf, size_t v
             if (st != PXL_OK) return st;
             continue;
         }
-        sv_uni u = {0};
         uint32_t gr[3];
-        grid(L, L->n_inst[g], gr, &u.row);
-        u.n = (uint32_t)L->n_inst[g];
-        u.k = (uint32_t)L->k[g];
-        u.m = (uint32_t)L->m[g];
+        sv_uni u = group_uni(L, g, L->n_inst[g], gr);
         pxl_binding b[4] = {{0, Jbuf, F4(L->off_j[g]), F4(L->n_inst[g] * L->m[g] * L->k[g])},
                             {1, ad_gpu_block_index(L->blk[g]), 0, F4(L->n_inst[g] * L->k[g])},
                             {2, vbuf, F4(voff), F4(L->n)},
@@ -129,12 +137,8 @@ static pxl_status rec_jt(gpu_lm *L, pxl_buffer *Jbuf, pxl_buffer *ubuf, pxl_buff
     int first = 1;
     for (size_t g = 0; g < L->G; g++) {
         if (L->k[g] == 0) continue;
-        sv_uni u = {0};
         uint32_t gr[3];
-        grid(L, L->n, gr, &u.row);
-        u.n = (uint32_t)L->n;
-        u.k = (uint32_t)L->k[g];
-        u.m = (uint32_t)L->m[g];
+        sv_uni u = group_uni(L, g, L->n, gr);
         u.op = (first ? 0u : 1u) | (squares ? 2u : 0u);
         u.b = (uint32_t)L->ti_ent[g];
         pxl_binding b[4] = {{0, Jbuf, F4(L->off_j[g]), F4(L->n_inst[g] * L->m[g] * L->k[g])},
@@ -233,12 +237,8 @@ static pxl_status rec_eval(gpu_lm *L, int v, pxl_buffer *R, pxl_buffer *J) {
                                             L->off_j[g] * 4);
         if (st != PXL_OK) return st;
         if (L->loss[g].kind == PXL_AD_LOSS_NONE) continue;
-        sv_uni u = {0};
         uint32_t gr[3];
-        grid(L, L->n_inst[g], gr, &u.row);
-        u.n = (uint32_t)L->n_inst[g];
-        u.k = (uint32_t)L->k[g];
-        u.m = (uint32_t)L->m[g];
+        sv_uni u = group_uni(L, g, L->n_inst[g], gr);
         u.op = (uint32_t)L->loss[g].kind;
         u.mu = (float)L->loss[g].scale;
         const size_t nj = L->n_inst[g] * L->m[g] * L->k[g];

@@ -199,27 +199,6 @@ static void dense_assemble(lm_state *S) {
     })
 }
 
-/* In-place Cholesky of the lower triangle (row-major); 0 when a pivot is not
- * above tol times its diagonal entry (or not finite). */
-static int dense_cholesky(double *A, size_t n, double tol) {
-    for (size_t j = 0; j < n; j++) {
-        double *aj = A + j * n;
-        const double orig = aj[j];
-        double d = orig;
-        for (size_t p = 0; p < j; p++) d -= aj[p] * aj[p];
-        if (!(d > tol * orig) || !(d > 0) || !isfinite(d)) return 0;
-        d = sqrt(d);
-        aj[j] = d;
-        for (size_t i = j + 1; i < n; i++) {
-            double *ai = A + i * n;
-            double s = ai[j];
-            for (size_t p = 0; p < j; p++) s -= ai[p] * aj[p];
-            ai[j] = s / d;
-        }
-    }
-    return 1;
-}
-
 static int dense_chol_solve(lm_state *S, double mu, double *x) {
     const size_t n = S->nf;
     memcpy(S->A, S->H, n * n * sizeof *S->A);
@@ -229,18 +208,8 @@ static int dense_chol_solve(lm_state *S, double mu, double *x) {
         for (size_t i = 0; i < n; i++) S->A[j * n + i] = S->A[i * n + j] = 0;
         S->A[j * n + j] = 1;
     }
-    if (!dense_cholesky(S->A, n, S->gn_tol)) return 0;
-    const double *L = S->A;
-    for (size_t i = 0; i < n; i++) {
-        double s = S->b[i];
-        for (size_t p = 0; p < i; p++) s -= L[i * n + p] * x[p];
-        x[i] = s / L[i * n + i];
-    }
-    for (size_t i = n; i-- > 0;) {
-        double s = x[i];
-        for (size_t p = i + 1; p < n; p++) s -= L[p * n + i] * x[p];
-        x[i] = s / L[i * n + i];
-    }
+    if (ad_dense_cholesky(S->A, n, S->gn_tol) < n) return 0;
+    ad_dense_cholesky_solve(S->A, n, S->b, x);
     return 1;
 }
 

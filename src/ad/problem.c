@@ -189,11 +189,7 @@ pxl_status pxl_ad_problem_add(pxl_ad_problem *pb, const pxl_ad_program *prog, co
     size_t cells;
     if (!pxl_mul_size(n_instances, k > 0 ? k : 1, &cells))
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %zu instances: sizes overflow", fn, n_instances);
-    for (size_t i = 0; k > 0 && i < cells; i++)
-        if (param_index[i] >= pb->n_params)
-            return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
-                            "%s: instance %zu, slot %zu: parameter index %u is out of range (%zu parameters)", fn,
-                            i / k, i % k, param_index[i], pb->n_params);
+    if (ad_check_indices(ctx, fn, param_index, n_instances, k, pb->n_params) != PXL_OK) return PXL_ERR_INVALID_ARG;
     return add_instances(pb, fn, prog, param_index, inputs, n_instances, &loss);
 }
 
@@ -465,44 +461,22 @@ pxl_status pxl_ad_problem_covariance(pxl_ad_problem *pb, const double *params, d
     }
     /* Cholesky of H (lower triangle in place); a pivot that is not above
      * 1e-12 of its diagonal entry means a column dependent on earlier ones */
-    for (size_t j = 0; j < nf; j++) {
-        double *hj = H + j * nf;
-        const double orig = hj[j];
-        double d = orig;
-        for (size_t p = 0; p < j; p++) d -= hj[p] * hj[p];
-        if (!(d > 1e-12 * orig) || !isfinite(d)) {
-            st = pxl_fail(ctx, PXL_ERR_INVALID_ARG,
-                          "%s: J^T J is singular: parameter %zu is %s (rank deficient; hold it or another "
-                          "parameter constant, or add residuals that determine it)",
-                          fn, free_param[j],
-                          orig == 0 ? "not used by any residual, or has a zero derivative"
-                                    : "determined by the parameters before it");
-            goto done;
-        }
-        d = sqrt(d);
-        hj[j] = d;
-        for (size_t i = j + 1; i < nf; i++) {
-            double *hi = H + i * nf;
-            double s = hi[j];
-            for (size_t p = 0; p < j; p++) s -= hi[p] * hj[p];
-            hi[j] = s / d;
-        }
+    const size_t bad = ad_dense_cholesky(H, nf, 1e-12);
+    if (bad < nf) {
+        st = pxl_fail(ctx, PXL_ERR_INVALID_ARG,
+                      "%s: J^T J is singular: parameter %zu is %s (rank deficient; hold it or another "
+                      "parameter constant, or add residuals that determine it)",
+                      fn, free_param[bad],
+                      H[bad * nf + bad] == 0 ? "not used by any residual, or has a zero derivative"
+                                             : "determined by the parameters before it");
+        goto done;
     }
     /* inverse, column by column */
     for (size_t c = 0; c < nf; c++) {
         double *x = Hi + c * nf;
         memset(x, 0, nf * sizeof *x);
         x[c] = 1;
-        for (size_t i = 0; i < nf; i++) {
-            double s = x[i];
-            for (size_t p = 0; p < i; p++) s -= H[i * nf + p] * x[p];
-            x[i] = s / H[i * nf + i];
-        }
-        for (size_t i = nf; i-- > 0;) {
-            double s = x[i];
-            for (size_t p = i + 1; p < nf; p++) s -= H[p * nf + i] * x[p];
-            x[i] = s / H[i * nf + i];
-        }
+        ad_dense_cholesky_solve(H, nf, x, x);
     }
     const double s2 = ss / (double)(pb->n_residuals - nf);
     for (size_t j = 0; j < n; j++) std_errors[j] = col[j] < 0 ? 0 : sqrt(s2 * Hi[(size_t)col[j] * nf + (size_t)col[j]]);

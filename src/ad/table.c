@@ -40,29 +40,10 @@ typedef struct reader {
 
 static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
-/* "'text'" of a field for a message: at most 40 bytes, unprintable as \xNN. */
-static const char *quote(const char *s, size_t n, char *buf, size_t cap) {
-    size_t o = 0;
-    buf[o++] = '\'';
-    for (size_t i = 0; i < n && o + 8 < cap; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (i == 40) {
-            memcpy(buf + o, "...", 3);
-            o += 3;
-            break;
-        }
-        if (c >= 0x20 && c < 0x7f) buf[o++] = (char)c;
-        else o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", c);
-    }
-    buf[o++] = '\'';
-    buf[o] = '\0';
-    return buf;
-}
-
 static pxl_status fail_field(reader *r, const field *f, const char *what) {
     char q[200];
-    return pxl_fail(r->ctx, PXL_ERR_FORMAT, "line %zu, column %zu: %s %s", r->line, f->at - r->line_start + 1,
-                    quote(r->s + f->at, f->n, q, sizeof q), what);
+    return pxl_fail(r->ctx, PXL_ERR_FORMAT, "line %zu, column %zu: '%s' %s", r->line, f->at - r->line_start + 1,
+                    ad_quote(r->s + f->at, f->n, q, sizeof q), what);
 }
 
 /*
