@@ -731,6 +731,55 @@ static void test_kernel_eviction(void) {
     pxl_ctx_free(ctx);
 }
 
+/* ---- the per-kernel profiler ---- */
+
+static void test_profile(pxl_ctx *ctx) {
+    pxl_gpu_profile_entry e[4];
+    size_t n = 99;
+    /* end without begin */
+    CHECK(pxl_gpu_profile_end(ctx, e, 4, &n, NULL) == PXL_ERR_INVALID_ARG && n == 0);
+    pxl_status s = pxl_gpu_profile_begin(ctx);
+    if (!pxl_gpu_get_info(ctx)->has_timestamps) {
+        CHECK(s == PXL_ERR_UNSUPPORTED && strstr(pxl_ctx_error(ctx), "timestamp") != NULL);
+        return;
+    }
+    CHECK(s == PXL_OK);
+    pxl_kernel *k = NULL, *k2 = NULL;
+    pxl_constant wg = {"WG", 64}, wg32 = {"WG", 32};
+    CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &wg, 1, &k) == PXL_OK);
+    CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &wg32, 1, &k2) == PXL_OK);
+    pxl_buffer *x = NULL;
+    float zero[64] = {0};
+    CHECK(pxl_buffer_create(ctx, sizeof zero, &x) == PXL_OK);
+    if (!k || !k2 || !x) return;
+    CHECK(pxl_buffer_upload(ctx, x, 0, zero, sizeof zero) == PXL_OK);
+    /* two recordings: 3 dispatches of k and 1 of k2, then 2 more of k */
+    pxl_recorder *r = NULL;
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    for (int i = 0; i < 3; i++) CHECK(record_add(r, k, x, 64, 1.0f) == PXL_OK);
+    CHECK(record_add(r, k2, x, 64, 1.0f) == PXL_OK);
+    /* ending while a recorder is open fails and leaves the profile running */
+    CHECK(pxl_gpu_profile_end(ctx, e, 4, &n, NULL) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    for (int i = 0; i < 2; i++) CHECK(record_add(r, k, x, 64, 1.0f) == PXL_OK);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    uint64_t untimed = 9;
+    CHECK(pxl_gpu_profile_end(ctx, e, 4, &n, &untimed) == PXL_OK);
+    CHECK(n == 2 && untimed == 0);
+    uint64_t d_k = 0, d_k2 = 0;
+    for (size_t i = 0; i < n && i < 4; i++) {
+        if (!strcmp(e[i].kernel, "add.wgsl:add WG=64")) d_k = e[i].dispatches;
+        if (!strcmp(e[i].kernel, "add.wgsl:add WG=32")) d_k2 = e[i].dispatches;
+    }
+    CHECK(d_k == 5 && d_k2 == 1);
+    CHECK(n < 2 || e[0].gpu_ns >= e[1].gpu_ns); /* slowest first */
+    CHECK(first_of(ctx, x) == 6.0f);             /* the work itself ran */
+    /* stopped: a second end fails */
+    CHECK(pxl_gpu_profile_end(ctx, e, 4, &n, NULL) == PXL_ERR_INVALID_ARG);
+    pxl_buffer_free(x);
+}
+
 int main(void) {
     pxl_ctx *ctx = test_gpu_ctx();
     if (!ctx) return PXL_SKIP;
@@ -742,6 +791,7 @@ int main(void) {
     test_recorder(ctx);
     test_queue_order(ctx);
     test_dispatch_caches(ctx);
+    test_profile(ctx);
     pxl_ctx_free(ctx);
     test_kernel_eviction();
     test_blob_format();

@@ -18,13 +18,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, uint32_t reps, const char *kv_type);
+int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, uint32_t reps, const char *kv_type,
+              int profile);
+
+#define PROFILE_MAX 64 /* kernels listed per test */
 
 typedef struct {
     char name[32];
     uint32_t n_prompt, n_gen;
     double mean, sd, mean_s;
     double *ts; /* reps values */
+    /* --profile: the kernels of one more run, slowest first */
+    pxl_gpu_profile_entry *prof;
+    size_t n_prof;
+    uint64_t untimed;
 } llm_test;
 
 static uint32_t next_id(uint32_t *state, int64_t n_vocab) {
@@ -61,11 +68,51 @@ static void fmt_count(char *buf, size_t cap, double v, const char *const *units,
     snprintf(buf, cap, "%.2f %s", v, units[u]);
 }
 
-int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, uint32_t reps, const char *kv_type) {
+/* The profile of one more run of test T: for tg, its tokens after the
+ * warm-up token (so the figures are per generated token as in the timed runs). */
+static pxl_status profile_test(cli_gguf *m, llm_test *T, int32_t *ids, float *logits, uint32_t *rng) {
+    T->prof = calloc(PROFILE_MAX, sizeof *T->prof);
+    if (!T->prof) return PXL_ERR_OUT_OF_MEMORY;
+    pxl_status s = pxl_gpu_profile_begin(m->ctx);
+    if (s != PXL_OK) return s;
+    run_once(m, T->n_prompt, T->n_gen, ids, logits, rng, &s);
+    size_t n = 0;
+    pxl_status e = pxl_gpu_profile_end(m->ctx, T->prof, PROFILE_MAX, &n, &T->untimed);
+    T->n_prof = n < PROFILE_MAX ? n : PROFILE_MAX;
+    return s != PXL_OK ? s : e;
+}
+
+/* The per-kernel table of test T: time per token (tg) or per pass (pp). */
+static void print_profile(const llm_test *T) {
+    double per = T->n_gen ? (double)T->n_gen : 1.0, total = 0, count = 0;
+    for (size_t i = 0; i < T->n_prof; i++) {
+        total += (double)T->prof[i].gpu_ns;
+        count += (double)T->prof[i].dispatches;
+    }
+    const char *unit = T->n_gen ? "token" : "pass";
+    double wall_us = T->mean_s / per * 1e6, gpu_us = total / per * 1e3;
+    printf("\n%s, per %s: %.1f dispatches, GPU %.1f us (timed one by one), wall %.1f us unprofiled", T->name, unit,
+           count / per, gpu_us, wall_us);
+    if (wall_us > gpu_us) printf(": %.1f us (%.0f%%) outside the kernels", wall_us - gpu_us, 100 * (wall_us - gpu_us) / wall_us);
+    printf("\n| %-64s | %10s | %10s | %6s |\n", "kernel", "dispatches", "us", "share");
+    printf("| %.64s | %.10s: | %.10s: | %.6s: |\n",
+           "----------------------------------------------------------------", "----------", "----------", "------");
+    for (size_t i = 0; i < T->n_prof; i++)
+        printf("| %-64.64s | %10.1f | %10.1f | %5.1f%% |\n", T->prof[i].kernel, (double)T->prof[i].dispatches / per,
+               (double)T->prof[i].gpu_ns / per * 1e-3, total > 0 ? 100.0 * (double)T->prof[i].gpu_ns / total : 0.0);
+    if (T->untimed) printf("(%llu dispatches untimed)\n", (unsigned long long)T->untimed);
+}
+
+int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, uint32_t reps, const char *kv_type,
+              int profile) {
     const char *cmd = "pxl bench llm";
     cli_gguf m;
     int rc = cli_gguf_open(cmd, c, path, 0, kv_type, &m);
     if (rc) return rc;
+    if (profile && !pxl_gpu_get_info(m.ctx)) {
+        cli_gguf_close(&m);
+        return cli_fail(c->json, 2, cmd, "--profile times GPU kernels: it needs --backend gpu");
+    }
     const pxl_llm_info *I = pxl_llm_get_info(m.model);
     if ((int64_t)pp > I->n_ctx || (int64_t)tg > I->n_ctx) {
         if (!c->quiet)
@@ -140,6 +187,7 @@ int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, u
         double ss = 0;
         for (uint32_t r = 0; r < reps; r++) ss += (T->ts[r] - T->mean) * (T->ts[r] - T->mean);
         T->sd = reps > 1 ? sqrt(ss / (reps - 1)) : 0;
+        if (profile && s == PXL_OK) s = profile_test(&m, T, ids, logits, &rng);
     }
     pxl_progress_end(prog);
     if (s != PXL_OK) {
@@ -164,7 +212,18 @@ int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, u
                    "\"avg_s\":%.9f,\"samples_ts\":[",
                    t ? "," : "", T->name, T->n_prompt, T->n_gen, T->mean, T->sd, T->mean_s);
             for (uint32_t r = 0; r < reps; r++) printf("%s%.6f", r ? "," : "", T->ts[r]);
-            printf("]}");
+            printf("]");
+            if (profile) {
+                printf(",\"untimed_dispatches\":%llu,\"profile\":[", (unsigned long long)T->untimed);
+                for (size_t i = 0; i < T->n_prof; i++) {
+                    printf("%s{\"kernel\":", i ? "," : "");
+                    cli_json_string(stdout, T->prof[i].kernel);
+                    printf(",\"dispatches\":%llu,\"gpu_ns\":%llu}", (unsigned long long)T->prof[i].dispatches,
+                           (unsigned long long)T->prof[i].gpu_ns);
+                }
+                printf("]");
+            }
+            printf("}");
         }
         printf("]}\n");
     } else {
@@ -181,9 +240,13 @@ int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, u
             printf("| %-24s | %12s | %10s | %-8s | %8s | %21s |\n", model_name, size_s, params_s, backend,
                    tests[t].name, ts);
         }
+        for (size_t t = 0; t < n_tests && profile; t++) print_profile(&tests[t]);
     }
 done:
-    for (size_t t = 0; t < n_tests; t++) free(tests[t].ts);
+    for (size_t t = 0; t < n_tests; t++) {
+        free(tests[t].ts);
+        free(tests[t].prof);
+    }
     free(ids);
     free(logits);
     cli_gguf_close(&m);

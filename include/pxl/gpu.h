@@ -164,6 +164,37 @@ typedef struct pxl_gpu_stats {
 } pxl_gpu_stats;
 PXL_API pxl_gpu_stats pxl_gpu_get_stats(const pxl_ctx *ctx);
 
+/* ---- Profiling ------------------------------------------------------------ */
+
+/* One kernel's share of the GPU time measured by the profiler. */
+typedef struct pxl_gpu_profile_entry {
+    char kernel[112];    /* "label:entry" and its override constants, e.g. "kquant.wgsl:kmv KQ6=1 NCOL=1" */
+    uint64_t dispatches; /* timed dispatches of this kernel */
+    uint64_t gpu_ns;     /* their summed GPU time (each from its pass's start to its end timestamp) */
+} pxl_gpu_profile_entry;
+
+/*
+ * Starts timing every dispatch of the context, per kernel: each dispatch is
+ * recorded in a compute pass of its own with timestamp writes at its start
+ * and end, and every submit resolves the timestamps and waits for them. So
+ * the profile shows where GPU time goes, not how fast the work runs
+ * unprofiled (passes split, and the host waits at each submit). At most 2048
+ * dispatches of one submit are timed; the rest are counted as untimed.
+ * Copies, clears and uploads are not timed. Restarting clears the figures.
+ * Fails with PXL_ERR_UNSUPPORTED when the device has no timestamp queries,
+ * on a CPU context too.
+ */
+PXL_API pxl_status pxl_gpu_profile_begin(pxl_ctx *ctx);
+/*
+ * Stops profiling (submitting and reading back what is still open) and
+ * copies up to `cap` entries into `entries`, slowest kernel first; *n_entries
+ * gets the number of distinct kernels (which may exceed cap), *untimed (may
+ * be NULL) the dispatches that were not timed. Fails with PXL_ERR_INVALID_ARG
+ * when profiling was not started or a user recorder is open.
+ */
+PXL_API pxl_status pxl_gpu_profile_end(pxl_ctx *ctx, pxl_gpu_profile_entry *entries, size_t cap,
+                                       size_t *n_entries, uint64_t *untimed);
+
 /* ---- Recording ---------------------------------------------------------- */
 
 /* One storage-buffer binding of a dispatch: @group(0) @binding(binding). */

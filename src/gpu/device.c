@@ -553,6 +553,7 @@ void pxl_gpu_close(pxl_ctx *ctx) {
         pxl_gpu_buffers_release(g);
         pxl_gpu_uniforms_release(g);
         pxl_gpu_timing_release(g);
+        pxl_gpu_profile_release(g);
     }
     if (g->queue) g->fn.QueueRelease(g->queue);
     if (g->device) {

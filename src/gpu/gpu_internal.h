@@ -90,6 +90,8 @@ typedef struct pxl_upload_stage {
 } pxl_upload_stage;
 
 /* A block of uniform memory that recorders carve dispatch parameters from. */
+typedef struct pxl_gpu_prof pxl_gpu_prof;
+
 typedef struct pxl_uniform_block {
     WGPUBuffer handle;
     uint32_t used;
@@ -192,9 +194,24 @@ struct pxl_gpu {
      * record into that one, in call order). At most one is non-NULL. */
     pxl_recorder *stream;
     pxl_recorder *user;
+
+    /* the per-kernel profiler (profile.c); NULL while it is off */
+    pxl_gpu_prof *prof;
 };
 
 #define PXL_STREAM_MAX_DISPATCHES 4096
+
+/* ---- the profiler (profile.c) ---- */
+#define PXL_PROFILE_MAX_PER_SUBMIT 2048 /* timed dispatches per recording (two queries each) */
+/* The row of kernel k in the profile, made on first sight; -1 when out of memory. */
+int pxl_gpu_profile_row(pxl_gpu *g, const pxl_kernel *k);
+WGPUQuerySet pxl_gpu_profile_queries(pxl_gpu *g);
+void pxl_gpu_profile_untimed(pxl_gpu *g);
+/* Records the resolve and copy of the first n dispatches' timestamps into enc. */
+void pxl_gpu_profile_resolve(pxl_gpu *g, WGPUCommandEncoder enc, uint32_t n);
+/* After the submit: waits for the n timestamps and adds them to rows[i]. */
+pxl_status pxl_gpu_profile_collect(pxl_gpu *g, const int *rows, uint32_t n);
+void pxl_gpu_profile_release(pxl_gpu *g);
 /* Submits the open stream without waiting (before queue writes and copies). */
 pxl_status pxl_gpu_stream_submit(pxl_gpu *g);
 /* Fails with PXL_ERR_INVALID_ARG, naming `what`, while a user recorder is open:

@@ -31,6 +31,8 @@ struct pxl_recorder {
     pxl_buffer **scratch;
     size_t n_scratch, cap_scratch;
     size_t n_dispatches;
+    int *prof_rows; /* the profile row of each timed dispatch (profile.c) */
+    uint32_t n_prof;
 };
 
 pxl_uniform_block *pxl_gpu_uniform_block_new(pxl_gpu *g) {
@@ -223,6 +225,19 @@ pxl_status pxl_recorder_dispatch(pxl_recorder *r, const pxl_dispatch *d) {
         r->groups[r->n_groups++] = bg;
     }
     d->kernel->last_use = r->serial;
+    int timed = 0;
+    if (g->prof) { /* the profiler: this dispatch alone in a pass between two timestamps */
+        if (!r->prof_rows) r->prof_rows = pxl_alloc(ctx, PXL_PROFILE_MAX_PER_SUBMIT * sizeof *r->prof_rows);
+        if (r->prof_rows && r->n_prof < PXL_PROFILE_MAX_PER_SUBMIT) {
+            WGPUPassTimestampWrites ts = {NULL, pxl_gpu_profile_queries(g), 2 * r->n_prof, 2 * r->n_prof + 1};
+            r->prof_rows[r->n_prof++] = pxl_gpu_profile_row(g, d->kernel);
+            end_pass(r);
+            begin_pass(r, &ts);
+            timed = 1;
+        } else {
+            pxl_gpu_profile_untimed(g);
+        }
+    }
     if (!r->pass) begin_pass(r, NULL);
     if (r->last_pipeline != d->kernel->pipeline) {
         g->fn.ComputePassEncoderSetPipeline(r->pass, d->kernel->pipeline);
@@ -235,6 +250,7 @@ pxl_status pxl_recorder_dispatch(pxl_recorder *r, const pxl_dispatch *d) {
     g->fn.ComputePassEncoderDispatchWorkgroups(r->pass, d->groups[0] ? d->groups[0] : 1,
                                                d->groups[1] ? d->groups[1] : 1,
                                                d->groups[2] ? d->groups[2] : 1);
+    if (timed) end_pass(r);
     g->stats.dispatches++;
     r->n_dispatches++;
     return PXL_OK;
@@ -301,6 +317,7 @@ static void recorder_free(pxl_recorder *r) {
         if (r->groups[i]) g->fn.BindGroupRelease(r->groups[i]);
     pxl_free(g->ctx, r->groups);
     release_blocks(g, r->uniforms);
+    pxl_free(g->ctx, r->prof_rows);
     if (r->enc) g->fn.CommandEncoderRelease(r->enc);
     pxl_free(g->ctx, r);
 }
@@ -354,6 +371,8 @@ pxl_status pxl_recorder_submit(pxl_recorder *r, int wait, uint64_t *gpu_ns) {
         g->fn.CommandEncoderResolveQuerySet(r->enc, g->queries, 0, 2, g->query_resolve, 0);
         g->fn.CommandEncoderCopyBufferToBuffer(r->enc, g->query_resolve, 0, g->query_read, 0, 16);
     }
+    uint32_t n_prof = g->prof ? r->n_prof : 0;
+    if (n_prof) pxl_gpu_profile_resolve(g, r->enc, n_prof);
     pxl_gpu_uniforms_flush(g);
     for (pxl_uniform_block *b = r->uniforms; b; b = b->next)
         g->fn.QueueWriteBuffer(g->queue, b->handle, 0, b->data, b->used);
@@ -363,7 +382,11 @@ pxl_status pxl_recorder_submit(pxl_recorder *r, int wait, uint64_t *gpu_ns) {
     g->stats.submits++;
     pxl_status s = pxl_gpu_pop_scopes(g, "recorded GPU work");
     int timed = r->timed;
+    int *prof_rows = r->prof_rows;
+    r->prof_rows = NULL;
     recorder_free(r);
+    if (s == PXL_OK && n_prof) s = pxl_gpu_profile_collect(g, prof_rows, n_prof);
+    pxl_free(g->ctx, prof_rows);
     if (s != PXL_OK) return s;
     if (timed && gpu_ns) return pxl_gpu_timing_read(g, gpu_ns);
     if (wait) return wait_queue(g);
