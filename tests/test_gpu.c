@@ -738,7 +738,7 @@ static void test_profile(pxl_ctx *ctx) {
     size_t n = 99;
     /* end without begin */
     CHECK(pxl_gpu_profile_end(ctx, e, 4, &n, NULL) == PXL_ERR_INVALID_ARG && n == 0);
-    pxl_status s = pxl_gpu_profile_begin(ctx);
+    pxl_status s = pxl_gpu_profile_begin(ctx, NULL);
     if (!pxl_gpu_get_info(ctx)->has_timestamps) {
         CHECK(s == PXL_ERR_UNSUPPORTED && strstr(pxl_ctx_error(ctx), "timestamp") != NULL);
         return;
@@ -777,6 +777,15 @@ static void test_profile(pxl_ctx *ctx) {
     CHECK(first_of(ctx, x) == 6.0f);             /* the work itself ran */
     /* stopped: a second end fails */
     CHECK(pxl_gpu_profile_end(ctx, e, 4, &n, NULL) == PXL_ERR_INVALID_ARG);
+    /* whole submits: one row with the recordings' dispatches */
+    pxl_gpu_profile_options wo = {1};
+    CHECK(pxl_gpu_profile_begin(ctx, &wo) == PXL_OK);
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    for (int i = 0; i < 3; i++) CHECK(record_add(r, k2, x, 64, 1.0f) == PXL_OK);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    CHECK(pxl_gpu_profile_end(ctx, e, 4, &n, &untimed) == PXL_OK);
+    CHECK(n == 1 && !strcmp(e[0].kernel, "submitted recordings") && e[0].dispatches == 3 && e[0].gpu_ns > 0);
+    CHECK(first_of(ctx, x) == 9.0f);
     pxl_buffer_free(x);
 }
 

@@ -32,6 +32,7 @@ typedef struct {
     pxl_gpu_profile_entry *prof;
     size_t n_prof;
     uint64_t untimed;
+    uint64_t busy_ns, submits_dispatches; /* whole submits timed */
 } llm_test;
 
 static uint32_t next_id(uint32_t *state, int64_t n_vocab) {
@@ -68,33 +69,40 @@ static void fmt_count(char *buf, size_t cap, double v, const char *const *units,
     snprintf(buf, cap, "%.2f %s", v, units[u]);
 }
 
-/* The profile of one more run of test T: for tg, its tokens after the
- * warm-up token (so the figures are per generated token as in the timed runs). */
+/* The profiles of test T, two more runs: whole submits (the GPU time of the
+ * work as it runs unprofiled), then every dispatch timed per kernel. */
 static pxl_status profile_test(cli_gguf *m, llm_test *T, int32_t *ids, float *logits, uint32_t *rng) {
     T->prof = calloc(PROFILE_MAX, sizeof *T->prof);
     if (!T->prof) return PXL_ERR_OUT_OF_MEMORY;
-    pxl_status s = pxl_gpu_profile_begin(m->ctx);
+    pxl_gpu_profile_entry whole;
+    size_t n = 0;
+    pxl_gpu_profile_options wo = {1};
+    pxl_status s = pxl_gpu_profile_begin(m->ctx, &wo);
     if (s != PXL_OK) return s;
     run_once(m, T->n_prompt, T->n_gen, ids, logits, rng, &s);
-    size_t n = 0;
-    pxl_status e = pxl_gpu_profile_end(m->ctx, T->prof, PROFILE_MAX, &n, &T->untimed);
+    pxl_status e = pxl_gpu_profile_end(m->ctx, &whole, 1, &n, NULL);
+    if (s != PXL_OK || e != PXL_OK) return s != PXL_OK ? s : e;
+    T->busy_ns = n ? whole.gpu_ns : 0;
+    T->submits_dispatches = n ? whole.dispatches : 0;
+    if ((s = pxl_gpu_profile_begin(m->ctx, NULL)) != PXL_OK) return s;
+    run_once(m, T->n_prompt, T->n_gen, ids, logits, rng, &s);
+    e = pxl_gpu_profile_end(m->ctx, T->prof, PROFILE_MAX, &n, &T->untimed);
     T->n_prof = n < PROFILE_MAX ? n : PROFILE_MAX;
     return s != PXL_OK ? s : e;
 }
 
 /* The per-kernel table of test T: time per token (tg) or per pass (pp). */
 static void print_profile(const llm_test *T) {
-    double per = T->n_gen ? (double)T->n_gen : 1.0, total = 0, count = 0;
-    for (size_t i = 0; i < T->n_prof; i++) {
-        total += (double)T->prof[i].gpu_ns;
-        count += (double)T->prof[i].dispatches;
-    }
+    double per = T->n_gen ? (double)T->n_gen : 1.0, total = 0;
+    for (size_t i = 0; i < T->n_prof; i++) total += (double)T->prof[i].gpu_ns;
     const char *unit = T->n_gen ? "token" : "pass";
-    double wall_us = T->mean_s / per * 1e6, gpu_us = total / per * 1e3;
-    printf("\n%s, per %s: %.1f dispatches, GPU %.1f us (timed one by one), wall %.1f us unprofiled", T->name, unit,
-           count / per, gpu_us, wall_us);
-    if (wall_us > gpu_us) printf(": %.1f us (%.0f%%) outside the kernels", wall_us - gpu_us, 100 * (wall_us - gpu_us) / wall_us);
-    printf("\n| %-64s | %10s | %10s | %6s |\n", "kernel", "dispatches", "us", "share");
+    double wall_us = T->mean_s / per * 1e6, busy_us = (double)T->busy_ns / per * 1e-3;
+    printf("\n%s, per %s: wall %.1f us; GPU busy %.1f us in %.1f dispatches (whole submits timed)", T->name, unit,
+           wall_us, busy_us, (double)T->submits_dispatches / per);
+    if (wall_us > busy_us) printf(", so %.1f us (%.0f%%) of the wall time the GPU has no work", wall_us - busy_us,
+                                  100 * (wall_us - busy_us) / wall_us);
+    printf("\nEach dispatch timed alone (a pass of its own): %.1f us in all\n", total / per * 1e-3);
+    printf("| %-64s | %10s | %10s | %6s |\n", "kernel", "dispatches", "us", "share");
     printf("| %.64s | %.10s: | %.10s: | %.6s: |\n",
            "----------------------------------------------------------------", "----------", "----------", "------");
     for (size_t i = 0; i < T->n_prof; i++)
@@ -214,7 +222,8 @@ int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, u
             for (uint32_t r = 0; r < reps; r++) printf("%s%.6f", r ? "," : "", T->ts[r]);
             printf("]");
             if (profile) {
-                printf(",\"untimed_dispatches\":%llu,\"profile\":[", (unsigned long long)T->untimed);
+                printf(",\"gpu_busy_ns\":%llu,\"untimed_dispatches\":%llu,\"profile\":[",
+                       (unsigned long long)T->busy_ns, (unsigned long long)T->untimed);
                 for (size_t i = 0; i < T->n_prof; i++) {
                     printf("%s{\"kernel\":", i ? "," : "");
                     cli_json_string(stdout, T->prof[i].kernel);

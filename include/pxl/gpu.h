@@ -173,18 +173,28 @@ typedef struct pxl_gpu_profile_entry {
     uint64_t gpu_ns;     /* their summed GPU time (each from its pass's start to its end timestamp) */
 } pxl_gpu_profile_entry;
 
+/* What the profiler times; zero-initialised: every dispatch. */
+typedef struct pxl_gpu_profile_options {
+    /* 1: time each submitted recording as a whole (one row, "submitted
+     * recordings", whose dispatches are the recordings' dispatches): the GPU
+     * time of the work as it runs unprofiled, without the gaps between
+     * submits. 0: every dispatch, per kernel. */
+    int whole_submits;
+} pxl_gpu_profile_options;
+
 /*
- * Starts timing every dispatch of the context, per kernel: each dispatch is
- * recorded in a compute pass of its own with timestamp writes at its start
- * and end, and every submit resolves the timestamps and waits for them. So
- * the profile shows where GPU time goes, not how fast the work runs
- * unprofiled (passes split, and the host waits at each submit). At most 2048
- * dispatches of one submit are timed; the rest are counted as untimed.
- * Copies, clears and uploads are not timed. Restarting clears the figures.
- * Fails with PXL_ERR_UNSUPPORTED when the device has no timestamp queries,
- * on a CPU context too.
+ * Starts timing the context's GPU work (opts may be NULL: per dispatch).
+ * Per dispatch, each dispatch is recorded in a compute pass of its own with
+ * timestamp writes at its start and end, and every submit resolves the
+ * timestamps and waits for them. So that profile shows where GPU time goes,
+ * not how fast the work runs unprofiled (passes split, the host waits at each
+ * submit); whole_submits measures that. At most 2048 dispatches of one submit
+ * are timed; the rest are counted as untimed. Copies, clears and uploads are
+ * not timed per dispatch. Restarting clears the figures. Fails with
+ * PXL_ERR_UNSUPPORTED when the device has no timestamp queries, and on a CPU
+ * context.
  */
-PXL_API pxl_status pxl_gpu_profile_begin(pxl_ctx *ctx);
+PXL_API pxl_status pxl_gpu_profile_begin(pxl_ctx *ctx, const pxl_gpu_profile_options *opts);
 /*
  * Stops profiling (submitting and reading back what is still open) and
  * copies up to `cap` entries into `entries`, slowest kernel first; *n_entries

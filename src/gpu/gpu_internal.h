@@ -206,6 +206,10 @@ struct pxl_gpu {
 /* The row of kernel k in the profile, made on first sight; -1 when out of memory. */
 int pxl_gpu_profile_row(pxl_gpu *g, const pxl_kernel *k);
 WGPUQuerySet pxl_gpu_profile_queries(pxl_gpu *g);
+/* Whether the profiler is on and times whole recordings (queries 0 and 1). */
+int pxl_gpu_profile_whole(pxl_gpu *g);
+/* After the submit of a whole-timed recording of `dispatches` dispatches. */
+pxl_status pxl_gpu_profile_collect_whole(pxl_gpu *g, uint64_t dispatches);
 void pxl_gpu_profile_untimed(pxl_gpu *g);
 /* Records the resolve and copy of the first n dispatches' timestamps into enc. */
 void pxl_gpu_profile_resolve(pxl_gpu *g, WGPUCommandEncoder enc, uint32_t n);

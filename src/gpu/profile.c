@@ -19,6 +19,7 @@ struct pxl_gpu_prof {
     uint64_t *row_kernel; /* the id of the kernel last seen for each row */
     size_t n_rows, cap_rows;
     uint64_t untimed;
+    int whole; /* whole_submits */
     uint64_t ts[2 * PXL_PROFILE_MAX_PER_SUBMIT];
 };
 
@@ -41,7 +42,7 @@ void pxl_gpu_profile_release(pxl_gpu *g) {
     g->prof = NULL;
 }
 
-pxl_status pxl_gpu_profile_begin(pxl_ctx *ctx) {
+pxl_status pxl_gpu_profile_begin(pxl_ctx *ctx, const pxl_gpu_profile_options *opts) {
     PXL_REQUIRE_CTX(ctx);
     PXL_GPU_OR_FAIL(ctx, g);
     pxl_status s = pxl_gpu_check_no_recorder(g, "pxl_gpu_profile_begin");
@@ -51,14 +52,17 @@ pxl_status pxl_gpu_profile_begin(pxl_ctx *ctx) {
                         "pxl_gpu_profile_begin: the device offers no timestamp queries");
     s = pxl_gpu_stream_submit(g); /* earlier work is not profiled */
     if (s != PXL_OK) return s;
+    int whole = opts && opts->whole_submits;
     if (g->prof) { /* restart: clear the figures */
         g->prof->n_rows = 0;
         g->prof->untimed = 0;
+        g->prof->whole = whole;
         return PXL_OK;
     }
     pxl_gpu_prof *p = pxl_calloc(ctx, 1, sizeof *p);
     if (!p) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
     g->prof = p;
+    p->whole = whole;
     WGPUQuerySetDescriptor qd;
     memset(&qd, 0, sizeof qd);
     qd.label = pxl_sv("pxl profile timestamps");
@@ -117,6 +121,36 @@ int pxl_gpu_profile_row(pxl_gpu *g, const pxl_kernel *k) {
 }
 
 WGPUQuerySet pxl_gpu_profile_queries(pxl_gpu *g) { return g->prof->set; }
+
+int pxl_gpu_profile_whole(pxl_gpu *g) { return g->prof && g->prof->whole; }
+
+/* The row of whole recordings (whole_submits): row 0, made on first use. */
+static int whole_row(pxl_gpu_prof *p, pxl_ctx *ctx) {
+    if (p->n_rows) return 0;
+    if (!p->cap_rows) {
+        p->rows = pxl_calloc(ctx, 1, sizeof *p->rows);
+        p->row_kernel = pxl_calloc(ctx, 1, sizeof *p->row_kernel);
+        if (!p->rows || !p->row_kernel) return -1;
+        p->cap_rows = 1;
+    }
+    memset(&p->rows[0], 0, sizeof p->rows[0]);
+    snprintf(p->rows[0].kernel, sizeof p->rows[0].kernel, "submitted recordings");
+    p->n_rows = 1;
+    return 0;
+}
+
+pxl_status pxl_gpu_profile_collect_whole(pxl_gpu *g, uint64_t dispatches) {
+    pxl_gpu_prof *p = g->prof;
+    pxl_status s = pxl_gpu_read_mapped(g, p->read, p->ts, 16u);
+    if (s != PXL_OK) return s;
+    if (whole_row(p, g->ctx) < 0) {
+        p->untimed += dispatches;
+        return PXL_OK;
+    }
+    p->rows[0].dispatches += dispatches;
+    p->rows[0].gpu_ns += p->ts[1] > p->ts[0] ? p->ts[1] - p->ts[0] : 0;
+    return PXL_OK;
+}
 
 void pxl_gpu_profile_untimed(pxl_gpu *g) { g->prof->untimed++; }
 

@@ -33,6 +33,7 @@ struct pxl_recorder {
     size_t n_dispatches;
     int *prof_rows; /* the profile row of each timed dispatch (profile.c) */
     uint32_t n_prof;
+    int prof_whole; /* began with the profiler's start timestamp (whole_submits) */
 };
 
 pxl_uniform_block *pxl_gpu_uniform_block_new(pxl_gpu *g) {
@@ -118,6 +119,12 @@ static pxl_status recorder_begin(pxl_gpu *g, int timed, pxl_recorder **out) {
         WGPUPassTimestampWrites ts = {NULL, g->queries, 0, WGPU_QUERY_SET_INDEX_UNDEFINED};
         begin_pass(r, &ts);
         end_pass(r);
+    }
+    if (pxl_gpu_profile_whole(g)) {
+        WGPUPassTimestampWrites ts = {NULL, pxl_gpu_profile_queries(g), 0, WGPU_QUERY_SET_INDEX_UNDEFINED};
+        begin_pass(r, &ts);
+        end_pass(r);
+        r->prof_whole = 1;
     }
     *out = r;
     return PXL_OK;
@@ -226,7 +233,7 @@ pxl_status pxl_recorder_dispatch(pxl_recorder *r, const pxl_dispatch *d) {
     }
     d->kernel->last_use = r->serial;
     int timed = 0;
-    if (g->prof) { /* the profiler: this dispatch alone in a pass between two timestamps */
+    if (g->prof && !r->prof_whole && !pxl_gpu_profile_whole(g)) { /* the profiler: this dispatch alone in a pass */
         if (!r->prof_rows) r->prof_rows = pxl_alloc(ctx, PXL_PROFILE_MAX_PER_SUBMIT * sizeof *r->prof_rows);
         if (r->prof_rows && r->n_prof < PXL_PROFILE_MAX_PER_SUBMIT) {
             WGPUPassTimestampWrites ts = {NULL, pxl_gpu_profile_queries(g), 2 * r->n_prof, 2 * r->n_prof + 1};
@@ -373,6 +380,14 @@ pxl_status pxl_recorder_submit(pxl_recorder *r, int wait, uint64_t *gpu_ns) {
     }
     uint32_t n_prof = g->prof ? r->n_prof : 0;
     if (n_prof) pxl_gpu_profile_resolve(g, r->enc, n_prof);
+    int whole = r->prof_whole && pxl_gpu_profile_whole(g);
+    if (whole) {
+        WGPUPassTimestampWrites ts = {NULL, pxl_gpu_profile_queries(g), WGPU_QUERY_SET_INDEX_UNDEFINED, 1};
+        begin_pass(r, &ts);
+        end_pass(r);
+        pxl_gpu_profile_resolve(g, r->enc, 1);
+    }
+    uint64_t n_disp = r->n_dispatches;
     pxl_gpu_uniforms_flush(g);
     for (pxl_uniform_block *b = r->uniforms; b; b = b->next)
         g->fn.QueueWriteBuffer(g->queue, b->handle, 0, b->data, b->used);
@@ -386,6 +401,7 @@ pxl_status pxl_recorder_submit(pxl_recorder *r, int wait, uint64_t *gpu_ns) {
     r->prof_rows = NULL;
     recorder_free(r);
     if (s == PXL_OK && n_prof) s = pxl_gpu_profile_collect(g, prof_rows, n_prof);
+    if (s == PXL_OK && whole) s = pxl_gpu_profile_collect_whole(g, n_disp);
     pxl_free(g->ctx, prof_rows);
     if (s != PXL_OK) return s;
     if (timed && gpu_ns) return pxl_gpu_timing_read(g, gpu_ns);
