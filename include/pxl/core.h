@@ -112,6 +112,8 @@ typedef struct pxl_ctx_options {
      *                            two <= 16, steps in [1, 1024]
      *   kmv_tpr=N                a power of two in [1, 256]
      *   kmv_rows=N               in [1, 8] (used where N * M <= 8)
+     *   llm_submit=N             the GGUF runtime's GPU pass submits its work every
+     *                            N layers (0: once per pass)
      *   qmv_kernel=q|auto        q: the plain qmv kernel, never qmv_xs
      *   vm_dp4=soft|auto         soft: the VM's software dot4I8Packed
      *   vm_mm=tile|small|auto    the VM's MATMUL kernel

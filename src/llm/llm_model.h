@@ -11,6 +11,12 @@ typedef struct pxl_llm_layer {
     pxl_tensor *bq, *bk, *bv;                   /* qwen2's biases, else NULL */
     pxl_tensor *wg, *wu, *wd;                   /* [F, E] x2, [E, F] */
     pxl_tensor *cache_k, *cache_v;              /* [C, Hkv, D] in info.kv_type (f32 or f16) */
+    /* On a GPU, weights of one type that read the same input are stored as
+     * one matrix, and the separate weights above are views of its rows, so
+     * one token needs one product for them (NULL where the types differ):
+     * wqkv [Hq*D + 2*Hkv*D, E] (then bqkv [1, Hq*D + 2*Hkv*D] when there are
+     * biases), wqk [Hq*D + Hkv*D, E] when only V's type differs, wgu [2F, E]. */
+    pxl_tensor *wqkv, *wqk, *bqkv, *wgu;
 } pxl_llm_layer;
 
 struct pxl_llm {
@@ -28,6 +34,7 @@ struct pxl_llm {
     pxl_tensor *v;                      /* [B, Hkv*D]: V before an f16 cache (NULL with f32) */
     pxl_tensor *gate, *up;              /* [B, F] */
     pxl_tensor *logits1, *logits_all;   /* [1, V]; [B, V] made on first use */
+    pxl_tensor *qkv1, *gu1;             /* one token on a GPU: [1, Hq*D + 2*Hkv*D], [1, 2F] */
     int64_t n_past;
     pxl_progress *progress;
     uint64_t n_loaded;

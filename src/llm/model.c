@@ -102,13 +102,13 @@ int pxl_llm_dtype_of(uint32_t ggml_type, pxl_dtype *out) {
 }
 
 /*
- * The tensor `name` as a pxl tensor of shape [ne1, ne0] (or [ne0] when ne1
- * is 0), checked against the GGUF file: present (unless optional), exactly
- * that shape, a type pxl runs (F32 only when f32_only). On a CPU context the
- * tensor wraps the mapping; on a GPU it is created and uploaded.
+ * Checks the tensor `name` against the GGUF file for a pxl tensor of shape
+ * [ne1, ne0] (or [ne0] when ne1 is 0): present (unless optional: then *t is
+ * NULL and PXL_OK), exactly that shape, a type pxl runs (F32 only when
+ * f32_only), small enough for one binding on a GPU.
  */
-static pxl_status weight(pxl_llm *m, const char *name, int64_t ne0, int64_t ne1, int f32_only, int optional,
-                         pxl_tensor **out) {
+static pxl_status weight_check(pxl_llm *m, const char *name, int64_t ne0, int64_t ne1, int f32_only, int optional,
+                               const pxl_gguf_tensor **out, pxl_dtype *dt) {
     *out = NULL;
     int64_t i = pxl_gguf_find_tensor(m->g, name);
     if (i < 0) {
@@ -124,19 +124,40 @@ static pxl_status weight(pxl_llm *m, const char *name, int64_t ne0, int64_t ne1,
                         "model: tensor '%s' has shape [%lld, %lld, %lld, %lld]; the metadata says [%lld, %lld]",
                         name, (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2],
                         (long long)t->ne[3], (long long)ne0, (long long)(ne1 ? ne1 : 1));
-    pxl_dtype dt;
-    if (!pxl_llm_dtype_of(t->type, &dt) || (f32_only && dt != PXL_F32))
+    if (!pxl_llm_dtype_of(t->type, dt) || (f32_only && *dt != PXL_F32))
         return pxl_fail(m->ctx, PXL_ERR_UNSUPPORTED, "model: tensor '%s' has type %s, which pxl cannot run%s", name,
                         pxl_ggml_type_name(t->type), f32_only ? " here (F32 expected)" : "");
-    int64_t shape[2] = {ne1 ? ne1 : ne0, ne0};
-    int64_t *sh = ne1 ? shape : shape + 1;
-    pxl_status s;
     const pxl_gpu_info *gi = pxl_gpu_get_info(m->ctx);
     if (gi && t->bytes > gi->max_storage_binding_size)
         return pxl_fail(m->ctx, PXL_ERR_UNSUPPORTED,
                         "model: tensor '%s' (%llu bytes) is larger than one storage binding may be on this device "
                         "(%llu bytes); pxl does not split tensors yet (use --backend cpu)",
                         name, (unsigned long long)t->bytes, (unsigned long long)gi->max_storage_binding_size);
+    *out = t;
+    return PXL_OK;
+}
+
+static void weight_loaded(pxl_llm *m, const pxl_gguf_tensor *t) {
+    m->info.weight_bytes += t->bytes;
+    m->n_loaded++;
+    if (m->progress) pxl_progress_update(m->progress, m->n_loaded);
+}
+
+/*
+ * The tensor `name` (checked by weight_check) as a pxl tensor of shape
+ * [ne1, ne0] (or [ne0]). On a CPU context the tensor wraps the mapping; on a
+ * GPU it is created and uploaded. *out is NULL for an absent optional tensor.
+ */
+static pxl_status weight(pxl_llm *m, const char *name, int64_t ne0, int64_t ne1, int f32_only, int optional,
+                         pxl_tensor **out) {
+    *out = NULL;
+    const pxl_gguf_tensor *t;
+    pxl_dtype dt;
+    pxl_status s = weight_check(m, name, ne0, ne1, f32_only, optional, &t, &dt);
+    if (s != PXL_OK || !t) return s;
+    int nd = ne1 ? 2 : 1;
+    int64_t shape[2] = {ne1 ? ne1 : ne0, ne0};
+    int64_t *sh = ne1 ? shape : shape + 1;
     if (pxl_ctx_backend(m->ctx) == PXL_BACKEND_GPU) {
         s = pxl_tensor_create(m->ctx, dt, nd, sh, out);
         if (s == PXL_OK) s = pxl_tensor_write(m->ctx, *out, t->data, (size_t)t->bytes);
@@ -151,10 +172,71 @@ static pxl_status weight(pxl_llm *m, const char *name, int64_t ne0, int64_t ne1,
         *out = NULL;
         return s;
     }
-    m->info.weight_bytes += t->bytes;
-    m->n_loaded++;
-    if (m->progress) pxl_progress_update(m->progress, m->n_loaded);
+    weight_loaded(m, t);
     return PXL_OK;
+}
+
+/*
+ * On a GPU: the n weights `names` of rows[i] x ne0 each (n <= 3), when all
+ * are present with one type, uploaded into one matrix [sum rows, ne0]
+ * (*combined) with views[i] over its rows. Leaves everything NULL and
+ * returns PXL_OK when a weight is absent or the types differ (the caller
+ * loads them one by one), or when the matrix would exceed one binding.
+ */
+static pxl_status weight_rows(pxl_llm *m, const char *const *names, const int64_t *rows, int n, int64_t ne0,
+                              pxl_tensor **views, pxl_tensor **combined) {
+    *combined = NULL;
+    for (int i = 0; i < n; i++) views[i] = NULL;
+    const pxl_gguf_tensor *t[3];
+    pxl_dtype dt[3];
+    int64_t total = 0;
+    uint64_t bytes = 0;
+    for (int i = 0; i < n; i++) {
+        pxl_status s = weight_check(m, names[i], ne0, rows[i], 0, 1, &t[i], &dt[i]);
+        if (s != PXL_OK) return s;
+        if (!t[i] || dt[i] != dt[0]) return PXL_OK;
+        total += rows[i];
+        bytes += t[i]->bytes;
+    }
+    const pxl_gpu_info *gi = pxl_gpu_get_info(m->ctx);
+    if (!gi || bytes > gi->max_storage_binding_size) return PXL_OK;
+    int64_t shape[2] = {total, ne0};
+    pxl_status s = pxl_tensor_create(m->ctx, dt[0], 2, shape, combined);
+    size_t off = 0;
+    for (int i = 0; i < n && s == PXL_OK; i++) {
+        int64_t vs[2] = {rows[i], ne0};
+        s = pxl_tensor_view(m->ctx, *combined, 2, vs, off, &views[i]);
+        if (s == PXL_OK) s = pxl_tensor_write(m->ctx, views[i], t[i]->data, (size_t)t[i]->bytes);
+        if (s == PXL_OK) weight_loaded(m, t[i]);
+        off += (size_t)t[i]->bytes;
+    }
+    if (s != PXL_OK) {
+        for (int i = 0; i < n; i++) {
+            pxl_tensor_free(views[i]);
+            views[i] = NULL;
+        }
+        pxl_tensor_free(*combined);
+        *combined = NULL;
+    }
+    return s;
+}
+
+/* qwen2's Q, K and V biases as one row [1, Dq + 2 Dkv] (GPU, with wqkv). */
+static pxl_status fuse_biases(pxl_llm *m, pxl_llm_layer *L, int64_t Dq, int64_t Dkv) {
+    int64_t shape[2] = {1, Dq + 2 * Dkv};
+    pxl_status s = pxl_tensor_create(m->ctx, PXL_F32, 2, shape, &L->bqkv);
+    const pxl_tensor *b[3] = {L->bq, L->bk, L->bv};
+    int64_t at[3] = {0, Dq, Dq + Dkv}, len[3] = {Dq, Dkv, Dkv};
+    for (int i = 0; i < 3 && s == PXL_OK; i++) {
+        pxl_tensor *dst;
+        int64_t vs[2] = {1, len[i]};
+        s = pxl_tensor_view(m->ctx, L->bqkv, 2, vs, (size_t)at[i] * sizeof(float), &dst);
+        if (s == PXL_OK) {
+            s = pxl_copy(m->ctx, b[i], dst);
+            pxl_tensor_free(dst);
+        }
+    }
+    return s;
 }
 
 static pxl_status load_weights(pxl_llm *m) {
@@ -187,17 +269,41 @@ static pxl_status load_weights(pxl_llm *m) {
         snprintf(n, sizeof n, "blk.%lld.%s", (long long)l, suffix);                                       \
         s = weight(m, n, ne0, ne1, f32only, opt, &L->field);                                              \
     }
+        if (s == PXL_OK && pxl_ctx_backend(m->ctx) == PXL_BACKEND_GPU) {
+            /* one matrix for Q, K and V (or Q and K), and one for gate and up */
+            char nq[96], nk[96], nv[96], ng[96], nu[96];
+            snprintf(nq, sizeof nq, "blk.%lld.attn_q.weight", (long long)l);
+            snprintf(nk, sizeof nk, "blk.%lld.attn_k.weight", (long long)l);
+            snprintf(nv, sizeof nv, "blk.%lld.attn_v.weight", (long long)l);
+            snprintf(ng, sizeof ng, "blk.%lld.ffn_gate.weight", (long long)l);
+            snprintf(nu, sizeof nu, "blk.%lld.ffn_up.weight", (long long)l);
+            const char *qkv[3] = {nq, nk, nv}, *gu[2] = {ng, nu};
+            int64_t rq[3] = {Dq, Dkv, Dkv}, rg[2] = {F, F};
+            pxl_tensor *v3[3], *v2[2];
+            s = weight_rows(m, qkv, rq, 3, E, v3, &L->wqkv);
+            if (s == PXL_OK && !L->wqkv) s = weight_rows(m, qkv, rq, 2, E, v3, &L->wqk);
+            if (s == PXL_OK && (L->wqkv || L->wqk)) {
+                L->wq = v3[0];
+                L->wk = v3[1];
+                if (L->wqkv) L->wv = v3[2];
+            }
+            if (s == PXL_OK) s = weight_rows(m, gu, rg, 2, E, v2, &L->wgu);
+            if (s == PXL_OK && L->wgu) {
+                L->wg = v2[0];
+                L->wu = v2[1];
+            }
+        }
         W(attn_norm, "attn_norm.weight", E, 0, 1, 0)
-        W(wq, "attn_q.weight", E, Dq, 0, 0)
-        W(wk, "attn_k.weight", E, Dkv, 0, 0)
-        W(wv, "attn_v.weight", E, Dkv, 0, 0)
+        if (!L->wq) W(wq, "attn_q.weight", E, Dq, 0, 0)
+        if (!L->wk) W(wk, "attn_k.weight", E, Dkv, 0, 0)
+        if (!L->wv) W(wv, "attn_v.weight", E, Dkv, 0, 0)
         W(wo, "attn_output.weight", Dq, E, 0, 0)
         W(bq, "attn_q.bias", Dq, 0, 1, !qkv_bias)
         W(bk, "attn_k.bias", Dkv, 0, 1, !qkv_bias)
         W(bv, "attn_v.bias", Dkv, 0, 1, !qkv_bias)
         W(ffn_norm, "ffn_norm.weight", E, 0, 1, 0)
-        W(wg, "ffn_gate.weight", E, F, 0, 0)
-        W(wu, "ffn_up.weight", E, F, 0, 0)
+        if (!L->wg) W(wg, "ffn_gate.weight", E, F, 0, 0)
+        if (!L->wu) W(wu, "ffn_up.weight", E, F, 0, 0)
         W(wd, "ffn_down.weight", F, E, 0, 0)
 #undef W
         /* biases as one row [1, N]: pxl_add broadcasts a row over [T, N], and for T = 1 the shapes match */
@@ -212,6 +318,7 @@ static pxl_status load_weights(pxl_llm *m) {
                 *bias[b] = r;
             }
         }
+        if (s == PXL_OK && L->wqkv && L->bq && L->bk && L->bv) s = fuse_biases(m, L, Dq, Dkv);
     }
     return s;
 }
@@ -251,6 +358,10 @@ static pxl_status alloc_state(pxl_llm *m) {
     if (s == PXL_OK) s = make(m, PXL_F32, 2, B, F, 0, &m->gate);
     if (s == PXL_OK) s = make(m, PXL_F32, 2, B, F, 0, &m->up);
     if (s == PXL_OK) s = make(m, PXL_F32, 2, 1, I->n_vocab, 0, &m->logits1);
+    if (s == PXL_OK && pxl_ctx_backend(m->ctx) == PXL_BACKEND_GPU) {
+        s = make(m, PXL_F32, 2, 1, Dq + 2 * Dkv, 0, &m->qkv1);
+        if (s == PXL_OK) s = make(m, PXL_F32, 2, 1, 2 * F, 0, &m->gu1);
+    }
     for (int64_t l = 0; l < I->n_layer && s == PXL_OK; l++) {
         s = make(m, I->kv_type, 3, I->n_ctx, I->n_head_kv, D, &m->layers[l].cache_k);
         if (s == PXL_OK) s = make(m, I->kv_type, 3, I->n_ctx, I->n_head_kv, D, &m->layers[l].cache_v);
@@ -327,13 +438,14 @@ static pxl_status check_gpu_memory(pxl_llm *m, const pxl_llm_options *o) {
 void pxl_llm_free(pxl_llm *m) {
     if (!m) return;
     pxl_tensor *ts[] = {m->tok_embd, m->output_norm, m->output, m->rope_freqs, m->ids, m->x, m->h, m->q, m->k,
-                        m->v, m->att, m->gate, m->up, m->logits1, m->logits_all};
+                        m->v, m->att, m->gate, m->up, m->logits1, m->logits_all, m->qkv1, m->gu1};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) pxl_tensor_free(ts[i]);
     if (m->layers) {
         for (int64_t l = 0; l < m->info.n_layer; l++) {
             pxl_llm_layer *L = &m->layers[l];
-            pxl_tensor *lt[] = {L->attn_norm, L->wq, L->wk, L->wv, L->wo, L->bq, L->bk, L->bv,
-                                L->ffn_norm, L->wg, L->wu, L->wd, L->cache_k, L->cache_v};
+            pxl_tensor *lt[] = {L->attn_norm, L->wq, L->wk,  L->wv,    L->wo,      L->bq,      L->bk,   L->bv,
+                                L->ffn_norm,  L->wg, L->wu,  L->wd,    L->cache_k, L->cache_v, L->wqkv, L->wqk,
+                                L->bqkv,      L->wgu};
             for (size_t i = 0; i < sizeof lt / sizeof lt[0]; i++) pxl_tensor_free(lt[i]);
         }
     }
@@ -479,9 +591,12 @@ pxl_status pxl_llm_rewind(pxl_llm *m, int64_t n_past) {
 
 /* ---- the forward pass ---------------------------------------------------------------------- */
 
+/* Layers per submit of a GPU pass (the tuning option llm_submit overrides it). */
+#define LLM_SUBMIT_LAYERS 2
+
 /* Views made for one pass, freed together. */
 typedef struct {
-    pxl_tensor *t[32];
+    pxl_tensor *t[48];
     int n;
 } views;
 
@@ -505,6 +620,90 @@ static pxl_status matmul_t(pxl_llm *m, const pxl_tensor *a, const pxl_tensor *w,
     return pxl_matmul(m->ctx, a, w, c, &o);
 }
 
+/* c += a w^T: the residual added by the product itself. */
+static pxl_status matmul_t_acc(pxl_llm *m, const pxl_tensor *a, const pxl_tensor *w, pxl_tensor *c) {
+    pxl_matmul_options o = {0, 1, 1.0f, 1.0f};
+    return pxl_matmul(m->ctx, a, w, c, &o);
+}
+
+/* The views of one token's fused pass (GPU, T = 1) over m->qkv1 and m->gu1. */
+typedef struct {
+    pxl_tensor *qkv, *qk, *q, *q3, *k, *k3, *v; /* [1, Dq+2Dkv], [1, Dq+Dkv], [1, Dq], [1, Hq, D], [1, Dkv] ... */
+    pxl_tensor *gu, *g, *u;                     /* [1, 2F], [1, F] x2 */
+    pxl_tensor *act;                            /* [1, F] in m->gate: silu(g) * u */
+} token_views;
+
+static pxl_status token_views_make(pxl_llm *m, views *v, token_views *t) {
+    const pxl_llm_info *I = &m->info;
+    int64_t D = I->head_dim, Hq = I->n_head, Hkv = I->n_head_kv, Dq = Hq * D, Dkv = Hkv * D, F = I->n_ff;
+    size_t f = sizeof(float);
+    pxl_status s = view(m, v, m->qkv1, 2, 1, Dq + 2 * Dkv, 0, 0, &t->qkv);
+    if (s == PXL_OK) s = view(m, v, m->qkv1, 2, 1, Dq + Dkv, 0, 0, &t->qk);
+    if (s == PXL_OK) s = view(m, v, m->qkv1, 2, 1, Dq, 0, 0, &t->q);
+    if (s == PXL_OK) s = view(m, v, m->qkv1, 3, 1, Hq, D, 0, &t->q3);
+    if (s == PXL_OK) s = view(m, v, m->qkv1, 2, 1, Dkv, 0, (size_t)Dq * f, &t->k);
+    if (s == PXL_OK) s = view(m, v, m->qkv1, 3, 1, Hkv, D, (size_t)Dq * f, &t->k3);
+    if (s == PXL_OK) s = view(m, v, m->qkv1, 2, 1, Dkv, 0, (size_t)(Dq + Dkv) * f, &t->v);
+    if (s == PXL_OK) s = view(m, v, m->gu1, 2, 1, 2 * F, 0, 0, &t->gu);
+    if (s == PXL_OK) s = view(m, v, m->gu1, 2, 1, F, 0, 0, &t->g);
+    if (s == PXL_OK) s = view(m, v, m->gu1, 2, 1, F, 0, (size_t)F * f, &t->u);
+    if (s == PXL_OK) s = view(m, v, m->gate, 2, 1, F, 0, 0, &t->act);
+    return s;
+}
+
+/*
+ * One layer for one token on a GPU, in fewer dispatches than the general
+ * path: Q, K and V from one product where their weights are one matrix,
+ * gate and up likewise, and both residual adds done by the products that
+ * make them (beta = 1). The same arithmetic as the general path up to the
+ * order of the residual's add (one rounding either way).
+ *   h = rmsnorm(x) * attn_norm; [q k v] = h [Wq Wk Wv]^T (+ [bq bk bv])
+ *   q, k = rope(q), rope(k) -> cache_k[P]; v -> cache_v[P]
+ *   x += attention(q, cache) Wo^T
+ *   h = rmsnorm(x) * ffn_norm; [g u] = h [Wg Wu]^T; x += (silu(g) * u) Wd^T
+ */
+static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t, pxl_tensor *x, pxl_tensor *h,
+                              pxl_tensor *att, pxl_tensor *att3, pxl_tensor *ck, pxl_tensor *cv,
+                              const pxl_rope_options *ro, float scale) {
+    pxl_ctx *ctx = m->ctx;
+    const pxl_llm_info *I = &m->info;
+    int64_t P = m->n_past;
+    int f16 = I->kv_type != PXL_F32;
+    pxl_status s = pxl_rmsnorm(ctx, x, L->attn_norm, h, I->norm_eps);
+    if (s == PXL_OK && L->wqkv) {
+        s = matmul_t(m, h, L->wqkv, t->qkv);
+        if (s == PXL_OK && L->bqkv) s = pxl_add(ctx, t->qkv, L->bqkv, t->qkv);
+    } else if (s == PXL_OK) {
+        if (L->wqk) {
+            s = matmul_t(m, h, L->wqk, t->qk);
+        } else {
+            s = matmul_t(m, h, L->wq, t->q);
+            if (s == PXL_OK) s = matmul_t(m, h, L->wk, t->k);
+        }
+        if (s == PXL_OK) s = matmul_t(m, h, L->wv, t->v);
+        if (s == PXL_OK && L->bq) s = pxl_add(ctx, t->q, L->bq, t->q);
+        if (s == PXL_OK && L->bk) s = pxl_add(ctx, t->k, L->bk, t->k);
+        if (s == PXL_OK && L->bv) s = pxl_add(ctx, t->v, L->bv, t->v);
+    }
+    if (s == PXL_OK) s = pxl_rope_ext(ctx, t->q3, t->q3, P, ro);
+    if (s == PXL_OK) s = pxl_rope_ext(ctx, t->k3, f16 ? t->k3 : ck, P, ro);
+    if (s == PXL_OK) s = f16 ? pxl_convert(ctx, t->k3, ck) : PXL_OK;
+    if (s == PXL_OK) s = f16 ? pxl_convert(ctx, t->v, cv) : pxl_copy(ctx, t->v, cv);
+    if (s == PXL_OK) s = pxl_attention(ctx, t->q3, L->cache_k, L->cache_v, att3, P + 1, scale);
+    if (s == PXL_OK) s = matmul_t_acc(m, att, L->wo, x);
+    if (s == PXL_OK) s = pxl_rmsnorm(ctx, x, L->ffn_norm, h, I->norm_eps);
+    if (s == PXL_OK && L->wgu) {
+        s = matmul_t(m, h, L->wgu, t->gu);
+        if (s == PXL_OK) s = pxl_swiglu(ctx, t->g, t->u, t->act);
+    } else if (s == PXL_OK) {
+        s = matmul_t(m, h, L->wg, t->act);
+        if (s == PXL_OK) s = matmul_t(m, h, L->wu, t->u);
+        if (s == PXL_OK) s = pxl_swiglu(ctx, t->act, t->u, t->act);
+    }
+    if (s == PXL_OK) s = matmul_t_acc(m, t->act, L->wd, x);
+    return s;
+}
+
 /* One chunk of T <= n_batch tokens at positions n_past .. n_past + T - 1.
  * logits: NULL, the last token's row (all_logits 0), or T rows. */
 static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logits, int all_logits) {
@@ -525,6 +724,10 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logi
     if (s == PXL_OK) s = view(m, &v, m->att, 3, T, Hq, D, 0, &att3);
     if (s == PXL_OK) s = view(m, &v, m->gate, 2, T, F, 0, 0, &g);
     if (s == PXL_OK) s = view(m, &v, m->up, 2, T, F, 0, 0, &u);
+    token_views tv;
+    memset(&tv, 0, sizeof tv);
+    int one = T == 1 && m->qkv1; /* one token on a GPU: layer_token */
+    if (s == PXL_OK && one) s = token_views_make(m, &v, &tv);
     if (s == PXL_OK) s = pxl_tensor_write(ctx, ids, tok, (size_t)T * sizeof *tok);
     if (s == PXL_OK) s = pxl_embedding(ctx, m->tok_embd, ids, x);
     int f16 = I->kv_type != PXL_F32;
@@ -532,7 +735,14 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logi
     pxl_rope_options ro = {I->rope_base, I->rope_halves ? PXL_ROPE_HALVES : PXL_ROPE_ADJACENT, I->rope_freq_scale,
                            m->rope_freqs};
     float scale = 1.0f / sqrtf((float)D);
+    /* On a GPU, the recorded work is submitted every few layers, so that the
+     * GPU runs the first layers while the host records the next ones. */
+    int gpu = pxl_ctx_backend(ctx) == PXL_BACKEND_GPU;
+    uint32_t tune = pxl_ctx_tuning(ctx)->llm_submit;
+    int64_t every = tune ? (int64_t)tune - 1 : LLM_SUBMIT_LAYERS;
     for (int64_t l = 0; l < I->n_layer && s == PXL_OK; l++) {
+        if (gpu && every > 0 && l > 0 && l % every == 0) s = pxl_gpu_flush(ctx, 0, NULL);
+        if (s != PXL_OK) break;
         pxl_llm_layer *L = &m->layers[l];
         int mark = v.n;
         pxl_tensor *ck = NULL, *cv = NULL, *vv = NULL;
@@ -541,6 +751,12 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logi
         s = view(m, &v, L->cache_k, 3, T, Hkv, D, (size_t)P * row_kv, &ck);
         if (s == PXL_OK) s = view(m, &v, L->cache_v, 2, T, Hkv * D, 0, (size_t)P * row_kv, &cv);
         vv = cv;
+        if (s == PXL_OK && one) {
+            s = layer_token(m, L, &tv, x, h, att, att3, ck, cv, &ro, scale);
+            for (int i = mark; i < v.n; i++) pxl_tensor_free(v.t[i]);
+            v.n = mark;
+            continue;
+        }
         if (s == PXL_OK && f16) s = view(m, &v, m->v, 2, T, Hkv * D, 0, 0, &vv);
         if (s == PXL_OK) s = pxl_rmsnorm(ctx, x, L->attn_norm, h, I->norm_eps);
         if (s == PXL_OK) s = matmul_t(m, h, L->wq, q);
