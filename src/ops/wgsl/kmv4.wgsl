@@ -1,0 +1,117 @@
+// Matrix-vector products with Q4_K weights read 16 bytes at a time:
+// C = alpha * A . B^T + beta * C (beta = 0: C not read) for one row of A
+// (M = 1), B [N, K] in 144-byte blocks of 256 elements (layout: PXL_Q4_K in
+// include/pxl/ops.h; host side: src/ops/matmul_quant.c).
+//
+// A block is nine 16-byte words: the header (d, dmin as f16, then the 12
+// scale bytes) and eight words of quants. Quant word c (0..7) holds bytes
+// 16c .. 16c+15 of the 128: with j = c / 2 and h = c % 2, their low nibbles
+// are elements 64j + 16h + (0..15) and their high nibbles elements
+// 64j + 32 + 16h + (0..15) (sub-blocks 2j and 2j + 1). The unit of work is
+// one quant word of one block for ROWS rows of B: invocation t of a row group
+// of TPR takes units t, t + TPR, ..., so neighbouring invocations read
+// neighbouring words and the block's 256 floats of A. Values are formed in the
+// CPU decoder's order: (d * scale) * q - dmin * min.
+
+struct Params {
+    M: u32, N: u32, K: u32, nb: u32,                          // nb = K / 256
+    row_bytes: u32, stride_a: u32, stride_b: u32, stride_c: u32, // A, C in floats; B in bytes
+    alpha: f32, beta: f32, _pad0: u32, off_a: u32,
+    off_b: u32, off_c: u32, _pad2: u32, _pad3: u32,  // view offsets: A, C in floats, B in bytes (B's: 16k)
+}
+
+@group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> B: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read_write> C: array<f32>;
+@group(0) @binding(3) var<uniform> p: Params;
+
+override WG: u32 = 256u;    // invocations per workgroup (power of two)
+override TPR: u32 = 32u;    // invocations per row group (power of two, <= WG)
+override ROWS: u32 = 2u;    // rows of B per row group, sharing the loads of A (1 .. 8)
+
+var<workgroup> red: array<f32, 2048>;   // WG * ROWS partial sums
+
+// The four bytes of w as floats, without int-to-float conversions: for
+// 0 <= n < 2^23 the float with bits 0x4B000000 | n is 2^23 + n.
+fn bytes4(w: u32) -> vec4<f32> {
+    let b = (vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(255u);
+    return bitcast<vec4<f32>>(b | vec4<u32>(0x4B000000u)) - 8388608.0;
+}
+
+// Sub-block s's 6-bit scale (x) and min (y) from the scale bytes 0..3 (s0),
+// 4..7 (s1) and 8..11 (s2); both cases computed and one selected.
+fn scale_min(s0: u32, s1: u32, s2: u32, s: u32) -> vec2<u32> {
+    let sh = 8u * (s & 3u);
+    let b0 = (s0 >> sh) & 255u;
+    let b1 = (s1 >> sh) & 255u;
+    let b8 = (s2 >> sh) & 255u;
+    let low = vec2<u32>(b0 & 63u, b1 & 63u);
+    let high = vec2<u32>((b8 & 15u) | ((b0 >> 6u) << 4u), (b8 >> 4u) | ((b1 >> 6u) << 4u));
+    return select(low, high, s >= 4u);
+}
+
+@compute @workgroup_size(WG)
+fn kmv4(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = lid.x % TPR;
+    let n0 = ((wid.y * nwg.x + wid.x) * (WG / TPR) + lid.x / TPR) * ROWS;
+    let abase = (p.off_a + wid.z * p.stride_a) >> 2u;   // in vec4
+    var acc: array<f32, 8>;
+    var rows: array<u32, 8>;   // the group's B rows, in 16-byte words (clamped to the last row)
+    for (var r = 0u; r < ROWS; r = r + 1u) {
+        acc[r] = 0.0;
+        rows[r] = (p.off_b + wid.z * p.stride_b + min(n0 + r, p.N - 1u) * p.row_bytes) >> 4u;
+    }
+    let units = p.nb * 8u;
+    for (var u = t; u < units; u = u + TPR) {
+        let blk = u >> 3u;
+        let c = u & 7u;
+        let j = c >> 1u;
+        // A: elements 256 blk + 64 j + 16 (c % 2) + (0..15), and 32 further
+        let ai = abase + blk * 64u + 16u * j + 4u * (c & 1u);
+        let x0 = A[ai];
+        let x1 = A[ai + 1u];
+        let x2 = A[ai + 2u];
+        let x3 = A[ai + 3u];
+        let y0 = A[ai + 8u];
+        let y1 = A[ai + 9u];
+        let y2 = A[ai + 10u];
+        let y3 = A[ai + 11u];
+        for (var r = 0u; r < ROWS; r = r + 1u) {
+            let wb = rows[r] + blk * 9u;
+            let hd = B[wb];
+            let q = B[wb + 1u + c];
+            let dm = unpack2x16float(hd.x);
+            let sm0 = scale_min(hd.y, hd.z, hd.w, 2u * j);
+            let sm1 = scale_min(hd.y, hd.z, hd.w, 2u * j + 1u);
+            let a0 = dm.x * f32(sm0.x);
+            let m0 = dm.y * f32(sm0.y);
+            let a1 = dm.x * f32(sm1.x);
+            let m1 = dm.y * f32(sm1.y);
+            let lo = vec4<u32>(0x0f0f0f0fu);
+            var s = dot(a0 * bytes4(q.x & lo.x) - m0, x0) + dot(a0 * bytes4(q.y & lo.x) - m0, x1) +
+                    dot(a0 * bytes4(q.z & lo.x) - m0, x2) + dot(a0 * bytes4(q.w & lo.x) - m0, x3);
+            s = s + dot(a1 * bytes4((q.x >> 4u) & lo.x) - m1, y0) + dot(a1 * bytes4((q.y >> 4u) & lo.x) - m1, y1) +
+                dot(a1 * bytes4((q.z >> 4u) & lo.x) - m1, y2) + dot(a1 * bytes4((q.w >> 4u) & lo.x) - m1, y3);
+            acc[r] = acc[r] + s;
+        }
+    }
+    for (var r = 0u; r < ROWS; r = r + 1u) { red[r * WG + lid.x] = acc[r]; }
+    workgroupBarrier();
+    for (var h = TPR / 2u; h > 0u; h = h >> 1u) {
+        if (t < h) {
+            for (var r = 0u; r < ROWS; r = r + 1u) { red[r * WG + lid.x] = red[r * WG + lid.x] + red[r * WG + lid.x + h]; }
+        }
+        workgroupBarrier();
+    }
+    if (t == 0u) {
+        for (var r = 0u; r < ROWS; r = r + 1u) {
+            if (n0 + r < p.N) {
+                let idx = p.off_c + wid.z * p.stride_c + n0 + r;
+                var out = p.alpha * red[r * WG + lid.x];
+                if (p.beta != 0.0) { out = out + p.beta * C[idx]; }
+                C[idx] = out;
+            }
+        }
+    }
+}
