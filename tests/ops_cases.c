@@ -824,6 +824,9 @@ static const op_case k_cases[] = {
      * N, views at 3 blocks and row slices, a broadcast B over a batch */
     MM(1, 1, 1, 131, 2816, PXL_Q4_K, CF_TB, 1, 1), MM(1, 1, 1, 9, 512, PXL_Q4_K, CF_TB | CF_VIEW, 1, 0),
     MM(1, 1, 1, 6, 768, PXL_Q4_K, CF_TB | CF_SLICE, -0.5f, 0), MM(3, 1, 1, 17, 256, PXL_Q4_K, CF_TB, 1, 0.5f),
+    /* Q6_K with M = 1 (kmv6.wgsl): the same, and views at 3 blocks (630 bytes: words assembled from two) */
+    MM(1, 1, 1, 131, 2816, PXL_Q6_K, CF_TB, 1, 1), MM(1, 1, 1, 9, 512, PXL_Q6_K, CF_TB | CF_VIEW, 1, 0),
+    MM(1, 1, 1, 6, 768, PXL_Q6_K, CF_TB | CF_SLICE, -0.5f, 0), MM(3, 1, 1, 17, 256, PXL_Q6_K, CF_TB, 1, 0.5f),
     /* quantized views: blocks at an offset of 3 blocks (102 / 54 / 432 / 630 bytes), row slices */
     MM(1, 1, 3, 9, 64, PXL_Q8_0, CF_TB | CF_VIEW, 1, 0), MM(1, 1, 1, 9, 64, PXL_Q4_0, CF_TB | CF_VIEW, 1, 0),
     MM(1, 1, 10, 5, 256, PXL_Q4_K, CF_TB | CF_VIEW, 1, 0), MM(1, 1, 1, 5, 256, PXL_Q6_K, CF_TB | CF_SLICE, 1, 0),

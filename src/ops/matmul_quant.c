@@ -205,7 +205,9 @@ static pxl_status tiles_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape
 /* Q4_K with M = 1 (wgsl/kmv4.wgsl): B read 16 bytes at a time, neighbouring
  * invocations on neighbouring words; a row group of KMV4_TPR invocations per
  * KMV4_ROWS rows of B. Needs B's offset on 16 bytes, which Q4_K rows (144
- * bytes a block) keep; else kmv runs. */
+ * bytes a block) keep; else kmv runs. Q6_K with M = 1 (wgsl/kmv6.wgsl): the
+ * same shape over 16-element units, neighbouring invocations on neighbouring
+ * words. The tuning options kmv_tpr and kmv_rows override the shape. */
 #define KMV4_TPR 32u
 #define KMV4_ROWS 2u
 
@@ -225,6 +227,20 @@ static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
         if (st != PXL_OK) return st;
         pxl_constant k[3] = {{"WG", wg}, {"TPR", tpr}, {"ROWS", rows}};
         return pxl_op_dispatch3(ctx, "kmv4.wgsl", pxl_wgsl_ops_kmv4, "kmv4", k, 3, bd, p, sizeof *p, g[0], g[1],
+                                (uint32_t)s->batch);
+    }
+    if (s->M == 1 && t[1]->dtype == PXL_Q6_K) {
+        uint32_t wg = KMV_WG;
+        while (wg > gi->max_invocations_per_workgroup) wg /= 2;
+        const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* tuning benchmarks only */
+        uint32_t tpr = tune->kmv_tpr ? tune->kmv_tpr : KMV4_TPR;
+        if (tpr > wg) tpr = wg;
+        uint32_t rows = tune->kmv_rows ? tune->kmv_rows : KMV4_ROWS;
+        uint32_t g[2] = {0, 0};
+        pxl_status st = rows_grid(ctx, s, (uint64_t)(wg / tpr) * rows, g);
+        if (st != PXL_OK) return st;
+        pxl_constant k[3] = {{"WG", wg}, {"TPR", tpr}, {"ROWS", rows}};
+        return pxl_op_dispatch3(ctx, "kmv6.wgsl", pxl_wgsl_ops_kmv6, "kmv6", k, 3, bd, p, sizeof *p, g[0], g[1],
                                 (uint32_t)s->batch);
     }
     if (s->M <= QMV_MAX_NCOL) {

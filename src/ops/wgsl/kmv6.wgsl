@@ -1,0 +1,109 @@
+// Matrix-vector products with Q6_K weights for one row of A (M = 1):
+// C = alpha * A . B^T + beta * C (beta = 0: C not read), B [N, K] in
+// 210-byte blocks of 256 elements (layout: PXL_Q6_K in include/pxl/ops.h;
+// host side: src/ops/matmul_quant.c).
+//
+// The unit of work is 16 elements of one block: with u = 16 * block + 8h + i
+// (h = 0, 1 the block half, i = 0..7), l = 4i .. 4i+3 and the elements
+// 128h + 32g + l for g = 0..3, from ql bytes 64h + l (g = 0, 2: low, high
+// nibble) and 64h + 32 + l (g = 1, 3), the high bits 2g, 2g+1 of qh bytes
+// 32h + l, and scales 8h + l / 16 + 2g. Invocation t of a row group of TPR
+// takes units t, t + TPR, ..., so neighbouring invocations read neighbouring
+// words. Blocks sit at even offsets: a word at offset 2 mod 4 is assembled
+// from two. Values are formed in the CPU decoder's order: (d * scale) * (q - 32).
+
+struct Params {
+    M: u32, N: u32, K: u32, nb: u32,                          // nb = K / 256
+    row_bytes: u32, stride_a: u32, stride_b: u32, stride_c: u32, // A, C in floats; B in bytes
+    alpha: f32, beta: f32, _pad0: u32, off_a: u32,
+    off_b: u32, off_c: u32, _pad2: u32, _pad3: u32,  // view offsets: A, C in floats, B in bytes
+}
+
+@group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> B: array<u32>;
+@group(0) @binding(2) var<storage, read_write> C: array<f32>;
+@group(0) @binding(3) var<uniform> p: Params;
+
+override WG: u32 = 256u;    // invocations per workgroup (power of two)
+override TPR: u32 = 32u;    // invocations per row group (power of two, <= WG)
+override ROWS: u32 = 2u;    // rows of B per row group, sharing the loads of A (1 .. 8)
+
+var<workgroup> red: array<f32, 2048>;   // WG * ROWS partial sums
+
+// The word at even byte offset o of B (o % 4 == 2: from two words). Both
+// words are read and one selected, so invocations do not diverge (a read
+// past the end is clamped by WebGPU's bounds checks and never selected).
+fn word_at(o: u32) -> u32 {
+    let i = o >> 2u;
+    let lo = B[i];
+    let hi = B[i + 1u];
+    return select(lo, (lo >> 16u) | (hi << 16u), (o & 2u) != 0u);
+}
+
+// The four bytes of w as floats minus 32 (see kmv4.wgsl's bytes4).
+fn q6(w: u32) -> vec4<f32> {
+    let b = (vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(255u);
+    return bitcast<vec4<f32>>(b | vec4<u32>(0x4B000000u)) - (8388608.0 + 32.0);
+}
+
+// The signed scale byte k (0..3) of w, as a float.
+fn sbyte(w: u32, k: u32) -> f32 { return f32(bitcast<i32>((w >> (8u * k)) << 24u) >> 24u); }
+
+@compute @workgroup_size(WG)
+fn kmv6(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = lid.x % TPR;
+    let n0 = ((wid.y * nwg.x + wid.x) * (WG / TPR) + lid.x / TPR) * ROWS;
+    let abase = (p.off_a + wid.z * p.stride_a) >> 2u;   // in vec4
+    var acc: array<f32, 8>;
+    var rows: array<u32, 8>;   // byte offsets of the group's B rows (clamped to the last row)
+    for (var r = 0u; r < ROWS; r = r + 1u) {
+        acc[r] = 0.0;
+        rows[r] = p.off_b + wid.z * p.stride_b + min(n0 + r, p.N - 1u) * p.row_bytes;
+    }
+    let units = p.nb * 16u;
+    for (var u = t; u < units; u = u + TPR) {
+        let blk = u >> 4u;
+        let h = (u >> 3u) & 1u;
+        let i = u & 7u;
+        let ai = abase + blk * 64u + 32u * h + i;   // elements 256 blk + 128 h + 4 i, then + 32 g
+        let x0 = A[ai];
+        let x1 = A[ai + 8u];
+        let x2 = A[ai + 16u];
+        let x3 = A[ai + 24u];
+        let k = i >> 2u;   // l / 16
+        for (var r = 0u; r < ROWS; r = r + 1u) {
+            let base = rows[r] + blk * 210u;
+            let qa = word_at(base + 64u * h + 4u * i);
+            let qb = word_at(base + 64u * h + 32u + 4u * i);
+            let qh = word_at(base + 128u + 32u * h + 4u * i);
+            let s0 = word_at(base + 192u + 8u * h);   // scales 8h .. 8h + 3
+            let s1 = word_at(base + 196u + 8u * h);   // 8h + 4 .. 8h + 7
+            let dw = B[(base + 208u) >> 2u];
+            let d = select(unpack2x16float(dw).x, unpack2x16float(dw).y, ((base + 208u) & 2u) != 0u);
+            let v0 = (d * sbyte(s0, k)) * q6((qa & 0x0f0f0f0fu) | ((qh & 0x03030303u) << 4u));
+            let v1 = (d * sbyte(s0, k + 2u)) * q6((qb & 0x0f0f0f0fu) | (((qh >> 2u) & 0x03030303u) << 4u));
+            let v2 = (d * sbyte(s1, k)) * q6(((qa >> 4u) & 0x0f0f0f0fu) | (((qh >> 4u) & 0x03030303u) << 4u));
+            let v3 = (d * sbyte(s1, k + 2u)) * q6(((qb >> 4u) & 0x0f0f0f0fu) | (((qh >> 6u) & 0x03030303u) << 4u));
+            acc[r] = acc[r] + dot(v0, x0) + dot(v1, x1) + dot(v2, x2) + dot(v3, x3);
+        }
+    }
+    for (var r = 0u; r < ROWS; r = r + 1u) { red[r * WG + lid.x] = acc[r]; }
+    workgroupBarrier();
+    for (var hh = TPR / 2u; hh > 0u; hh = hh >> 1u) {
+        if (t < hh) {
+            for (var r = 0u; r < ROWS; r = r + 1u) { red[r * WG + lid.x] = red[r * WG + lid.x] + red[r * WG + lid.x + hh]; }
+        }
+        workgroupBarrier();
+    }
+    if (t == 0u) {
+        for (var r = 0u; r < ROWS; r = r + 1u) {
+            if (n0 + r < p.N) {
+                let idx = p.off_c + wid.z * p.stride_c + n0 + r;
+                var out = p.alpha * red[r * WG + lid.x];
+                if (p.beta != 0.0) { out = out + p.beta * C[idx]; }
+                C[idx] = out;
+            }
+        }
+    }
+}
