@@ -501,7 +501,8 @@ static void views_free(views *v) {
 }
 
 static pxl_status matmul_t(pxl_llm *m, const pxl_tensor *a, const pxl_tensor *w, pxl_tensor *c) {
-    pxl_matmul_options o = {0, 1, 0.0f, 0.0f};
+    pxl_matmul_options o = {0};
+    o.trans_b = 1;
     return pxl_matmul(m->ctx, a, w, c, &o);
 }
 

@@ -30,7 +30,8 @@ typedef struct {
     uint32_t row_bytes, stride_a, stride_b, stride_c; /* a, c in floats; b in bytes (0: broadcast) */
     float alpha, beta;
     uint32_t rpg;          /* rows per row group (qmv_xs) */
-    uint32_t off_a, off_b, off_c, pad2, pad3; /* view offsets: a, c in floats, b in bytes */
+    uint32_t off_a, off_b, off_c, off_n; /* view offsets: a, c, the norm in floats, b in bytes */
+    float eps;                            /* the fused RMSNorm's (NORM) */
 } qmm_params;
 _Static_assert(sizeof(qmm_params) == 64, "mirrors struct Params in quant.wgsl and kquant.wgsl");
 
@@ -203,7 +204,7 @@ static pxl_status tiles_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape
 #define KMV_TPR 32u
 
 static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3],
-                        const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p) {
+                        const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p, double norm) {
     double kq6 = t[1]->dtype == PXL_Q6_K ? 1 : 0;
     if (s->M <= QMV_MAX_NCOL) {
         uint32_t wg = KMV_WG;
@@ -217,9 +218,10 @@ static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
         uint32_t g[2] = {0, 0};
         pxl_status st = rows_grid(ctx, s, (uint64_t)(wg / tpr) * rows, g);
         if (st != PXL_OK) return st;
-        pxl_constant k[5] = {{"WG", wg}, {"TPR", tpr}, {"NCOL", (double)s->M}, {"ROWS", rows}, {"KQ6", kq6}};
-        return pxl_op_dispatch3(ctx, "kquant.wgsl", pxl_wgsl_ops_kquant, "kmv", k, 5, bd, p, sizeof *p, g[0], g[1],
-                                (uint32_t)s->batch);
+        pxl_constant k[6] = {{"WG", wg},     {"TPR", tpr}, {"NCOL", (double)s->M},
+                             {"ROWS", rows}, {"KQ6", kq6}, {"NORM", norm}};
+        return pxl_op_dispatch_ub(ctx, "kquant.wgsl", pxl_wgsl_ops_kquant, "kmv", k, 6, bd, 3, p, sizeof *p, g[0],
+                                  g[1], (uint32_t)s->batch);
     }
     uint32_t g[2] = {0, 0};
     pxl_status st = tiles_grid(ctx, gi, s, g);
@@ -238,7 +240,7 @@ double pxl_xquant_type(pxl_dtype t) {
 }
 
 static pxl_status x_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3],
-                        const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p) {
+                        const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p, double norm) {
     double qt = pxl_xquant_type(t[1]->dtype);
     if (s->M <= QMV_MAX_NCOL) {
         uint32_t wg = KMV_WG, tpr = KMV_TPR;
@@ -249,9 +251,9 @@ static pxl_status x_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
         uint32_t g[2] = {0, 0};
         pxl_status st = rows_grid(ctx, s, (uint64_t)(wg / tpr) * rows, g);
         if (st != PXL_OK) return st;
-        pxl_constant k[5] = {{"WG", wg}, {"TPR", tpr}, {"NCOL", (double)s->M}, {"ROWS", rows}, {"QT", qt}};
-        return pxl_op_dispatch3(ctx, "xquant.wgsl", pxl_wgsl_ops_xquant, "xmv", k, 5, bd, p, sizeof *p, g[0], g[1],
-                                (uint32_t)s->batch);
+        pxl_constant k[6] = {{"WG", wg}, {"TPR", tpr}, {"NCOL", (double)s->M}, {"ROWS", rows}, {"QT", qt}, {"NORM", norm}};
+        return pxl_op_dispatch_ub(ctx, "xquant.wgsl", pxl_wgsl_ops_xquant, "xmv", k, 6, bd, 3, p, sizeof *p, g[0],
+                                  g[1], (uint32_t)s->batch);
     }
     uint32_t g[2] = {0, 0};
     pxl_status st = tiles_grid(ctx, gi, s, g);
@@ -280,16 +282,23 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
                     (uint32_t)(s->M * s->N),
                     o->alpha,
                     o->beta,
-                    0, 0, 0, 0, 0, 0};
-    const pxl_tensor *t[3] = {a, b, c};
+                    0, 0, 0, 0, 0, o->norm_eps};
+    /* The matrix-vector kernels (M <= 8) bind a fourth tensor at binding 4
+     * (after the uniform block at 3): the norm (override NORM), or A again
+     * (bound, not read). A and the norm are read as vec4. */
+    int mv = s->M <= QMV_MAX_NCOL;
+    double norm = o->norm != NULL;
+    const pxl_tensor *t[4] = {a, b, c, o->norm ? o->norm : a};
     pxl_op_bindings bd;
-    pxl_status bs = pxl_op_bind(ctx, OP, t, 3, 4u, 1u, &bd); /* A is read as vec4 */
+    pxl_status bs = pxl_op_bind(ctx, OP, t, mv ? 4 : 3, 4u, 9u, &bd);
     if (bs != PXL_OK) return bs;
+    if (mv) bd.b[3].binding = 4;
     p.off_a = bd.off[0];
     p.off_b = bd.off[1];
     p.off_c = bd.off[2];
-    if (b->dtype == PXL_Q4_K || b->dtype == PXL_Q6_K) return k_gpu(ctx, gi, t, &bd, s, &p);
-    if (b->dtype != PXL_Q8_0 && b->dtype != PXL_Q4_0) return x_gpu(ctx, gi, t, &bd, s, &p);
+    p.off_n = mv ? bd.off[3] : 0;
+    if (b->dtype == PXL_Q4_K || b->dtype == PXL_Q6_K) return k_gpu(ctx, gi, t, &bd, s, &p, norm);
+    if (b->dtype != PXL_Q8_0 && b->dtype != PXL_Q4_0) return x_gpu(ctx, gi, t, &bd, s, &p, norm);
     double q4 = b->dtype == PXL_Q4_0 ? 1 : 0;
     xs_launch xl;
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* qmv_kernel=q: never qmv_xs (tuning only) */
@@ -298,19 +307,19 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
         uint32_t g[2] = {0, 0};
         pxl_status st = rows_grid(ctx, s, (uint64_t)(xl.wg / xl.xt) * p.rpg, g);
         if (st != PXL_OK) return st;
-        pxl_constant k[5] = {{"WG", xl.wg}, {"XT", xl.xt}, {"XKCH", xl.kch}, {"XRB", xl.rb}, {"Q4", q4}};
-        return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv_xs", k, 5, &bd, &p, sizeof p, g[0], g[1],
-                                (uint32_t)s->batch);
+        pxl_constant k[6] = {{"WG", xl.wg}, {"XT", xl.xt}, {"XKCH", xl.kch}, {"XRB", xl.rb}, {"Q4", q4}, {"NORM", norm}};
+        return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv_xs", k, 6, &bd, 3, &p, sizeof p, g[0],
+                                  g[1], (uint32_t)s->batch);
     }
     if (s->M <= QMV_MAX_NCOL) {
         qmv_launch l = qmv_shape(tune, gi, (uint32_t)s->M);
         uint32_t g[2] = {0, 0};
         pxl_status st = rows_grid(ctx, s, (uint64_t)(l.wg / l.tpr) * l.rows, g);
         if (st != PXL_OK) return st;
-        pxl_constant k[6] = {{"WG", l.wg},         {"TPR", l.tpr},   {"ROWS", l.rows},
-                             {"UNROLL", l.unroll}, {"NCOL", l.ncol}, {"Q4", q4}};
-        return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv", k, 6, &bd, &p, sizeof p, g[0], g[1],
-                                (uint32_t)s->batch);
+        pxl_constant k[7] = {{"WG", l.wg},         {"TPR", l.tpr},   {"ROWS", l.rows}, {"UNROLL", l.unroll},
+                             {"NCOL", l.ncol}, {"Q4", q4}, {"NORM", norm}};
+        return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv", k, 7, &bd, 3, &p, sizeof p, g[0],
+                                  g[1], (uint32_t)s->batch);
     }
     uint32_t g[2] = {0, 0};
     pxl_status st = tiles_grid(ctx, gi, s, g);
@@ -325,5 +334,7 @@ pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor 
     q_shape s;
     pxl_status st = q_check(ctx, a, b, c, o, &s);
     if (st != PXL_OK) return st;
+    if (o->norm && !(pxl_on_gpu(ctx) && s.M <= QMV_MAX_NCOL)) /* fused only into the matrix-vector kernels */
+        return pxl_matmul_norm_split(ctx, a, b, c, o);
     return pxl_on_gpu(ctx) ? q_gpu(ctx, a, b, c, &s, o) : q_cpu(ctx, a, b, c, &s, o);
 }

@@ -41,7 +41,7 @@ struct Params {
     M: u32, N: u32, K: u32, nb: u32,                          // nb = K / 32
     row_bytes: u32, stride_a: u32, stride_b: u32, stride_c: u32, // A, C in floats; B in bytes
     alpha: f32, beta: f32, rpg: u32, off_a: u32,                 // rpg: rows per row group (qmv_xs)
-    off_b: u32, off_c: u32, _pad2: u32, _pad3: u32,  // view offsets: A, C in floats, B in bytes
+    off_b: u32, off_c: u32, off_n: u32, eps: f32,    // view offsets: A, C, NW in floats, B in bytes; eps: NORM's
 }
 
 @group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
@@ -134,6 +134,8 @@ override NCOL: u32 = 1u;     // rows of A done at once (M <= 8; ROWS * NCOL <= 3
 
 var<workgroup> red: array<f32, WG * ROWS * NCOL>;
 
+#include "norm_mv.wgsl"   // NORM: rmsnorm fused into qmv and qmv_xs (norm_inv, nscale, NW)
+
 @compute @workgroup_size(WG)
 fn qmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
        @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -154,6 +156,8 @@ fn qmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
     var acc: array<f32, 32>;             // [r * NCOL + c]
     let x0i = kpos0(q) / 4u;
     let x1i = kpos1(q) / 4u;
+    var inv: array<f32, 8>;
+    if (NORM) { inv = norm_inv(t, xa); }
     for (var blk0 = lane / 4u; blk0 < p.nb; blk0 = blk0 + bps * UNROLL) {
         // all of this step's weight loads first (past the row's end: the last
         // block again, its result dropped), so that they are in flight together
@@ -166,8 +170,8 @@ fn qmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
             let bu = blk0 + u * bps;
             let b = min(bu, p.nb - 1u);
             for (var c = 0u; c < NCOL; c = c + 1u) {
-                let x0 = A[xa + c * k4 + b * 8u + x0i];
-                let x1 = A[xa + c * k4 + b * 8u + x1i];
+                let x0 = nscale(A[xa + c * k4 + b * 8u + x0i], inv[c], b * 8u + x0i);
+                let x1 = nscale(A[xa + c * k4 + b * 8u + x1i], inv[c], b * 8u + x1i);
                 for (var r = 0u; r < ROWS; r = r + 1u) {
                     let v = decode(raw[u * ROWS + r], roff[r] + b * bs);
                     let s = v.d * (dot(v.v0, x0) + dot(v.v1, x1));
@@ -275,6 +279,29 @@ fn qmv_xs(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
         let b = h / 2u;
         for (var i = 0u; i < 4u; i = i + 1u) { xv[c * 4u + i] = A[xa + b * 8u + xoff(h % 2u, i) / 4u]; }
         hoff[c] = b * bs;
+    }
+    if (NORM) {   // the row's sum of squares from the registers (duplicated halves past the end left out)
+        var ss = 0.0;
+        for (var c = 0u; c < XKCH; c = c + 1u) {
+            for (var i = 0u; i < 4u; i = i + 1u) {
+                ss = ss + select(0.0, dot(xv[c * 4u + i], xv[c * 4u + i]), lane + c * XT < nh);
+            }
+        }
+        xred2[t] = ss;
+        workgroupBarrier();
+        for (var h = XT / 2u; h > 0u; h = h >> 1u) {
+            if (lane < h) { xred2[t] = xred2[t] + xred2[t + h]; }
+            workgroupBarrier();
+        }
+        let inv = inverseSqrt(xred2[g * XT] / f32(p.K) + p.eps);
+        workgroupBarrier();
+        for (var c = 0u; c < XKCH; c = c + 1u) {
+            let b = min(lane + c * XT, nh - 1u) / 2u;
+            let h = min(lane + c * XT, nh - 1u) % 2u;
+            for (var i = 0u; i < 4u; i = i + 1u) {
+                xv[c * 4u + i] = nscale(xv[c * 4u + i], inv, b * 8u + xoff(h, i) / 4u);
+            }
+        }
     }
     let row_start = ((wid.y * nwg.x + wid.x) * (WG / XT) + g) * p.rpg;
     let base = g * XRB * (XT + 1u);

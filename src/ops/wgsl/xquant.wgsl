@@ -36,7 +36,7 @@ struct Params {
     M: u32, N: u32, K: u32, nb: u32,                          // nb = K / block
     row_bytes: u32, stride_a: u32, stride_b: u32, stride_c: u32, // A, C in floats; B in bytes
     alpha: f32, beta: f32, _pad0: u32, off_a: u32,
-    off_b: u32, off_c: u32, _pad2: u32, _pad3: u32,  // view offsets: A, C in floats, B in bytes
+    off_b: u32, off_c: u32, off_n: u32, eps: f32,    // view offsets: A, C, NW in floats, B in bytes; eps: NORM's
 }
 
 @group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
@@ -203,6 +203,8 @@ override ROWS: u32 = 1u;    // rows of B per row group (NCOL * ROWS <= 8)
 
 var<workgroup> red: array<f32, 2048>;   // WG * NCOL * ROWS partial sums
 
+#include "norm_mv.wgsl"   // NORM: rmsnorm fused into the matvec (norm_inv, nscale, NW)
+
 @compute @workgroup_size(WG)
 fn xmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
        @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -216,6 +218,8 @@ fn xmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
     var rows: array<u32, 8>;  // byte offsets of the group's B rows (clamped to the last)
     for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = p.off_b + wid.z * p.stride_b + min(n0 + r, p.N - 1u) * p.row_bytes; }
     let nsub = p.nb * ns;
+    var inv: array<f32, 8>;
+    if (NORM) { inv = norm_inv(lid.x, abase / 4u); }
     for (var u = t; u < nsub; u = u + TPR) {
         let blk = u / ns;
         let s = u % ns;
@@ -227,8 +231,8 @@ fn xmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
             for (var r = 0u; r < ROWS; r = r + 1u) { ev[r] = dec8s(rows[r] + blk * bb, s, c, sc[r]); }
             for (var col = 0u; col < NCOL; col = col + 1u) {
                 let ai = (abase + col * p.K + k0 + 8u * c) >> 2u;
-                let alo = A[ai];
-                let ahi = A[ai + 1u];
+                let alo = nscale(A[ai], inv[col], (k0 + 8u * c) >> 2u);
+                let ahi = nscale(A[ai + 1u], inv[col], ((k0 + 8u * c) >> 2u) + 1u);
                 for (var r = 0u; r < ROWS; r = r + 1u) {
                     acc[col * ROWS + r] = acc[col * ROWS + r] + dot(ev[r].lo, alo) + dot(ev[r].hi, ahi);
                 }
