@@ -489,7 +489,19 @@ static pxl_status sw_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) 
     o.beta = c->beta;                    /* nonzero: refused */
     int nrm = (c->flags & CF_NORM) != 0;
     if (nrm) o.norm = t[3], o.norm_eps = c->p;
-    return pxl_matmul_swiglu(ctx, t[0], t[1], t[2], t[3 + nrm], &o);
+    if (!(c->flags & CF_PACKED)) return pxl_matmul_swiglu(ctx, t[0], t[1], t[2], t[3 + nrm], &o);
+    /* both weights in one [2F + 3, K] tensor: up at row 1, gate at row F + 3 (the GPU's one-dispatch path) */
+    int64_t F = c->s[1], K = c->s[2], sb[2] = {2 * F + 3, K}, sw[2] = {F, K};
+    size_t rb = pxl_dtype_row_bytes(c->dt, K);
+    pxl_tensor *base = NULL, *g = NULL, *u = NULL;
+    pxl_status s = pxl_tensor_create(ctx, c->dt, 2, sb, &base);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, sw, (size_t)(F + 3) * rb, &g);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, sw, rb, &u);
+    if (s == PXL_OK) s = pxl_copy(ctx, t[1], g);
+    if (s == PXL_OK) s = pxl_copy(ctx, t[2], u);
+    if (s == PXL_OK) s = pxl_matmul_swiglu(ctx, t[0], g, u, t[3 + nrm], &o);
+    pxl_tensor_free(g), pxl_tensor_free(u), pxl_tensor_free(base);
+    return s;
 }
 
 /* g = A' . Wg^T and u = A' . Wu^T, [M, F], A' = A or its rmsnorm */
@@ -1056,6 +1068,21 @@ static const op_case k_cases[] = {
     SWG(9, 17, 256, PXL_Q5_K, CF_NORM, 1e-5f), SWG(1, 33, 64, PXL_Q4_1, CF_NORM, 1e-5f), SWG(3, 33, 256, PXL_Q3_K, 0, 0),
     SWG(1, 9, 256, PXL_Q4_K, CF_NORM | CF_VIEW, 1e-5f), SWG(2, 9, 64, PXL_Q8_0, CF_NORM | CF_SLICE, 1e-5f),
     SWG(1, 9, 33, PXL_F32, CF_VIEW, 0), SWG(2, 3, 64, PXL_Q4_0, CF_NORM | CF_BAD, 1e-5f),
+    /* both weights in one buffer: one dispatch on a GPU (f32 / f16 / bf16 at M = 1, GGUF blocks at M <= 4) */
+    SWG(1, 33, 100, PXL_F32, CF_PACKED, 0), SWG(1, 33, 100, PXL_F32, CF_PACKED | CF_NORM, 1e-5f),
+    SWG(1, 45, 257, PXL_F16, CF_PACKED | CF_NORM, 1e-5f), SWG(1, 33, 70, PXL_BF16, CF_PACKED, 0),
+    SWG(2, 9, 31, PXL_F32, CF_PACKED | CF_NORM, 1e-5f), SWG(1, 45, 1056, PXL_Q8_0, CF_PACKED | CF_NORM, 1e-5f),
+    SWG(1, 45, 96, PXL_Q8_0, CF_PACKED, 0), SWG(2, 33, 96, PXL_Q8_0, CF_PACKED | CF_NORM, 1e-5f),
+    SWG(4, 33, 160, PXL_Q8_0, CF_PACKED | CF_NORM, 1e-5f), SWG(8, 33, 160, PXL_Q8_0, CF_PACKED | CF_NORM, 1e-5f),
+    SWG(1, 37, 4096, PXL_Q4_0, CF_PACKED | CF_NORM, 1e-5f), SWG(3, 37, 160, PXL_Q4_0, CF_PACKED, 0),
+    SWG(1, 33, 768, PXL_Q4_K, CF_PACKED | CF_NORM, 1e-5f), SWG(2, 33, 256, PXL_Q4_K, CF_PACKED, 0),
+    SWG(3, 17, 512, PXL_Q4_K, CF_PACKED | CF_NORM, 1e-5f), SWG(4, 17, 512, PXL_Q4_K, CF_PACKED | CF_NORM, 1e-5f),
+    SWG(1, 33, 768, PXL_Q6_K, CF_PACKED | CF_NORM, 1e-5f), SWG(2, 33, 256, PXL_Q6_K, CF_PACKED | CF_NORM, 1e-5f),
+    SWG(4, 17, 256, PXL_Q6_K, CF_PACKED, 0), SWG(1, 33, 768, PXL_Q5_K, CF_PACKED | CF_NORM, 1e-5f),
+    SWG(2, 33, 256, PXL_Q5_K, CF_PACKED, 0), SWG(4, 17, 512, PXL_Q5_K, CF_PACKED | CF_NORM, 1e-5f),
+    SWG(1, 33, 64, PXL_Q4_1, CF_PACKED | CF_NORM, 1e-5f), SWG(3, 33, 256, PXL_Q3_K, CF_PACKED, 0),
+    SWG(1, 33, 256, PXL_Q2_K, CF_PACKED | CF_NORM, 1e-5f), SWG(2, 33, 64, PXL_Q5_0, CF_PACKED | CF_NORM, 1e-5f),
+    SWG(9, 17, 256, PXL_Q4_K, CF_PACKED | CF_NORM, 1e-5f), SWG(2, 9, 256, PXL_Q4_K, CF_PACKED | CF_VIEW | CF_NORM, 1e-5f),
     SWG(1, 32, 32, PXL_F32, CF_NORM | CF_BAD, 1e-5f),
 
     /* -- softmax: row lengths around the lane counts, rows, scales */

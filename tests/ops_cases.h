@@ -54,7 +54,8 @@ enum {
     CF_GRAD = 1 << 15,    /* also run the gradient mode on this case */
     CF_FLAT = 1 << 16,    /* copy: dst is the same elements as one flat row */
     CF_WIDE = 1 << 17,    /* inputs in [-12, 12) instead of the op's usual range */
-    CF_NORM = 1 << 18     /* matmul_swiglu: with the norm option */
+    CF_NORM = 1 << 18,    /* matmul_swiglu: with the norm option */
+    CF_PACKED = 1 << 19   /* matmul_swiglu: w_up and w_gate are copied into views of one tensor (one buffer) */
 };
 
 /*

@@ -209,3 +209,34 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
                             (uint32_t)gx, (uint32_t)gy, (uint32_t)s.batch);
 }
 
+
+/* out = silu(a . Wg^T) * (a . Wu^T) for M = 1 with f32 / f16 / bf16 weights
+ * (matmul_fused.c checked the arguments and chose this path): `w` spans both
+ * weight matrices in one buffer, the gate rows start gate_off bytes into it
+ * and the up rows up_off bytes. gemv_t with SWIGLU: each workgroup takes 2
+ * gate rows and the same 2 up rows (ROWS = 4, as the plain product). */
+pxl_status pxl_matmul_swiglu_dense(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *w, size_t gate_off,
+                                   size_t up_off, int64_t F, pxl_tensor *out, const pxl_matmul_options *o) {
+    static const char op[] = "pxl_matmul_swiglu";
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+    int64_t K = pxl_t_cols(a), batch = a->ndim == 3 ? a->shape[0] : 1;
+    if (a->nelem > UINT32_MAX || w->nelem > UINT32_MAX || out->nelem > UINT32_MAX)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: operands over 2^32 elements", op);
+    if (batch > gi->max_workgroups_per_dimension)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: batch %lld exceeds the device grid", op, (long long)batch);
+    const pxl_tensor *t[4] = {a, w, out, o->norm ? o->norm : a};
+    pxl_op_bindings bd;
+    pxl_status st = pxl_op_bind(ctx, op, t, 4, 4u, 0u, &bd);
+    if (st != PXL_OK) return st;
+    bd.b[3].binding = 4;
+    uint32_t esz = w->dtype == PXL_F32 ? 4 : 2;
+    mm_params p = {1, (uint32_t)F, (uint32_t)K, bd.off[0], (uint32_t)(batch == 1 ? 0 : K), 0, (uint32_t)F,
+                   bd.off[1] + (uint32_t)(gate_off / esz), 1.0f, 0.0f, bd.off[2], bd.off[3], o->norm_eps,
+                   {bd.off[1] + (uint32_t)(up_off / esz), 0, 0}};
+    uint32_t wg = gi->max_invocations_per_workgroup >= 256 ? 256 : gi->max_invocations_per_workgroup, g[2];
+    if ((st = pxl_op_grid(ctx, op, ((uint64_t)F + 1) / 2, g)) != PXL_OK) return st;
+    pxl_constant k[6] = {{"WG", wg}, {"ROWS", 4}, {"B_F16", w->dtype == PXL_F16}, {"B_BF16", w->dtype == PXL_BF16},
+                         {"NORM", o->norm != NULL}, {"SWIGLU", 1}};
+    return pxl_op_dispatch_ub(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemv_t", k, 6, &bd, 3, &p, sizeof p, g[0], g[1],
+                              (uint32_t)batch);
+}

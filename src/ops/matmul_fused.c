@@ -148,5 +148,21 @@ pxl_status pxl_matmul_swiglu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor
     sw_shape s = {0, 0, 0, 0};
     pxl_status st = sw_check(ctx, a, w_gate, w_up, out, &o, &s);
     if (st != PXL_OK) return st;
+    /* one dispatch where both weights lie in one buffer (views of one tensor)
+     * and a matrix-vector kernel fits M */
+    int q = pxl_dtype_is_quantized(w_gate->dtype);
+    if (pxl_on_gpu(ctx) && w_gate->buf == w_up->buf && (q ? s.M <= 4 : s.M == 1)) {
+        size_t lo = w_gate->offset < w_up->offset ? w_gate->offset : w_up->offset;
+        size_t hg = w_gate->offset + w_gate->bytes, hu = w_up->offset + w_up->bytes, hi = hg > hu ? hg : hu;
+        if (hi - lo + 256 <= pxl_gpu_get_info(ctx)->max_storage_binding_size && hi - lo < UINT32_MAX / 2) {
+            pxl_tensor span = *w_gate; /* the bytes of both (pxl_op_bind reads buf, offset, bytes, dtype) */
+            span.offset = lo;
+            span.bytes = hi - lo;
+            span.nelem = (int64_t)(span.bytes / (w_gate->dtype == PXL_F32 ? 4 : 2)); /* f32/f16/bf16: elements */
+            size_t go = w_gate->offset - lo, uo = w_up->offset - lo;
+            return q ? pxl_matmul_swiglu_quant(ctx, a, &span, go, uo, s.F, out, &o)
+                     : pxl_matmul_swiglu_dense(ctx, a, &span, go, uo, s.F, out, &o);
+        }
+    }
     return sw_split(ctx, a, w_gate, w_up, out, &o, &s);
 }

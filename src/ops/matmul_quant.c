@@ -338,3 +338,83 @@ pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor 
         return pxl_matmul_norm_split(ctx, a, b, c, o);
     return pxl_on_gpu(ctx) ? q_gpu(ctx, a, b, c, &s, o) : q_cpu(ctx, a, b, c, &s, o);
 }
+
+/* ---- gate, up and SwiGLU in one matrix-vector dispatch (pxl_matmul_swiglu) ----------- */
+
+/* out = silu(A' . Wg^T) * (A' . Wu^T) for M <= 4 (matmul_fused.c checked the
+ * arguments and chose this path): `w` spans both weight matrices in one
+ * buffer, the gate rows start gate_off bytes into it and the up rows up_off
+ * bytes. Each row group of qmv / kmv / xmv (override SWIGLU) takes R gate
+ * rows and the same R up rows, so ROWS = 2 R. */
+pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *w, size_t gate_off,
+                                   size_t up_off, int64_t F, pxl_tensor *out, const pxl_matmul_options *o) {
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+    q_shape s;
+    s.K = pxl_t_cols(a);
+    s.M = a->ndim >= 2 ? a->shape[a->ndim - 2] : 1;
+    s.N = F;
+    s.batch = a->ndim == 3 ? a->shape[0] : 1;
+    s.batch_a = s.batch;
+    s.batch_b = 1;
+    s.row_bytes = pxl_dtype_row_bytes(w->dtype, s.K);
+    if (a->nelem > UINT32_MAX || out->nelem > UINT32_MAX || w->bytes > UINT32_MAX - 64)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_matmul_swiglu: operands over 2^32 elements or bytes");
+    if (s.batch > gi->max_workgroups_per_dimension)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_matmul_swiglu: batch %lld exceeds the device grid",
+                        (long long)s.batch);
+    const pxl_tensor *t[4] = {a, w, out, o->norm ? o->norm : a};
+    pxl_op_bindings bd;
+    pxl_status st = pxl_op_bind(ctx, "pxl_matmul_swiglu", t, 4, 4u, 9u, &bd);
+    if (st != PXL_OK) return st;
+    bd.b[3].binding = 4;
+    qmm_params p = {(uint32_t)s.M,
+                    (uint32_t)s.N,
+                    (uint32_t)s.K,
+                    (uint32_t)(s.K / pxl_dtype_block(w->dtype)),
+                    (uint32_t)s.row_bytes,
+                    (uint32_t)(s.batch_a == 1 ? 0 : s.M * s.K),
+                    0,
+                    (uint32_t)(s.M * s.N),
+                    1.0f,
+                    0.0f,
+                    bd.off[1] + (uint32_t)up_off, /* rpg: the up rows (SWIGLU) */
+                    bd.off[0],
+                    bd.off[1] + (uint32_t)gate_off,
+                    bd.off[2],
+                    bd.off[3],
+                    o->norm_eps};
+    double norm = o->norm != NULL, M = (double)s.M;
+    uint32_t g[2] = {0, 0};
+    const pxl_tuning *tune = pxl_ctx_tuning(ctx);
+    if (w->dtype == PXL_Q4_K || w->dtype == PXL_Q6_K || (w->dtype != PXL_Q8_0 && w->dtype != PXL_Q4_0)) {
+        int kq = w->dtype == PXL_Q4_K || w->dtype == PXL_Q6_K;
+        uint32_t wg = KMV_WG, tpr = kq && tune->kmv_tpr ? tune->kmv_tpr : KMV_TPR;
+        while (wg > gi->max_invocations_per_workgroup) wg /= 2;
+        if (tpr > wg) tpr = wg;
+        /* the plain kernels' rows (kmv: 4 or 2 over M; xmv: 8 over M, at most 4), halved: R gate + R up rows */
+        uint32_t rows = kq ? (w->dtype == PXL_Q4_K ? 4u : 2u) / (uint32_t)s.M : 8u / (uint32_t)s.M;
+        if (rows > 4) rows = 4;
+        uint32_t R = rows / 2 ? rows / 2 : 1;
+        if ((st = rows_grid(ctx, &s, (uint64_t)(wg / tpr) * R, g)) != PXL_OK) return st;
+        if (kq) {
+            pxl_constant k[7] = {{"WG", wg},       {"TPR", tpr},   {"NCOL", M},      {"ROWS", 2.0 * R},
+                                 {"KQ6", w->dtype == PXL_Q6_K}, {"NORM", norm}, {"SWIGLU", 1}};
+            return pxl_op_dispatch_ub(ctx, "kquant.wgsl", pxl_wgsl_ops_kquant, "kmv", k, 7, &bd, 3, &p, sizeof p, g[0],
+                                      g[1], (uint32_t)s.batch);
+        }
+        pxl_constant k[7] = {{"WG", wg},    {"TPR", tpr},   {"NCOL", M},   {"ROWS", 2.0 * R},
+                             {"QT", pxl_xquant_type(w->dtype)}, {"NORM", norm}, {"SWIGLU", 1}};
+        return pxl_op_dispatch_ub(ctx, "xquant.wgsl", pxl_wgsl_ops_xquant, "xmv", k, 7, &bd, 3, &p, sizeof p, g[0],
+                                  g[1], (uint32_t)s.batch);
+    }
+    qmv_launch l = qmv_shape(tune, gi, (uint32_t)s.M);
+    uint32_t R = l.rows;
+    while (R > 1 && (2 * R * l.unroll > 16 || 2 * R * l.ncol > 32)) R /= 2;
+    while (l.wg > 4 && (uint64_t)l.wg * 2 * R * l.ncol * 4 > gi->max_workgroup_storage_size) l.wg /= 2;
+    if (l.tpr > l.wg) l.tpr = l.wg;
+    if ((st = rows_grid(ctx, &s, (uint64_t)(l.wg / l.tpr) * R, g)) != PXL_OK) return st;
+    pxl_constant k[8] = {{"WG", l.wg},   {"TPR", l.tpr},  {"ROWS", 2.0 * R},  {"UNROLL", l.unroll},
+                         {"NCOL", l.ncol}, {"Q4", w->dtype == PXL_Q4_0}, {"NORM", norm}, {"SWIGLU", 1}};
+    return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv", k, 8, &bd, 3, &p, sizeof p, g[0], g[1],
+                              (uint32_t)s.batch);
+}

@@ -160,6 +160,17 @@ pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor 
  */
 pxl_status pxl_matmul_check_norm(pxl_ctx *ctx, const char *op, const pxl_tensor *a, const char *cn,
                                  const pxl_tensor *c, const pxl_matmul_options *o);
+/*
+ * The fused matrix-vector kernels of pxl_matmul_swiglu on a GPU (matmul.c:
+ * f32 / f16 / bf16 weights, M = 1; matmul_quant.c: GGUF blocks, M <= 4), for
+ * checked arguments: `w` is a tensor spanning both weight matrices in one
+ * buffer (its dtype, offset and bytes; shape unused), the gate rows start
+ * gate_off bytes into it, the up rows up_off bytes; F rows each.
+ */
+pxl_status pxl_matmul_swiglu_dense(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *w, size_t gate_off,
+                                   size_t up_off, int64_t F, pxl_tensor *out, const pxl_matmul_options *o);
+pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *w, size_t gate_off,
+                                   size_t up_off, int64_t F, pxl_tensor *out, const pxl_matmul_options *o);
 pxl_status pxl_matmul_norm_split(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
                                  const pxl_matmul_options *o);
 

@@ -26,7 +26,7 @@ struct Params {
     M: u32, N: u32, K: u32, off_a: u32,           // off_*: element offsets of the views (pxl_op_bind)
     stride_a: u32, stride_b: u32, stride_c: u32, off_b: u32,
     alpha: f32, beta: f32, off_c: u32, off_n: u32,  // off_n: offset of NW in floats (gemv_t with NORM)
-    eps: f32, _p0: u32, _p1: u32, _p2: u32,
+    eps: f32, off_u: u32, _p1: u32, _p2: u32,       // off_u: the up weights (gemv_t with SWIGLU)
 }
 
 @group(0) @binding(0) var<storage, read> A: array<f32>;
@@ -187,11 +187,13 @@ var<workgroup> red: array<f32, 1024>;   // WG * ROWS <= 1024
 override NORM: bool = false;
 @group(0) @binding(4) var<storage, read> NW: array<f32>;
 
+#include "swiglu_mv.wgsl"   // SWIGLU: gate and up rows in one workgroup (out_rows, w_out, w_is_up, silu_mul)
+
 @compute @workgroup_size(WG)
 fn gemv_t(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
           @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = lid.x;
-    let row0 = (wid.y * nwg.x + wid.x) * ROWS;
+    let row0 = (wid.y * nwg.x + wid.x) * out_rows();
     let base_a = p.off_a + wid.z * p.stride_a;
     let base_b = p.off_b + wid.z * p.stride_b;
     let base_c = p.off_c + wid.z * p.stride_c;
@@ -209,13 +211,14 @@ fn gemv_t(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
         workgroupBarrier();
     }
     for (var r = 0u; r < ROWS; r = r + 1u) {
-        let n = row0 + r;
+        let n = w_out(row0, r);
+        let bw = select(base_b, p.off_u + wid.z * p.stride_b, w_is_up(r));
         var s = 0.0;
         if (n < p.N) {
             for (var k = t; k < p.K; k = k + WG) {
                 var x = A[base_a + k];
                 if (NORM) { x = x * inv * NW[p.off_n + k]; }
-                s = fma(x, load_b(base_b + n * p.K + k), s);
+                s = fma(x, load_b(bw + n * p.K + k), s);
             }
         }
         red[r * WG + t] = s;
@@ -230,10 +233,11 @@ fn gemv_t(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
         workgroupBarrier();
         w = w / 2u;
     }
-    if (t < ROWS) {
+    if (t < out_rows()) {
         let n = row0 + t;
         if (n < p.N) {
             var out = p.alpha * red[t * WG];
+            if (SWIGLU) { out = silu_mul(red[t * WG], red[(t + ROWS / 2u) * WG]); }
             if (p.beta != 0.0) { out = out + p.beta * C[base_c + n]; }
             C[base_c + n] = out;
         }

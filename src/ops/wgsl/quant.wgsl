@@ -40,7 +40,8 @@ override Q4: bool = false;
 struct Params {
     M: u32, N: u32, K: u32, nb: u32,                          // nb = K / 32
     row_bytes: u32, stride_a: u32, stride_b: u32, stride_c: u32, // A, C in floats; B in bytes
-    alpha: f32, beta: f32, rpg: u32, off_a: u32,                 // rpg: rows per row group (qmv_xs)
+    alpha: f32, beta: f32, rpg: u32, off_a: u32,                 // rpg: rows per row group (qmv_xs); qmv with
+                                                                 // SWIGLU: the up weights' byte offset
     off_b: u32, off_c: u32, off_n: u32, eps: f32,    // view offsets: A, C, NW in floats, B in bytes; eps: NORM's
 }
 
@@ -135,6 +136,7 @@ override NCOL: u32 = 1u;     // rows of A done at once (M <= 8; ROWS * NCOL <= 3
 var<workgroup> red: array<f32, WG * ROWS * NCOL>;
 
 #include "norm_mv.wgsl"   // NORM: rmsnorm fused into qmv and qmv_xs (norm_inv, nscale, NW)
+#include "swiglu_mv.wgsl"   // SWIGLU (qmv): gate and up rows in one row group (out_rows, w_out, w_is_up, silu_mul)
 
 @compute @workgroup_size(WG)
 fn qmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
@@ -144,14 +146,14 @@ fn qmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
     let grp = t / TPR;
     let q = lane & 3u;
     let bps = TPR / 4u;                  // blocks side by side
-    let row0 = ((wid.y * nwg.x + wid.x) * (WG / TPR) + grp) * ROWS;
+    let row0 = ((wid.y * nwg.x + wid.x) * (WG / TPR) + grp) * out_rows();
     let xa = (p.off_a + wid.z * p.stride_a) / 4u;  // this batch's A, in vec4s
     let k4 = p.K / 4u;
     let bs = block_bytes();
     // byte offset of each row (rows past N repeat the last one; not stored)
     var roff: array<u32, 8>;
     for (var r = 0u; r < ROWS; r = r + 1u) {
-        roff[r] = p.off_b + wid.z * p.stride_b + min(row0 + r, p.N - 1u) * p.row_bytes;
+        roff[r] = select(p.off_b, p.rpg, w_is_up(r)) + wid.z * p.stride_b + min(w_out(row0, r), p.N - 1u) * p.row_bytes;
     }
     var acc: array<f32, 32>;             // [r * NCOL + c]
     let x0i = kpos0(q) / 4u;
@@ -196,10 +198,12 @@ fn qmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
         workgroupBarrier();
         w = w / 2u;
     }
-    for (var i = lane; i < nv; i = i + TPR) {   // (nv may exceed TPR)
+    for (var i = lane; i < out_rows() * NCOL; i = i + TPR) {   // (nv may exceed TPR)
         let n = row0 + i / NCOL;
         let c = i % NCOL;
-        if (n < p.N) { store_c(p.off_c + wid.z * p.stride_c + c * p.N + n, red[rbase + i * TPR]); }
+        var v = red[rbase + i * TPR];
+        if (SWIGLU) { v = silu_mul(v, red[rbase + (i + ROWS / 2u * NCOL) * TPR]); }
+        if (n < p.N) { store_c(p.off_c + wid.z * p.stride_c + c * p.N + n, v); }
     }
 }
 
