@@ -275,11 +275,13 @@ PXL_API pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tenso
  * set. A: f32 [M, K] (or [batch, M, K]); w_gate, w_up: [F, K] of one dtype
  * (f32, f16, bf16 or a GGUF block format) and shape; out: f32 [M, F] (or
  * [batch, M, F]), not overlapping any input. opts: trans_b must be set (the
- * weights' layout), trans_a must not; alpha and beta must be 0 (defaults),
- * norm and norm_eps as in pxl_matmul. silu(g) = g / (1 + exp(-g)), as
- * pxl_swiglu. The CPU computes the two products and then pxl_swiglu's
- * formula; a GPU for small M computes both rows of each output in one
- * dispatch, otherwise two products and pxl_swiglu.
+ * weights' layout), trans_a must not; alpha 0 or 1 and beta 0; norm and
+ * norm_eps as in pxl_matmul. silu(g) = g / (1 + exp(-g)), as pxl_swiglu.
+ * The CPU computes the two products and then pxl_swiglu's formula. A GPU
+ * computes both rows of each output in one dispatch when w_gate and w_up lie
+ * in one buffer (views of one tensor, e.g. [2F, K] holding both) and M is
+ * small (M = 1 for f32/f16/bf16, M <= 4 for GGUF blocks); otherwise two
+ * products into temporaries and pxl_swiglu.
  */
 PXL_API pxl_status pxl_matmul_swiglu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *w_gate,
                                      const pxl_tensor *w_up, pxl_tensor *out, const pxl_matmul_options *opts);

@@ -17,7 +17,10 @@
  * override constants, chosen below and open to tuning through environment
  * variables (benchmarks only). The K-quants have their own two kernels in
  * wgsl/kquant.wgsl: kmv (M <= 8) and kmm (M > 8); Q4_1, Q5_0, Q5_1, Q5_K,
- * Q2_K and Q3_K theirs in wgsl/xquant.wgsl: xmv (M <= 8) and xmm (M > 8). */
+ * Q2_K and Q3_K theirs in wgsl/xquant.wgsl: xmv (M <= 8) and xmm (M > 8).
+ * The matrix-vector kernels take the fusions of matmul_fused.c as override
+ * constants: NORM (the RMSNorm of A, in qmv_xs, qmv, kmv, xmv) and SWIGLU
+ * (gate and up rows of one weight buffer, in qmv, kmv, xmv). */
 #include "ops_internal.h"
 
 #include <stdio.h>
