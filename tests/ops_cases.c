@@ -415,6 +415,148 @@ static void sel_fixup(const op_case *c, const layout *l, float **x, uint64_t *rn
     }
 }
 
+/* ---- matmul with the fused RMSNorm, and matmul_swiglu --------------------------------- */
+
+/* a, b, norm, c: the norm is [1, K] when A is 2-D (so that a C of the same
+ * shape exercises the overlap checks), [K] otherwise; A from [-2, 2) */
+static void mmn_layout(const op_case *c, layout *l) {
+    layout m;
+    memset(&m, 0, sizeof m);
+    mm_layout(c, &m);
+    operand a = m.o[0];
+    a.lo = -2, a.hi = 2;
+    add_in(l, a);
+    add_in(l, m.o[1]);
+    int64_t K = c->s[4], sn[2] = {1, K};
+    add_in(l, opnd("norm", PXL_F32, a.ndim == 2 ? 2 : 1, a.ndim == 2 ? sn : sn + 1, 0, -2, 2, -1));
+    add_out(l, m.o[2]);
+    l->o[3].init = c->beta != 0.0f;
+}
+
+static pxl_status mmn_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
+    pxl_matmul_options o = mm_opts(c);
+    o.norm = t[2];
+    o.norm_eps = c->p;
+    return pxl_matmul(ctx, t[0], t[1], t[3], &o);
+}
+
+/* the normalised A, [batch_a * M, K] (rows of A stored [M, K]) */
+static double *mmn_norm_a(const op_case *c, double *const *v) {
+    int64_t rows = c->s[0] * c->s[2], K = c->s[4];
+    double *an = malloc((size_t)(rows * K) * sizeof *an);
+    oracle_rmsnorm(v[0], v[2], an, rows, K, (double)c->p);
+    return an;
+}
+
+static void mmn_oracle(const op_case *c, double *const *v, double **want) {
+    double *an = mmn_norm_a(c, v);
+    oracle_matmul(an, v[1], v[3], want[0], c->s[0], c->s[1], mm_batch(c), c->s[2], c->s[3], c->s[4], 0,
+                  (c->flags & CF_TB) != 0, mm_alpha(c), c->beta);
+    free(an);
+}
+
+/*
+ * mm_tol of the product of the normalised A, plus the error of the
+ * normalised values themselves, relative: 2^-23 on the CPU (pxl_rmsnorm in
+ * double, one rounding), B(K) u on the GPU (rms_tol), both GPU against CPU.
+ */
+static void mmn_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
+    double *an = mmn_norm_a(c, v);
+    double *w[4] = {an, v[1], v[3], NULL};
+    mm_tol(c, w, want, out, mode, tol);
+    int64_t K = c->s[4];
+    double g = mode == TOL_CPU ? U23 : mode == TOL_GPU ? bound_b(K) * U24 : U23 + bound_b(K) * U24;
+    double f = 8.0 * (sqrt((double)K) + 4.0) * U23 * (mode == TOL_GPU_CPU ? 2.0 : 1.0);
+    for (int64_t i = 0; i < mm_batch(c) * c->s[2] * c->s[3]; i++) tol[i] += tol[i] * g / f;
+    free(an);
+}
+
+static void sw_layout(const op_case *c, layout *l) {
+    int64_t M = c->s[0], F = c->s[1], K = c->s[2], sa[2] = {M, K}, sw[2] = {F, K}, so[2] = {M, F}, sn[2] = {1, K};
+    int q = pxl_dtype_is_quantized(c->dt);
+    add_in(l, opnd("a", PXL_F32, 2, sa, 0, -2, 2, -1));
+    add_in(l, opnd("w_gate", c->dt, 2, sw, 0, -1, 1, q ? 0 : -1));
+    add_in(l, opnd("w_up", c->dt, 2, sw, 0, -1, 1, q ? 0 : -1));
+    if (c->flags & CF_NORM) add_in(l, opnd("norm", PXL_F32, 2, sn, 0, -2, 2, -1));
+    add_out(l, opnd("out", PXL_F32, 2, so, 1, 0, 0, -1));
+}
+
+static pxl_status sw_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
+    pxl_matmul_options o;
+    memset(&o, 0, sizeof o);
+    o.trans_b = 1;
+    o.trans_a = (c->flags & CF_TA) != 0; /* refused */
+    o.beta = c->beta;                    /* nonzero: refused */
+    int nrm = (c->flags & CF_NORM) != 0;
+    if (nrm) o.norm = t[3], o.norm_eps = c->p;
+    if (!(c->flags & CF_PACKED)) return pxl_matmul_swiglu(ctx, t[0], t[1], t[2], t[3 + nrm], &o);
+    /* both weights in one [2F + 3, K] tensor: up at row 1, gate at row F + 3 (the GPU's one-dispatch path) */
+    int64_t F = c->s[1], K = c->s[2], sb[2] = {2 * F + 3, K}, sw[2] = {F, K};
+    size_t rb = pxl_dtype_row_bytes(c->dt, K);
+    pxl_tensor *base = NULL, *g = NULL, *u = NULL;
+    pxl_status s = pxl_tensor_create(ctx, c->dt, 2, sb, &base);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, sw, (size_t)(F + 3) * rb, &g);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, sw, rb, &u);
+    if (s == PXL_OK) s = pxl_copy(ctx, t[1], g);
+    if (s == PXL_OK) s = pxl_copy(ctx, t[2], u);
+    if (s == PXL_OK) s = pxl_matmul_swiglu(ctx, t[0], g, u, t[3 + nrm], &o);
+    pxl_tensor_free(g), pxl_tensor_free(u), pxl_tensor_free(base);
+    return s;
+}
+
+/* g = A' . Wg^T and u = A' . Wu^T, [M, F], A' = A or its rmsnorm */
+static void sw_products(const op_case *c, double *const *v, double *g, double *u, double *sg, double *su) {
+    int64_t M = c->s[0], F = c->s[1], K = c->s[2];
+    double *an = malloc((size_t)(M * K) * sizeof *an);
+    if (c->flags & CF_NORM) oracle_rmsnorm(v[0], v[3], an, M, K, (double)c->p);
+    else memcpy(an, v[0], (size_t)(M * K) * sizeof *an);
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t f = 0; f < F; f++) {
+            double a = 0, b = 0, sa = 0, sb = 0;
+            for (int64_t k = 0; k < K; k++) {
+                double x = an[m * K + k];
+                a += x * v[1][f * K + k];
+                b += x * v[2][f * K + k];
+                sa += fabs(x * v[1][f * K + k]);
+                sb += fabs(x * v[2][f * K + k]);
+            }
+            g[m * F + f] = a, u[m * F + f] = b;
+            if (sg) sg[m * F + f] = sa, su[m * F + f] = sb;
+        }
+    free(an);
+}
+
+static void sw_oracle(const op_case *c, double *const *v, double **want) {
+    int64_t n = c->s[0] * c->s[1];
+    double *g = malloc((size_t)n * sizeof *g), *u = malloc((size_t)n * sizeof *u);
+    sw_products(c, v, g, u, NULL, NULL);
+    for (int64_t i = 0; i < n; i++) want[0][i] = oracle_silu(g[i]) * u[i];
+    free(g), free(u);
+}
+
+/*
+ * out = silu(g) u with g and u each off by e = (mm_tol's factor + the norm's
+ * relative error) times their sum of |products| S: |silu'| <= 1.1, so
+ * 1.1 |u| e_g + |silu(g)| e_u + e_g e_u, plus ew_tol's swiglu term for the
+ * f32 exp and the products.
+ */
+static void sw_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
+    (void)want, (void)out;
+    int64_t n = c->s[0] * c->s[1], K = c->s[2];
+    double *g = malloc((size_t)n * sizeof *g), *u = malloc((size_t)n * sizeof *u);
+    double *sg = malloc((size_t)n * sizeof *sg), *su = malloc((size_t)n * sizeof *su);
+    sw_products(c, v, g, u, sg, su);
+    double two = mode == TOL_GPU_CPU ? 2.0 : 1.0;
+    double f = 8.0 * (sqrt((double)K) + 4.0) * U23 * two;
+    if (c->flags & CF_NORM) f += mode == TOL_CPU ? U23 : mode == TOL_GPU ? bound_b(K) * U24 : U23 + bound_b(K) * U24;
+    for (int64_t i = 0; i < n; i++) {
+        double eg = f * sg[i] + tiny_abs(), eu = f * su[i] + tiny_abs(), y = fabs(oracle_silu(g[i]) * u[i]);
+        tol[i] = 1.1 * fabs(u[i]) * eg + fabs(oracle_silu(g[i])) * eu + eg * eu +
+                 two * (1e-6 + 4.0 * fabs(g[i]) * U23 + 32.0 * U23 * y);
+    }
+    free(g), free(u), free(sg), free(su);
+}
+
 /* ---- element-wise ------------------------------------------------------------------- */
 
 static void ew_layout(const op_case *c, layout *l) {
@@ -726,6 +868,8 @@ static const op_desc k_desc[OP_COUNT] = {
     [OP_COPY] = {"pxl_copy", copy_layout, copy_call, copy_oracle, exact_tol, 1, 0, ALL_SP, NULL, NULL},
     [OP_DOT] = {"pxl_dot", NULL, NULL, NULL, NULL, 0, 0, ALL_SP, NULL, NULL},
     [OP_CONVERT] = {"pxl_convert", conv_layout, conv_call, conv_oracle, exact_tol, 0, 0, ALL_SP, conv_fixup, NULL},
+    [OP_MATMUL_NORM] = {"pxl_matmul", mmn_layout, mmn_call, mmn_oracle, mmn_tol, 0, 1u << 2, SP_NAN, NULL, NULL},
+    [OP_MATMUL_SWIGLU] = {"pxl_matmul_swiglu", sw_layout, sw_call, sw_oracle, sw_tol, 0, 1u << 3, SP_NAN, NULL, NULL},
 };
 
 /* ---- the table ------------------------------------------------------------------------ */
@@ -734,6 +878,11 @@ static const op_desc k_desc[OP_COUNT] = {
 #define I64MIN INT64_MIN
 /* matmul: batches of A and B, M, N, K, B's dtype, flags, alpha (0: default 1), beta */
 #define MM(ba, bb, M, N, K, dt, fl, al, be) {OP_MATMUL, 5, {ba, bb, M, N, K}, dt, 0, al, be, 0, 0, fl, PXL_OK, NULL}
+/* matmul with the norm option (eps) */
+#define NMM(ba, bb, M, N, K, dt, fl, al, be, eps)                                                             \
+    {OP_MATMUL_NORM, 5, {ba, bb, M, N, K}, dt, eps, al, be, 0, 0, fl, PXL_OK, NULL}
+/* matmul_swiglu: A [M, K], weights [F, K] of dt; CF_NORM with eps */
+#define SWG(M, F, K, dt, fl, eps) {OP_MATMUL_SWIGLU, 3, {M, F, K}, dt, eps, 0, 0, 0, 0, fl, PXL_OK, NULL}
 #define MM4(M, N, K, dt, fl, al, be)                                                                            \
     MM(1, 1, M, N, K, dt, fl, al, be), MM(1, 1, M, N, K, dt, (fl) | CF_TA, al, be),                            \
         MM(1, 1, M, N, K, dt, (fl) | CF_TB, al, be), MM(1, 1, M, N, K, dt, (fl) | CF_TA | CF_TB, al, be)
@@ -871,6 +1020,77 @@ static const op_case k_cases[] = {
     MM(2, 2, 1, 200, 96, PXL_BF16, CF_TB, 1, 0), MM(1, 3, 9, 19, 33, PXL_BF16, CF_TB, 1, 0.5f),
     MM(1, 1, 1, 33, 64, PXL_BF16, CF_VIEW | CF_TB, 1, 0), MM(2, 2, 9, 5, 11, PXL_BF16, CF_VIEW, 1, 0),
     MM(1, 1, 7, 13, 17, PXL_BF16, CF_SLICE | CF_TB, 1, 0), MM(1, 1, 4, 5, 6, PXL_BF16, CF_BAD, 1, 0.5f),
+
+    /* residual adds: C = C + A . W^T (beta 1) through every small-M kernel (gemv_t f32 / f16 / bf16; qmv_xs,
+     * qmv (M 1 outside qmv_xs's range, 2, 8), kmv, xmv), plain and as views */
+    MM(1, 1, 1, 37, 100, PXL_F32, CF_TB, 1, 1), MM(1, 1, 1, 37, 100, PXL_F16, CF_TB, 1, 1),
+    MM(1, 1, 1, 37, 100, PXL_BF16, CF_TB, 1, 1), MM(1, 1, 1, 45, 1056, PXL_Q8_0, CF_TB, 1, 1),
+    MM(1, 1, 1, 45, 96, PXL_Q4_0, CF_TB, 1, 1), MM(1, 1, 2, 45, 96, PXL_Q8_0, CF_TB, 1, 1),
+    MM(1, 1, 8, 45, 160, PXL_Q4_0, CF_TB, 1, 1), MM(1, 1, 1, 33, 512, PXL_Q4_K, CF_TB, 1, 1),
+    MM(1, 1, 8, 33, 256, PXL_Q6_K, CF_TB, 1, 1), MM(1, 1, 2, 33, 256, PXL_Q5_K, CF_TB, 1, 1),
+    MM(1, 1, 1, 33, 64, PXL_Q4_1, CF_TB, 1, 1), MM(1, 1, 1, 9, 1024, PXL_Q4_0, CF_TB | CF_VIEW, 1, 1),
+    MM(1, 1, 2, 9, 256, PXL_Q4_K, CF_TB | CF_SLICE, 1, 1), MM(1, 1, 1, 9, 64, PXL_F32, CF_TB | CF_VIEW, 1, 1),
+
+    /* -- matmul with the fused RMSNorm (norm option): the fused matrix-vector kernels (M <= 8: gemv_t for
+     * f32 / f16 / bf16 at M = 1, qmv_xs, qmv, kmv, xmv), the split path (M > 8, B stored [K, N], the CPU),
+     * K not a multiple of 4 where the dtype allows it, eps 0, alpha / beta, residual adds, batches, views */
+    NMM(1, 1, 1, 33, 100, PXL_F32, CF_TB, 1, 0, 1e-5f), NMM(1, 1, 1, 70, 257, PXL_F32, CF_TB, -0.5f, 1, 1e-6f),
+    NMM(1, 1, 2, 7, 17, PXL_F32, CF_TB, 1, 0, 1e-5f), NMM(1, 1, 8, 9, 31, PXL_F32, CF_TB, 1, 1, 0),
+    NMM(1, 1, 13, 20, 40, PXL_F32, CF_TB, 1, 0, 1e-5f), NMM(1, 1, 1, 9, 31, PXL_F32, 0, 1, 0, 1e-5f),
+    NMM(2, 2, 1, 50, 96, PXL_F32, CF_TB, 1, 0, 1e-5f), NMM(1, 1, 1, 33, 64, PXL_F32, CF_TB | CF_VIEW, 1, 1, 1e-5f),
+    NMM(1, 1, 1, 100, 257, PXL_F16, CF_TB, -0.5f, 0.25f, 1e-5f), NMM(1, 1, 3, 20, 33, PXL_F16, CF_TB, 1, 0, 1e-5f),
+    NMM(1, 1, 1, 33, 70, PXL_BF16, CF_TB, 1, 1, 1e-5f), NMM(1, 1, 1, 13, 17, PXL_F32, CF_TB | CF_SLICE, 1, 0, 1e-5f),
+    NMM(1, 1, 1, 45, 1056, PXL_Q8_0, CF_TB, 1, 0, 1e-5f), NMM(1, 1, 1, 37, 4096, PXL_Q4_0, CF_TB, 1, 1, 1e-5f),
+    NMM(1, 1, 1, 37, 9216, PXL_Q4_0, CF_TB, 1, 0, 1e-6f), NMM(1, 1, 1, 9, 96, PXL_Q8_0, CF_TB, 1, 1, 1e-5f),
+    NMM(1, 1, 2, 33, 96, PXL_Q8_0, CF_TB, 1, 0, 1e-5f), NMM(1, 1, 8, 33, 160, PXL_Q4_0, CF_TB, -0.75f, 1, 1e-5f),
+    NMM(1, 1, 9, 33, 64, PXL_Q8_0, CF_TB, 1, 0, 1e-5f), NMM(1, 1, 17, 40, 96, PXL_Q4_0, CF_TB, 1, 1, 1e-5f),
+    NMM(1, 1, 1, 9, 1056, PXL_Q8_0, CF_TB | CF_VIEW, 1, 1, 1e-5f), NMM(1, 1, 3, 9, 64, PXL_Q4_0, CF_TB | CF_VIEW, 1, 0, 1e-5f),
+    NMM(3, 3, 1, 45, 128, PXL_Q8_0, CF_TB, 1, 0, 1e-5f), NMM(2, 1, 2, 19, 96, PXL_Q4_0, CF_TB, 1, 1, 1e-5f),
+    NMM(1, 1, 1, 33, 768, PXL_Q4_K, CF_TB, 1, 0, 1e-5f), NMM(1, 1, 2, 33, 256, PXL_Q4_K, CF_TB, 1, 1, 1e-5f),
+    NMM(1, 1, 8, 17, 512, PXL_Q4_K, CF_TB, 1, 1, 0), NMM(1, 1, 9, 17, 256, PXL_Q4_K, CF_TB, 1, 0, 1e-5f),
+    NMM(1, 1, 1, 33, 768, PXL_Q6_K, CF_TB, 1, 1, 1e-5f), NMM(1, 1, 2, 33, 256, PXL_Q6_K, CF_TB, 1, 0, 1e-5f),
+    NMM(1, 1, 8, 17, 512, PXL_Q6_K, CF_TB, -0.5f, 0.5f, 1e-5f), NMM(1, 1, 9, 17, 256, PXL_Q6_K, CF_TB, 1, 1, 1e-5f),
+    NMM(1, 1, 1, 33, 768, PXL_Q5_K, CF_TB, 1, 1, 1e-5f), NMM(1, 1, 2, 33, 256, PXL_Q5_K, CF_TB, 1, 0, 1e-5f),
+    NMM(1, 1, 8, 17, 512, PXL_Q5_K, CF_TB, 1, 1, 1e-5f), NMM(1, 1, 9, 17, 256, PXL_Q5_K, CF_TB, 1, 0, 1e-5f),
+    NMM(1, 1, 1, 9, 256, PXL_Q4_K, CF_TB | CF_VIEW, 1, 1, 1e-5f), NMM(1, 1, 2, 9, 256, PXL_Q6_K, CF_TB | CF_SLICE, 1, 0, 1e-5f),
+    NMM(2, 2, 2, 19, 256, PXL_Q4_K, CF_TB, 1, 0, 1e-5f), NMM(1, 1, 1, 9, 512, PXL_Q5_K, CF_TB | CF_VIEW, 1, 0, 1e-5f),
+    NMM(1, 1, 1, 33, 96, PXL_Q4_1, CF_TB, 1, 1, 1e-5f), NMM(1, 1, 3, 33, 64, PXL_Q5_0, CF_TB, 1, 0, 1e-5f),
+    NMM(1, 1, 1, 33, 256, PXL_Q2_K, CF_TB, 1, 0, 1e-5f), NMM(1, 1, 4, 33, 256, PXL_Q3_K, CF_TB, 1, 1, 1e-5f),
+    NMM(1, 1, 1, 33, 64, PXL_Q5_1, CF_TB | CF_VIEW, 1, 0, 1e-5f),
+    NMM(1, 1, 2, 3, 64, PXL_Q8_0, CF_TB | CF_BAD, 1, 0, 1e-5f), NMM(1, 1, 1, 5, 5, PXL_F32, CF_TB | CF_BAD, 1, 1, 1e-5f),
+    NMM(1, 1, 1, 64, 64, PXL_F32, CF_TB | CF_BAD, 1, 0, 1e-5f),
+
+    /* -- matmul_swiglu: gate, up and SwiGLU, with and without the norm, M 1, 2, 8 and 9 */
+    SWG(1, 33, 100, PXL_F32, 0, 0), SWG(1, 33, 100, PXL_F32, CF_NORM, 1e-5f), SWG(2, 9, 31, PXL_F32, CF_NORM, 1e-5f),
+    SWG(8, 9, 40, PXL_F32, 0, 0), SWG(13, 20, 40, PXL_F32, CF_NORM, 1e-5f), SWG(1, 45, 257, PXL_F16, CF_NORM, 1e-5f),
+    SWG(2, 45, 33, PXL_F16, 0, 0), SWG(1, 33, 70, PXL_BF16, CF_NORM, 1e-5f),
+    SWG(1, 45, 1056, PXL_Q8_0, CF_NORM, 1e-5f), SWG(1, 45, 96, PXL_Q8_0, 0, 0), SWG(2, 33, 96, PXL_Q8_0, CF_NORM, 1e-5f),
+    SWG(8, 33, 160, PXL_Q8_0, CF_NORM, 1e-5f), SWG(9, 20, 64, PXL_Q8_0, CF_NORM, 1e-5f),
+    SWG(1, 37, 4096, PXL_Q4_0, CF_NORM, 1e-5f), SWG(2, 37, 160, PXL_Q4_0, 0, 0), SWG(8, 37, 64, PXL_Q4_0, CF_NORM, 1e-5f),
+    SWG(9, 20, 96, PXL_Q4_0, 0, 0), SWG(1, 33, 768, PXL_Q4_K, CF_NORM, 1e-5f), SWG(2, 33, 256, PXL_Q4_K, 0, 0),
+    SWG(8, 17, 512, PXL_Q4_K, CF_NORM, 1e-5f), SWG(9, 17, 256, PXL_Q4_K, CF_NORM, 1e-5f),
+    SWG(1, 33, 768, PXL_Q6_K, CF_NORM, 1e-5f), SWG(2, 33, 256, PXL_Q6_K, CF_NORM, 1e-5f),
+    SWG(8, 17, 512, PXL_Q6_K, 0, 0), SWG(9, 17, 256, PXL_Q6_K, CF_NORM, 1e-5f),
+    SWG(1, 33, 768, PXL_Q5_K, CF_NORM, 1e-5f), SWG(2, 33, 256, PXL_Q5_K, 0, 0), SWG(8, 17, 512, PXL_Q5_K, CF_NORM, 1e-5f),
+    SWG(9, 17, 256, PXL_Q5_K, CF_NORM, 1e-5f), SWG(1, 33, 64, PXL_Q4_1, CF_NORM, 1e-5f), SWG(3, 33, 256, PXL_Q3_K, 0, 0),
+    SWG(1, 9, 256, PXL_Q4_K, CF_NORM | CF_VIEW, 1e-5f), SWG(2, 9, 64, PXL_Q8_0, CF_NORM | CF_SLICE, 1e-5f),
+    SWG(1, 9, 33, PXL_F32, CF_VIEW, 0), SWG(2, 3, 64, PXL_Q4_0, CF_NORM | CF_BAD, 1e-5f),
+    /* both weights in one buffer: one dispatch on a GPU (f32 / f16 / bf16 at M = 1, GGUF blocks at M <= 4) */
+    SWG(1, 33, 100, PXL_F32, CF_PACKED, 0), SWG(1, 33, 100, PXL_F32, CF_PACKED | CF_NORM, 1e-5f),
+    SWG(1, 45, 257, PXL_F16, CF_PACKED | CF_NORM, 1e-5f), SWG(1, 33, 70, PXL_BF16, CF_PACKED, 0),
+    SWG(2, 9, 31, PXL_F32, CF_PACKED | CF_NORM, 1e-5f), SWG(1, 45, 1056, PXL_Q8_0, CF_PACKED | CF_NORM, 1e-5f),
+    SWG(1, 45, 96, PXL_Q8_0, CF_PACKED, 0), SWG(2, 33, 96, PXL_Q8_0, CF_PACKED | CF_NORM, 1e-5f),
+    SWG(4, 33, 160, PXL_Q8_0, CF_PACKED | CF_NORM, 1e-5f), SWG(8, 33, 160, PXL_Q8_0, CF_PACKED | CF_NORM, 1e-5f),
+    SWG(1, 37, 4096, PXL_Q4_0, CF_PACKED | CF_NORM, 1e-5f), SWG(3, 37, 160, PXL_Q4_0, CF_PACKED, 0),
+    SWG(1, 33, 768, PXL_Q4_K, CF_PACKED | CF_NORM, 1e-5f), SWG(2, 33, 256, PXL_Q4_K, CF_PACKED, 0),
+    SWG(3, 17, 512, PXL_Q4_K, CF_PACKED | CF_NORM, 1e-5f), SWG(4, 17, 512, PXL_Q4_K, CF_PACKED | CF_NORM, 1e-5f),
+    SWG(1, 33, 768, PXL_Q6_K, CF_PACKED | CF_NORM, 1e-5f), SWG(2, 33, 256, PXL_Q6_K, CF_PACKED | CF_NORM, 1e-5f),
+    SWG(4, 17, 256, PXL_Q6_K, CF_PACKED, 0), SWG(1, 33, 768, PXL_Q5_K, CF_PACKED | CF_NORM, 1e-5f),
+    SWG(2, 33, 256, PXL_Q5_K, CF_PACKED, 0), SWG(4, 17, 512, PXL_Q5_K, CF_PACKED | CF_NORM, 1e-5f),
+    SWG(1, 33, 64, PXL_Q4_1, CF_PACKED | CF_NORM, 1e-5f), SWG(3, 33, 256, PXL_Q3_K, CF_PACKED, 0),
+    SWG(1, 33, 256, PXL_Q2_K, CF_PACKED | CF_NORM, 1e-5f), SWG(2, 33, 64, PXL_Q5_0, CF_PACKED | CF_NORM, 1e-5f),
+    SWG(9, 17, 256, PXL_Q4_K, CF_PACKED | CF_NORM, 1e-5f), SWG(2, 9, 256, PXL_Q4_K, CF_PACKED | CF_VIEW | CF_NORM, 1e-5f),
+    SWG(1, 32, 32, PXL_F32, CF_NORM | CF_BAD, 1e-5f),
 
     /* -- softmax: row lengths around the lane counts, rows, scales */
     T2(OP_SOFTMAX, 1, 1, 0, 1, 0, 0), T2(OP_SOFTMAX, 3, 2, 0, 1, 0, 0), T2(OP_SOFTMAX, 7, 31, 0, 1, 0, 0),
@@ -1058,6 +1278,14 @@ static const op_case k_cases[] = {
     BAD(OP_MATMUL, 5, 1, 1, 2, 32, 64, 0, PXL_Q4_0, 0, 1, 0, 0, 0, 0, "trans_b"),        /* quantized B needs trans_b */
     BAD(OP_MATMUL, 5, 2, 3, 2, 3, 4, 0, PXL_F32, 0, 1, 0, 0, 0, 0, "batch"),            /* batch 2 against 3 */
     BAD(OP_MATMUL, 5, 1, 1, 2, 3, 4, 0, PXL_I32, 0, 1, 0, 0, 0, 0, NULL),              /* B i32 */
+    BAD(OP_MATMUL_NORM, 5, 1, 1, 2, 3, 4, 0, PXL_F32, 1e-5f, 1, 0, 0, 0, CF_TA, "trans_a"),  /* norm over rows of A */
+    BAD(OP_MATMUL_NORM, 5, 1, 1, 2, 3, 4, 0, PXL_F32, -1e-5f, 1, 0, 0, 0, CF_TB, "norm_eps"),
+    BAD(OP_MATMUL_NORM, 5, 1, 1, 1, 3, 32, 0, PXL_Q8_0, NAN, 1, 0, 0, 0, CF_TB, "norm_eps"),
+    BAD(OP_MATMUL_NORM, 5, 1, 1, 1, 3, 256, 0, PXL_Q4_K, INFINITY, 1, 0, 0, 0, CF_TB, "norm_eps"),
+    BAD(OP_MATMUL_SWIGLU, 3, 2, 3, 32, 0, 0, 0, PXL_Q8_0, 0, 0, 0, 0, 0, CF_TA, "trans_a"),
+    BAD(OP_MATMUL_SWIGLU, 3, 2, 3, 32, 0, 0, 0, PXL_F32, 0, 0, 1, 0, 0, 0, "beta"),
+    BAD(OP_MATMUL_SWIGLU, 3, 2, 3, 32, 0, 0, 0, PXL_Q8_0, -1, 0, 0, 0, 0, CF_NORM, "norm_eps"),
+    BAD(OP_MATMUL_SWIGLU, 3, 2, 3, 32, 0, 0, 0, PXL_I32, 0, 0, 0, 0, 0, 0, "w_gate"),
     BAD(OP_EMBEDDING, 3, 5, 32, 2, 0, 0, 0, PXL_I32, 0, 0, 0, 0, 0, 0, "table"),       /* table i32 */
     BAD(OP_CONVERT, 2, 2, 5, 0, 0, 0, 0, PXL_F16, 0, 0, 0, 0, PXL_BF16, 0, "conversion"), /* f16 -> bf16 */
     BAD(OP_CONVERT, 2, 2, 32, 0, 0, 0, 0, PXL_F32, 0, 0, 0, 0, PXL_Q8_0, 0, "conversion"), /* to a block format */

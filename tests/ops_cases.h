@@ -29,6 +29,8 @@ typedef enum op_kind {
     OP_COPY,
     OP_DOT,
     OP_CONVERT,
+    OP_MATMUL_NORM,   /* pxl_matmul with the norm option */
+    OP_MATMUL_SWIGLU, /* pxl_matmul_swiglu */
     OP_COUNT
 } op_kind;
 
@@ -51,7 +53,9 @@ enum {
     CF_BAD = 1 << 14,     /* also run the generic bad-argument set on this case's operands */
     CF_GRAD = 1 << 15,    /* also run the gradient mode on this case */
     CF_FLAT = 1 << 16,    /* copy: dst is the same elements as one flat row */
-    CF_WIDE = 1 << 17     /* inputs in [-12, 12) instead of the op's usual range */
+    CF_WIDE = 1 << 17,    /* inputs in [-12, 12) instead of the op's usual range */
+    CF_NORM = 1 << 18,    /* matmul_swiglu: with the norm option */
+    CF_PACKED = 1 << 19   /* matmul_swiglu: w_up and w_gate are copied into views of one tensor (one buffer) */
 };
 
 /*
@@ -70,6 +74,8 @@ enum {
  *   copy       src shape, dt
  *   convert    src shape, dt = src's dtype, k = dst's dtype (a pxl_dtype)
  *   dot        s = {n}
+ *   matmul_norm  as matmul, p = norm_eps; the norm is [1, K] (a 2-D A) or [K]
+ *   matmul_swiglu  s = {M, F, K}, dt = the weights' dtype; CF_NORM: with a norm [1, K], p = norm_eps
  * expect: PXL_OK for a value case; otherwise the status every backend must
  * return for the call (and msg, if set, a substring of the message).
  */

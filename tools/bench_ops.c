@@ -95,6 +95,49 @@ static pxl_status qmv_run(pxl_ctx *ctx, bench_case *c) {
     return pxl_matmul(ctx, c->t[0], c->t[i == 0 ? 1 : 2 + i], c->t[2], &o);
 }
 
+/* the quantized matvec with the fused RMSNorm (the norm option): as qmv_setup with three weight copies
+ * (t[1], t[3], t[4]) and the norm weights in t[5] */
+static pxl_status qmvn_setup(pxl_ctx *ctx, bench_case *c) {
+    int64_t sa[2] = {c->n[0], c->n[2]}, sb[2] = {c->n[1], c->n[2]}, sc[2] = {c->n[0], c->n[1]}, sn[1] = {c->n[2]};
+    pxl_status s = make(ctx, PXL_F32, 2, sa, 1, &c->t[0]);
+    if (s == PXL_OK) s = make(ctx, PXL_F32, 2, sc, 0, &c->t[2]);
+    if (s == PXL_OK) s = make(ctx, PXL_F32, 1, sn, 1, &c->t[5]);
+    for (int i = 0; i < 3 && s == PXL_OK; i++) s = make(ctx, (pxl_dtype)c->n[3], 2, sb, 1, &c->t[i == 0 ? 1 : 2 + i]);
+    return s;
+}
+static pxl_status qmvn_run(pxl_ctx *ctx, bench_case *c) {
+    pxl_matmul_options o = {0};
+    o.trans_b = 1;
+    o.norm = c->t[5];
+    o.norm_eps = 1e-5f;
+    int i = c->turn++ % 3;
+    return pxl_matmul(ctx, c->t[0], c->t[i == 0 ? 1 : 2 + i], c->t[2], &o);
+}
+
+/* pxl_matmul_swiglu with both weights in one tensor [2F, K] (one dispatch on a GPU): n = {M, F, K, dtype};
+ * two such tensors used in turn, their gate / up views in t[2], t[3] and t[4], t[5] */
+static pxl_status swiglu_setup(pxl_ctx *ctx, bench_case *c) {
+    int64_t sa[2] = {c->n[0], c->n[2]}, sw[2] = {c->n[1], c->n[2]}, sb[2] = {2 * c->n[1], c->n[2]};
+    int64_t so[2] = {c->n[0], c->n[1]};
+    size_t half = pxl_dtype_row_bytes((pxl_dtype)c->n[3], c->n[2]) * (size_t)c->n[1];
+    pxl_status s = make(ctx, PXL_F32, 2, sa, 1, &c->t[0]);
+    if (s == PXL_OK) s = make(ctx, PXL_F32, 2, so, 0, &c->t[1]);
+    for (int i = 0; i < 2 && s == PXL_OK; i++) {
+        pxl_tensor *base = NULL;
+        s = make(ctx, (pxl_dtype)c->n[3], 2, sb, 1, &base);
+        if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, sw, 0, &c->t[2 + 2 * i]);
+        if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, sw, half, &c->t[3 + 2 * i]);
+        pxl_tensor_free(base); /* the views keep the memory */
+    }
+    return s;
+}
+static pxl_status swiglu_run(pxl_ctx *ctx, bench_case *c) {
+    pxl_matmul_options o = {0};
+    o.trans_b = 1;
+    int i = c->turn++ & 1;
+    return pxl_matmul_swiglu(ctx, c->t[0], c->t[2 + 2 * i], c->t[3 + 2 * i], c->t[1], &o);
+}
+
 /* memory-bound row/element ops on [rows, cols]: n = {rows, cols} */
 static pxl_status rows_setup(pxl_ctx *ctx, bench_case *c) {
     int64_t s2[2] = {c->n[0], c->n[1]}, s1[1] = {c->n[1]};
@@ -278,6 +321,10 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         /* a TinyLlama-1.1B layer (Q4_K_M: 2048 wide, FFN 5632, output head Q6_K 32000): decode and a 32-token prefill */
         {"q4_k_matvec_2048x2048", "GB/s", tl * tl / 32.0 * 18.0, qmv_setup, qmv_run, {0}, {1, tl_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0},
         {"q4_k_matvec_2048x5632", "GB/s", tl * tf / 32.0 * 18.0, qmv_setup, qmv_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0},
+        /* fused: the 2048x5632 matvec with the RMSNorm of x (compare q4_k_matvec_2048x5632), gate, up and
+         * SwiGLU in one dispatch (twice the weights of q4_k_matvec_2048x5632) */
+        {"q4_k_matvec_norm_2048x5632", "GB/s", tl * tf / 32.0 * 18.0, qmvn_setup, qmvn_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"q4_k_swiglu_2048x5632", "GB/s", 2.0 * tl * tf / 32.0 * 18.0, swiglu_setup, swiglu_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0},
         {"q6_k_matvec_2048x32000", "GB/s", tl * tv / 32.0 * 26.25, qmv_setup, qmv_run, {0}, {1, tv_, tl_, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0},
         {"q4_k_matmul_32x2048x5632", "GFLOP/s", 2.0 * 32.0 * tl * tf, qmv_setup, qmv_run, {0}, {32, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0},
         {"attention_decode_32x8x128_ctx4096", "us", 0, attn_setup, attn_run, {0}, {32, 8, 128, ctxlen}, 0, 0, 0, "", 0, 0, {0}, 0},

@@ -239,6 +239,12 @@ typedef struct pxl_matmul_options {
     int trans_b;  /* B is stored [N, K] (the layout of GGUF weights) */
     float alpha;  /* 0 means the default, 1 */
     float beta;   /* default 0: C is not read (so NaN in C does not leak) */
+    /* RMSNorm fused in front of the product (NULL: none): A's rows are
+     * replaced by rmsnorm(A) * norm as pxl_rmsnorm defines it (x / sqrt(mean(x^2)
+     * + norm_eps) * norm, per row of A); norm: f32 with K elements, not
+     * overlapping C; norm_eps finite and >= 0; not with trans_a. */
+    const pxl_tensor *norm;
+    float norm_eps;
 } pxl_matmul_options;
 
 /*
@@ -254,6 +260,31 @@ typedef struct pxl_matmul_options {
  */
 PXL_API pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
                       const pxl_matmul_options *opts);
+/*
+ * The product with norm set, C = alpha * (rmsnorm(A) * norm) . op(B) + beta * C,
+ * is one dispatch on a GPU for M <= 8 with trans_b (the matrix-vector kernels
+ * normalise A as they load it; f32/f16/bf16 B: M = 1); elsewhere pxl_rmsnorm
+ * into a temporary and then the product, so the CPU gives exactly the floats
+ * of pxl_rmsnorm followed by pxl_matmul. With beta = 1 and C the residual
+ * stream this is x = x + rmsnorm(h) . W^T (C may not overlap A).
+ */
+
+/*
+ * out = silu(A' . Wg^T) * (A' . Wu^T), the gate, up and SwiGLU of a feed-
+ * forward layer, with A' = A, or rmsnorm(A) * opts->norm when opts->norm is
+ * set. A: f32 [M, K] (or [batch, M, K]); w_gate, w_up: [F, K] of one dtype
+ * (f32, f16, bf16 or a GGUF block format) and shape; out: f32 [M, F] (or
+ * [batch, M, F]), not overlapping any input. opts: trans_b must be set (the
+ * weights' layout), trans_a must not; alpha 0 or 1 and beta 0; norm and
+ * norm_eps as in pxl_matmul. silu(g) = g / (1 + exp(-g)), as pxl_swiglu.
+ * The CPU computes the two products and then pxl_swiglu's formula. A GPU
+ * computes both rows of each output in one dispatch when w_gate and w_up lie
+ * in one buffer (views of one tensor, e.g. [2F, K] holding both) and M is
+ * small (M = 1 for f32/f16/bf16, M <= 4 for GGUF blocks); otherwise two
+ * products into temporaries and pxl_swiglu.
+ */
+PXL_API pxl_status pxl_matmul_swiglu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *w_gate,
+                                     const pxl_tensor *w_up, pxl_tensor *out, const pxl_matmul_options *opts);
 
 /* ---- row-wise ops (rows = the last dimension) ------------------------------------------ */
 

@@ -616,7 +616,17 @@ static void views_free(views *v) {
 }
 
 static pxl_status matmul_t(pxl_llm *m, const pxl_tensor *a, const pxl_tensor *w, pxl_tensor *c) {
-    pxl_matmul_options o = {0, 1, 0.0f, 0.0f};
+    pxl_matmul_options o = {0};
+    o.trans_b = 1;
+    return pxl_matmul(m->ctx, a, w, c, &o);
+}
+
+/* c = c + a . w^T: a residual add inside the product (beta 1); the same
+ * floats as the product into a temporary and pxl_add. */
+static pxl_status matmul_t_add(pxl_llm *m, const pxl_tensor *a, const pxl_tensor *w, pxl_tensor *c) {
+    pxl_matmul_options o = {0};
+    o.trans_b = 1;
+    o.beta = 1.0f;
     return pxl_matmul(m->ctx, a, w, c, &o);
 }
 
@@ -770,14 +780,12 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logi
         if (s == PXL_OK && f16) s = pxl_convert(ctx, k3, ck);
         if (s == PXL_OK && f16) s = pxl_convert(ctx, vv, cv);
         if (s == PXL_OK) s = pxl_attention(ctx, q3, L->cache_k, L->cache_v, att3, P + T, scale);
-        if (s == PXL_OK) s = matmul_t(m, att, L->wo, h);
-        if (s == PXL_OK) s = pxl_add(ctx, x, h, x);
+        if (s == PXL_OK) s = matmul_t_add(m, att, L->wo, x);
         if (s == PXL_OK) s = pxl_rmsnorm(ctx, x, L->ffn_norm, h, I->norm_eps);
         if (s == PXL_OK) s = matmul_t(m, h, L->wg, g);
         if (s == PXL_OK) s = matmul_t(m, h, L->wu, u);
         if (s == PXL_OK) s = pxl_swiglu(ctx, g, u, g);
-        if (s == PXL_OK) s = matmul_t(m, g, L->wd, h);
-        if (s == PXL_OK) s = pxl_add(ctx, x, h, x);
+        if (s == PXL_OK) s = matmul_t_add(m, g, L->wd, x);
         /* the layer's cache views go now (the others live to the end of the pass) */
         for (int i = mark; i < v.n; i++) pxl_tensor_free(v.t[i]);
         v.n = mark;

@@ -11,9 +11,11 @@ typedef struct {
     uint32_t M, N, K, off_a;
     uint32_t stride_a, stride_b, stride_c, off_b;
     float alpha, beta;
-    uint32_t off_c, pad;
+    uint32_t off_c, off_n; /* off_n: the norm's offset in floats (gemv_t with NORM) */
+    float eps;
+    uint32_t pad[3];
 } mm_params;
-_Static_assert(sizeof(mm_params) == 48, "mirrors struct Params in matmul.wgsl");
+_Static_assert(sizeof(mm_params) == 64, "mirrors struct Params in matmul.wgsl");
 
 typedef struct {
     int64_t batch, M, N, K;
@@ -109,7 +111,8 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
                       const pxl_matmul_options *opts) {
     static const char op[] = "pxl_matmul";
     PXL_REQUIRE_CTX(ctx);
-    pxl_matmul_options o = {0, 0, 1.0f, 0.0f};
+    pxl_matmul_options o = {0};
+    o.alpha = 1.0f;
     if (opts) {
         o = *opts;
         if (o.alpha == 0.0f) o.alpha = 1.0f; /* zero is the default */
@@ -121,12 +124,15 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
     if ((st = pxl_check_output(ctx, op, "C", c)) != PXL_OK) return st;
     if ((st = pxl_check_overlap(ctx, op, "C", c, "A", a, 0)) != PXL_OK) return st;
     if ((st = pxl_check_overlap(ctx, op, "C", c, "B", b, 0)) != PXL_OK) return st;
+    if ((st = pxl_matmul_check_norm(ctx, op, a, "C", c, &o)) != PXL_OK) return st;
     if (pxl_dtype_is_quantized(b->dtype)) return pxl_matmul_quant(ctx, a, b, c, &o);
     if (b->dtype != PXL_F32 && b->dtype != PXL_F16 && b->dtype != PXL_BF16)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_matmul: B is %s (f32, f16, bf16 or a GGUF block format expected)",
                         pxl_dtype_name(b->dtype));
     mm_shape s;
     if ((st = shapes(ctx, a, b, c, &o, &s)) != PXL_OK) return st;
+    if (o.norm && !(pxl_on_gpu(ctx) && s.M == 1 && o.trans_b)) /* fused only into gemv_t */
+        return pxl_matmul_norm_split(ctx, a, b, c, &o);
 
     if (!pxl_on_gpu(ctx) && o.trans_b && !o.trans_a) { /* B [N, K]: the weights' layout (matmul_cpu.c) */
         size_t esz = b->dtype == PXL_F32 ? 4 : 2;
@@ -160,12 +166,15 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
     if (s.batch > gi->max_workgroups_per_dimension)
         return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_matmul: batch %lld exceeds the device grid",
                         (long long)s.batch);
-    const pxl_tensor *t[3] = {a, b, c};
+    /* gemv_t (M = 1, trans_b) binds a fourth tensor at binding 4: the norm
+     * (override NORM), or A again (bound, not read) */
+    int gemv_t = s.M == 1 && o.trans_b;
+    const pxl_tensor *t[4] = {a, b, c, o.norm ? o.norm : a};
     pxl_op_bindings bd;
-    if ((st = pxl_op_bind(ctx, op, t, 3, 4u, 0u, &bd)) != PXL_OK) return st;
+    if ((st = pxl_op_bind(ctx, op, t, gemv_t ? 4 : 3, 4u, 0u, &bd)) != PXL_OK) return st;
     mm_params p = {(uint32_t)s.M, (uint32_t)s.N, (uint32_t)s.K, bd.off[0],
                    (uint32_t)(s.batch_a == 1 ? 0 : s.M * s.K), (uint32_t)(s.batch_b == 1 ? 0 : s.K * s.N),
-                   (uint32_t)(s.M * s.N), bd.off[1], o.alpha, o.beta, bd.off[2], 0};
+                   (uint32_t)(s.M * s.N), bd.off[1], o.alpha, o.beta, bd.off[2], 0, o.norm_eps, {0, 0, 0}};
     int f16 = b->dtype == PXL_F16, bf16 = b->dtype == PXL_BF16;
     uint32_t maxd = gi->max_workgroups_per_dimension;
 
@@ -176,9 +185,11 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
             uint32_t g[2];
             st = pxl_op_grid(ctx, "pxl_matmul", ((uint64_t)s.N + rows - 1) / rows, g);
             if (st != PXL_OK) return st;
-            pxl_constant k[4] = {{"WG", wg}, {"ROWS", rows}, {"B_F16", f16}, {"B_BF16", bf16}};
-            return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemv_t", k, 4, &bd, &p, sizeof p, g[0],
-                                    g[1], (uint32_t)s.batch);
+            bd.b[3].binding = 4;
+            p.off_n = bd.off[3];
+            pxl_constant k[5] = {{"WG", wg}, {"ROWS", rows}, {"B_F16", f16}, {"B_BF16", bf16}, {"NORM", o.norm != NULL}};
+            return pxl_op_dispatch_ub(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemv_t", k, 5, &bd, 3, &p, sizeof p,
+                                      g[0], g[1], (uint32_t)s.batch);
         }
         uint32_t g[2];
         st = pxl_op_grid(ctx, "pxl_matmul", ((uint64_t)s.N + wg - 1) / wg, g);
@@ -198,3 +209,34 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
                             (uint32_t)gx, (uint32_t)gy, (uint32_t)s.batch);
 }
 
+
+/* out = silu(a . Wg^T) * (a . Wu^T) for M = 1 with f32 / f16 / bf16 weights
+ * (matmul_fused.c checked the arguments and chose this path): `w` spans both
+ * weight matrices in one buffer, the gate rows start gate_off bytes into it
+ * and the up rows up_off bytes. gemv_t with SWIGLU: each workgroup takes 2
+ * gate rows and the same 2 up rows (ROWS = 4, as the plain product). */
+pxl_status pxl_matmul_swiglu_dense(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *w, size_t gate_off,
+                                   size_t up_off, int64_t F, pxl_tensor *out, const pxl_matmul_options *o) {
+    static const char op[] = "pxl_matmul_swiglu";
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+    int64_t K = pxl_t_cols(a), batch = a->ndim == 3 ? a->shape[0] : 1;
+    if (a->nelem > UINT32_MAX || w->nelem > UINT32_MAX || out->nelem > UINT32_MAX)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: operands over 2^32 elements", op);
+    if (batch > gi->max_workgroups_per_dimension)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: batch %lld exceeds the device grid", op, (long long)batch);
+    const pxl_tensor *t[4] = {a, w, out, o->norm ? o->norm : a};
+    pxl_op_bindings bd;
+    pxl_status st = pxl_op_bind(ctx, op, t, 4, 4u, 0u, &bd);
+    if (st != PXL_OK) return st;
+    bd.b[3].binding = 4;
+    uint32_t esz = w->dtype == PXL_F32 ? 4 : 2;
+    mm_params p = {1, (uint32_t)F, (uint32_t)K, bd.off[0], (uint32_t)(batch == 1 ? 0 : K), 0, (uint32_t)F,
+                   bd.off[1] + (uint32_t)(gate_off / esz), 1.0f, 0.0f, bd.off[2], bd.off[3], o->norm_eps,
+                   {bd.off[1] + (uint32_t)(up_off / esz), 0, 0}};
+    uint32_t wg = gi->max_invocations_per_workgroup >= 256 ? 256 : gi->max_invocations_per_workgroup, g[2];
+    if ((st = pxl_op_grid(ctx, op, ((uint64_t)F + 1) / 2, g)) != PXL_OK) return st;
+    pxl_constant k[6] = {{"WG", wg}, {"ROWS", 4}, {"B_F16", w->dtype == PXL_F16}, {"B_BF16", w->dtype == PXL_BF16},
+                         {"NORM", o->norm != NULL}, {"SWIGLU", 1}};
+    return pxl_op_dispatch_ub(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemv_t", k, 6, &bd, 3, &p, sizeof p, g[0], g[1],
+                              (uint32_t)batch);
+}

@@ -17,7 +17,10 @@
  * override constants, chosen below and open to tuning through environment
  * variables (benchmarks only). The K-quants have their own two kernels in
  * wgsl/kquant.wgsl: kmv (M <= 8) and kmm (M > 8); Q4_1, Q5_0, Q5_1, Q5_K,
- * Q2_K and Q3_K theirs in wgsl/xquant.wgsl: xmv (M <= 8) and xmm (M > 8). */
+ * Q2_K and Q3_K theirs in wgsl/xquant.wgsl: xmv (M <= 8) and xmm (M > 8).
+ * The matrix-vector kernels take the fusions of matmul_fused.c as override
+ * constants: NORM (the RMSNorm of A, in qmv_xs, qmv, kmv, xmv) and SWIGLU
+ * (gate and up rows of one weight buffer, in qmv, kmv, xmv). */
 #include "ops_internal.h"
 
 #include <stdio.h>
@@ -30,7 +33,8 @@ typedef struct {
     uint32_t row_bytes, stride_a, stride_b, stride_c; /* a, c in floats; b in bytes (0: broadcast) */
     float alpha, beta;
     uint32_t rpg;          /* rows per row group (qmv_xs) */
-    uint32_t off_a, off_b, off_c, pad2, pad3; /* view offsets: a, c in floats, b in bytes */
+    uint32_t off_a, off_b, off_c, off_n; /* view offsets: a, c, the norm in floats, b in bytes */
+    float eps;                            /* the fused RMSNorm's (NORM) */
 } qmm_params;
 _Static_assert(sizeof(qmm_params) == 64, "mirrors struct Params in quant.wgsl and kquant.wgsl");
 
@@ -212,7 +216,7 @@ static pxl_status tiles_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape
 #define KMV4_ROWS 2u
 
 static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3],
-                        const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p) {
+                        const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p, double norm) {
     double kq6 = t[1]->dtype == PXL_Q6_K ? 1 : 0;
     if (s->M == 1 && t[1]->dtype == PXL_Q4_K && p->off_b % 16u == 0 && p->row_bytes % 16u == 0 &&
         p->stride_b % 16u == 0) {
@@ -255,9 +259,10 @@ static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
         uint32_t g[2] = {0, 0};
         pxl_status st = rows_grid(ctx, s, (uint64_t)(wg / tpr) * rows, g);
         if (st != PXL_OK) return st;
-        pxl_constant k[5] = {{"WG", wg}, {"TPR", tpr}, {"NCOL", (double)s->M}, {"ROWS", rows}, {"KQ6", kq6}};
-        return pxl_op_dispatch3(ctx, "kquant.wgsl", pxl_wgsl_ops_kquant, "kmv", k, 5, bd, p, sizeof *p, g[0], g[1],
-                                (uint32_t)s->batch);
+        pxl_constant k[6] = {{"WG", wg},     {"TPR", tpr}, {"NCOL", (double)s->M},
+                             {"ROWS", rows}, {"KQ6", kq6}, {"NORM", norm}};
+        return pxl_op_dispatch_ub(ctx, "kquant.wgsl", pxl_wgsl_ops_kquant, "kmv", k, 6, bd, 3, p, sizeof *p, g[0],
+                                  g[1], (uint32_t)s->batch);
     }
     uint32_t g[2] = {0, 0};
     pxl_status st = tiles_grid(ctx, gi, s, g);
@@ -276,7 +281,7 @@ double pxl_xquant_type(pxl_dtype t) {
 }
 
 static pxl_status x_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3],
-                        const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p) {
+                        const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p, double norm) {
     double qt = pxl_xquant_type(t[1]->dtype);
     if (s->M <= QMV_MAX_NCOL) {
         uint32_t wg = KMV_WG, tpr = KMV_TPR;
@@ -287,9 +292,9 @@ static pxl_status x_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
         uint32_t g[2] = {0, 0};
         pxl_status st = rows_grid(ctx, s, (uint64_t)(wg / tpr) * rows, g);
         if (st != PXL_OK) return st;
-        pxl_constant k[5] = {{"WG", wg}, {"TPR", tpr}, {"NCOL", (double)s->M}, {"ROWS", rows}, {"QT", qt}};
-        return pxl_op_dispatch3(ctx, "xquant.wgsl", pxl_wgsl_ops_xquant, "xmv", k, 5, bd, p, sizeof *p, g[0], g[1],
-                                (uint32_t)s->batch);
+        pxl_constant k[6] = {{"WG", wg}, {"TPR", tpr}, {"NCOL", (double)s->M}, {"ROWS", rows}, {"QT", qt}, {"NORM", norm}};
+        return pxl_op_dispatch_ub(ctx, "xquant.wgsl", pxl_wgsl_ops_xquant, "xmv", k, 6, bd, 3, p, sizeof *p, g[0],
+                                  g[1], (uint32_t)s->batch);
     }
     uint32_t g[2] = {0, 0};
     pxl_status st = tiles_grid(ctx, gi, s, g);
@@ -318,16 +323,23 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
                     (uint32_t)(s->M * s->N),
                     o->alpha,
                     o->beta,
-                    0, 0, 0, 0, 0, 0};
-    const pxl_tensor *t[3] = {a, b, c};
+                    0, 0, 0, 0, 0, o->norm_eps};
+    /* The matrix-vector kernels (M <= 8) bind a fourth tensor at binding 4
+     * (after the uniform block at 3): the norm (override NORM), or A again
+     * (bound, not read). A and the norm are read as vec4. */
+    int mv = s->M <= QMV_MAX_NCOL;
+    double norm = o->norm != NULL;
+    const pxl_tensor *t[4] = {a, b, c, o->norm ? o->norm : a};
     pxl_op_bindings bd;
-    pxl_status bs = pxl_op_bind(ctx, OP, t, 3, 4u, 1u, &bd); /* A is read as vec4 */
+    pxl_status bs = pxl_op_bind(ctx, OP, t, mv ? 4 : 3, 4u, 9u, &bd);
     if (bs != PXL_OK) return bs;
+    if (mv) bd.b[3].binding = 4;
     p.off_a = bd.off[0];
     p.off_b = bd.off[1];
     p.off_c = bd.off[2];
-    if (b->dtype == PXL_Q4_K || b->dtype == PXL_Q6_K) return k_gpu(ctx, gi, t, &bd, s, &p);
-    if (b->dtype != PXL_Q8_0 && b->dtype != PXL_Q4_0) return x_gpu(ctx, gi, t, &bd, s, &p);
+    p.off_n = mv ? bd.off[3] : 0;
+    if (b->dtype == PXL_Q4_K || b->dtype == PXL_Q6_K) return k_gpu(ctx, gi, t, &bd, s, &p, norm);
+    if (b->dtype != PXL_Q8_0 && b->dtype != PXL_Q4_0) return x_gpu(ctx, gi, t, &bd, s, &p, norm);
     double q4 = b->dtype == PXL_Q4_0 ? 1 : 0;
     xs_launch xl;
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* qmv_kernel=q: never qmv_xs (tuning only) */
@@ -336,19 +348,19 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
         uint32_t g[2] = {0, 0};
         pxl_status st = rows_grid(ctx, s, (uint64_t)(xl.wg / xl.xt) * p.rpg, g);
         if (st != PXL_OK) return st;
-        pxl_constant k[5] = {{"WG", xl.wg}, {"XT", xl.xt}, {"XKCH", xl.kch}, {"XRB", xl.rb}, {"Q4", q4}};
-        return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv_xs", k, 5, &bd, &p, sizeof p, g[0], g[1],
-                                (uint32_t)s->batch);
+        pxl_constant k[6] = {{"WG", xl.wg}, {"XT", xl.xt}, {"XKCH", xl.kch}, {"XRB", xl.rb}, {"Q4", q4}, {"NORM", norm}};
+        return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv_xs", k, 6, &bd, 3, &p, sizeof p, g[0],
+                                  g[1], (uint32_t)s->batch);
     }
     if (s->M <= QMV_MAX_NCOL) {
         qmv_launch l = qmv_shape(tune, gi, (uint32_t)s->M);
         uint32_t g[2] = {0, 0};
         pxl_status st = rows_grid(ctx, s, (uint64_t)(l.wg / l.tpr) * l.rows, g);
         if (st != PXL_OK) return st;
-        pxl_constant k[6] = {{"WG", l.wg},         {"TPR", l.tpr},   {"ROWS", l.rows},
-                             {"UNROLL", l.unroll}, {"NCOL", l.ncol}, {"Q4", q4}};
-        return pxl_op_dispatch3(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv", k, 6, &bd, &p, sizeof p, g[0], g[1],
-                                (uint32_t)s->batch);
+        pxl_constant k[7] = {{"WG", l.wg},         {"TPR", l.tpr},   {"ROWS", l.rows}, {"UNROLL", l.unroll},
+                             {"NCOL", l.ncol}, {"Q4", q4}, {"NORM", norm}};
+        return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv", k, 7, &bd, 3, &p, sizeof p, g[0],
+                                  g[1], (uint32_t)s->batch);
     }
     uint32_t g[2] = {0, 0};
     pxl_status st = tiles_grid(ctx, gi, s, g);
@@ -363,5 +375,87 @@ pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor 
     q_shape s;
     pxl_status st = q_check(ctx, a, b, c, o, &s);
     if (st != PXL_OK) return st;
+    if (o->norm && !(pxl_on_gpu(ctx) && s.M <= QMV_MAX_NCOL)) /* fused only into the matrix-vector kernels */
+        return pxl_matmul_norm_split(ctx, a, b, c, o);
     return pxl_on_gpu(ctx) ? q_gpu(ctx, a, b, c, &s, o) : q_cpu(ctx, a, b, c, &s, o);
+}
+
+/* ---- gate, up and SwiGLU in one matrix-vector dispatch (pxl_matmul_swiglu) ----------- */
+
+/* out = silu(A' . Wg^T) * (A' . Wu^T) for M <= 4 (matmul_fused.c checked the
+ * arguments and chose this path): `w` spans both weight matrices in one
+ * buffer, the gate rows start gate_off bytes into it and the up rows up_off
+ * bytes. Each row group of qmv / kmv / xmv (override SWIGLU) takes R gate
+ * rows and the same R up rows, so ROWS = 2 R. */
+pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *w, size_t gate_off,
+                                   size_t up_off, int64_t F, pxl_tensor *out, const pxl_matmul_options *o) {
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+    q_shape s;
+    s.K = pxl_t_cols(a);
+    s.M = a->ndim >= 2 ? a->shape[a->ndim - 2] : 1;
+    s.N = F;
+    s.batch = a->ndim == 3 ? a->shape[0] : 1;
+    s.batch_a = s.batch;
+    s.batch_b = 1;
+    s.row_bytes = pxl_dtype_row_bytes(w->dtype, s.K);
+    if (a->nelem > UINT32_MAX || out->nelem > UINT32_MAX || w->bytes > UINT32_MAX - 64)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_matmul_swiglu: operands over 2^32 elements or bytes");
+    if (s.batch > gi->max_workgroups_per_dimension)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_matmul_swiglu: batch %lld exceeds the device grid",
+                        (long long)s.batch);
+    const pxl_tensor *t[4] = {a, w, out, o->norm ? o->norm : a};
+    pxl_op_bindings bd;
+    pxl_status st = pxl_op_bind(ctx, "pxl_matmul_swiglu", t, 4, 4u, 9u, &bd);
+    if (st != PXL_OK) return st;
+    bd.b[3].binding = 4;
+    qmm_params p = {(uint32_t)s.M,
+                    (uint32_t)s.N,
+                    (uint32_t)s.K,
+                    (uint32_t)(s.K / pxl_dtype_block(w->dtype)),
+                    (uint32_t)s.row_bytes,
+                    (uint32_t)(s.batch_a == 1 ? 0 : s.M * s.K),
+                    0,
+                    (uint32_t)(s.M * s.N),
+                    1.0f,
+                    0.0f,
+                    bd.off[1] + (uint32_t)up_off, /* rpg: the up rows (SWIGLU) */
+                    bd.off[0],
+                    bd.off[1] + (uint32_t)gate_off,
+                    bd.off[2],
+                    bd.off[3],
+                    o->norm_eps};
+    double norm = o->norm != NULL, M = (double)s.M;
+    uint32_t g[2] = {0, 0};
+    const pxl_tuning *tune = pxl_ctx_tuning(ctx);
+    if (w->dtype == PXL_Q4_K || w->dtype == PXL_Q6_K || (w->dtype != PXL_Q8_0 && w->dtype != PXL_Q4_0)) {
+        int kq = w->dtype == PXL_Q4_K || w->dtype == PXL_Q6_K;
+        uint32_t wg = KMV_WG, tpr = kq && tune->kmv_tpr ? tune->kmv_tpr : KMV_TPR;
+        while (wg > gi->max_invocations_per_workgroup) wg /= 2;
+        if (tpr > wg) tpr = wg;
+        /* the plain kernels' rows (kmv: 4 or 2 over M; xmv: 8 over M, at most 4), halved: R gate + R up rows */
+        uint32_t rows = kq ? (w->dtype == PXL_Q4_K ? 4u : 2u) / (uint32_t)s.M : 8u / (uint32_t)s.M;
+        if (rows > 4) rows = 4;
+        uint32_t R = rows / 2 ? rows / 2 : 1;
+        if ((st = rows_grid(ctx, &s, (uint64_t)(wg / tpr) * R, g)) != PXL_OK) return st;
+        if (kq) {
+            pxl_constant k[7] = {{"WG", wg},       {"TPR", tpr},   {"NCOL", M},      {"ROWS", 2.0 * R},
+                                 {"KQ6", w->dtype == PXL_Q6_K}, {"NORM", norm}, {"SWIGLU", 1}};
+            return pxl_op_dispatch_ub(ctx, "kquant.wgsl", pxl_wgsl_ops_kquant, "kmv", k, 7, &bd, 3, &p, sizeof p, g[0],
+                                      g[1], (uint32_t)s.batch);
+        }
+        pxl_constant k[7] = {{"WG", wg},    {"TPR", tpr},   {"NCOL", M},   {"ROWS", 2.0 * R},
+                             {"QT", pxl_xquant_type(w->dtype)}, {"NORM", norm}, {"SWIGLU", 1}};
+        return pxl_op_dispatch_ub(ctx, "xquant.wgsl", pxl_wgsl_ops_xquant, "xmv", k, 7, &bd, 3, &p, sizeof p, g[0],
+                                  g[1], (uint32_t)s.batch);
+    }
+    qmv_launch l = qmv_shape(tune, gi, (uint32_t)s.M);
+    uint32_t R = l.rows;
+    while (R > 1 && (2 * R * l.unroll > 16 || 2 * R * l.ncol > 32)) R /= 2;
+    while (l.wg > 4 && (uint64_t)l.wg * 2 * R * l.ncol * 4 > gi->max_workgroup_storage_size) l.wg /= 2;
+    if (l.tpr > l.wg) l.tpr = l.wg;
+    if ((st = rows_grid(ctx, &s, (uint64_t)(l.wg / l.tpr) * R, g)) != PXL_OK) return st;
+    pxl_constant k[8] = {{"WG", l.wg},   {"TPR", l.tpr},  {"ROWS", 2.0 * R},  {"UNROLL", l.unroll},
+                         {"NCOL", l.ncol}, {"Q4", w->dtype == PXL_Q4_0}, {"NORM", norm}, {"SWIGLU", 1}};
+    return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv", k, 8, &bd, 3, &p, sizeof p, g[0], g[1],
+                              (uint32_t)s.batch);
 }

@@ -110,6 +110,14 @@ pxl_status pxl_op_dispatch3(pxl_ctx *ctx, const char *label, const char *wgsl, c
                             const pxl_constant *constants, size_t n_constants, const pxl_op_bindings *b,
                             const void *params, size_t params_size, uint32_t gx, uint32_t gy, uint32_t gz);
 
+/* pxl_op_dispatch3 with the uniform block at binding `uniform_binding`
+ * instead of b->n (the bindings keep the numbers in b->b[i].binding), for
+ * kernels with an operand bound after their uniform block (matmul_fused.c). */
+pxl_status pxl_op_dispatch_ub(pxl_ctx *ctx, const char *label, const char *wgsl, const char *entry,
+                              const pxl_constant *constants, size_t n_constants, const pxl_op_bindings *b,
+                              uint32_t uniform_binding, const void *params, size_t params_size, uint32_t gx,
+                              uint32_t gy, uint32_t gz);
+
 /* Lays out `groups` workgroups as g[0] x g[1] within the device's limit per
  * dimension; fails naming op when even that grid is too small. */
 pxl_status pxl_op_grid(pxl_ctx *ctx, const char *op, uint64_t groups, uint32_t g[2]);
@@ -141,6 +149,30 @@ float pxl_bf16_to_f32(uint16_t h);
  */
 pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
                             const pxl_matmul_options *opts);
+
+/*
+ * The fused RMSNorm of pxl_matmul_options (src/ops/matmul_fused.c).
+ * pxl_matmul_check_norm: the checks of opts->norm and norm_eps against A
+ * (f32 with A's K elements, no trans_a) and C (no overlap), the same on
+ * every backend; PXL_OK when norm is NULL. pxl_matmul_norm_split: the
+ * unfused path, for arguments already checked: pxl_rmsnorm of A into a
+ * temporary tensor, then pxl_matmul of it without the norm.
+ */
+pxl_status pxl_matmul_check_norm(pxl_ctx *ctx, const char *op, const pxl_tensor *a, const char *cn,
+                                 const pxl_tensor *c, const pxl_matmul_options *o);
+/*
+ * The fused matrix-vector kernels of pxl_matmul_swiglu on a GPU (matmul.c:
+ * f32 / f16 / bf16 weights, M = 1; matmul_quant.c: GGUF blocks, M <= 4), for
+ * checked arguments: `w` is a tensor spanning both weight matrices in one
+ * buffer (its dtype, offset and bytes; shape unused), the gate rows start
+ * gate_off bytes into it, the up rows up_off bytes; F rows each.
+ */
+pxl_status pxl_matmul_swiglu_dense(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *w, size_t gate_off,
+                                   size_t up_off, int64_t F, pxl_tensor *out, const pxl_matmul_options *o);
+pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *w, size_t gate_off,
+                                   size_t up_off, int64_t F, pxl_tensor *out, const pxl_matmul_options *o);
+pxl_status pxl_matmul_norm_split(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
+                                 const pxl_matmul_options *o);
 
 /*
  * The CPU product C = alpha * A . B^T + beta * C with B stored [N, K] rows

@@ -25,7 +25,8 @@ const BK: u32 = 16u;
 struct Params {
     M: u32, N: u32, K: u32, off_a: u32,           // off_*: element offsets of the views (pxl_op_bind)
     stride_a: u32, stride_b: u32, stride_c: u32, off_b: u32,
-    alpha: f32, beta: f32, off_c: u32, _pad: u32,
+    alpha: f32, beta: f32, off_c: u32, off_n: u32,  // off_n: offset of NW in floats (gemv_t with NORM)
+    eps: f32, off_u: u32, _p1: u32, _p2: u32,       // off_u: the up weights (gemv_t with SWIGLU)
 }
 
 @group(0) @binding(0) var<storage, read> A: array<f32>;
@@ -180,19 +181,45 @@ override ROWS: u32 = 4u;
 
 var<workgroup> red: array<f32, 1024>;   // WG * ROWS <= 1024
 
+// gemv_t with NORM: x is rmsnorm(x) * NW as it is loaded (rowwise.wgsl's
+// formula x * inv * w, inv = inverseSqrt(mean(x^2) + eps)); the workgroup
+// first computes inv itself. Without NORM, NW is bound (to A) but not read.
+override NORM: bool = false;
+@group(0) @binding(4) var<storage, read> NW: array<f32>;
+
+#include "swiglu_mv.wgsl"   // SWIGLU: gate and up rows in one workgroup (out_rows, w_out, w_is_up, silu_mul)
+
 @compute @workgroup_size(WG)
 fn gemv_t(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
           @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = lid.x;
-    let row0 = (wid.y * nwg.x + wid.x) * ROWS;
+    let row0 = (wid.y * nwg.x + wid.x) * out_rows();
     let base_a = p.off_a + wid.z * p.stride_a;
     let base_b = p.off_b + wid.z * p.stride_b;
     let base_c = p.off_c + wid.z * p.stride_c;
+    var inv = 1.0;
+    if (NORM) {
+        var ss = 0.0;
+        for (var k = t; k < p.K; k = k + WG) { ss = ss + A[base_a + k] * A[base_a + k]; }
+        red[t] = ss;
+        workgroupBarrier();
+        for (var h = WG / 2u; h > 0u; h = h >> 1u) {
+            if (t < h) { red[t] = red[t] + red[t + h]; }
+            workgroupBarrier();
+        }
+        inv = inverseSqrt(red[0] / f32(p.K) + p.eps);
+        workgroupBarrier();
+    }
     for (var r = 0u; r < ROWS; r = r + 1u) {
-        let n = row0 + r;
+        let n = w_out(row0, r);
+        let bw = select(base_b, p.off_u + wid.z * p.stride_b, w_is_up(r));
         var s = 0.0;
         if (n < p.N) {
-            for (var k = t; k < p.K; k = k + WG) { s = fma(A[base_a + k], load_b(base_b + n * p.K + k), s); }
+            for (var k = t; k < p.K; k = k + WG) {
+                var x = A[base_a + k];
+                if (NORM) { x = x * inv * NW[p.off_n + k]; }
+                s = fma(x, load_b(bw + n * p.K + k), s);
+            }
         }
         red[r * WG + t] = s;
     }
@@ -206,10 +233,11 @@ fn gemv_t(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
         workgroupBarrier();
         w = w / 2u;
     }
-    if (t < ROWS) {
+    if (t < out_rows()) {
         let n = row0 + t;
         if (n < p.N) {
             var out = p.alpha * red[t * WG];
+            if (SWIGLU) { out = silu_mul(red[t * WG], red[(t + ROWS / 2u) * WG]); }
             if (p.beta != 0.0) { out = out + p.beta * C[base_c + n]; }
             C[base_c + n] = out;
         }

@@ -40,8 +40,9 @@ override Q4: bool = false;
 struct Params {
     M: u32, N: u32, K: u32, nb: u32,                          // nb = K / 32
     row_bytes: u32, stride_a: u32, stride_b: u32, stride_c: u32, // A, C in floats; B in bytes
-    alpha: f32, beta: f32, rpg: u32, off_a: u32,                 // rpg: rows per row group (qmv_xs)
-    off_b: u32, off_c: u32, _pad2: u32, _pad3: u32,  // view offsets: A, C in floats, B in bytes
+    alpha: f32, beta: f32, rpg: u32, off_a: u32,                 // rpg: rows per row group (qmv_xs); qmv with
+                                                                 // SWIGLU: the up weights' byte offset
+    off_b: u32, off_c: u32, off_n: u32, eps: f32,    // view offsets: A, C, NW in floats, B in bytes; eps: NORM's
 }
 
 @group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
@@ -134,6 +135,9 @@ override NCOL: u32 = 1u;     // rows of A done at once (M <= 8; ROWS * NCOL <= 3
 
 var<workgroup> red: array<f32, WG * ROWS * NCOL>;
 
+#include "norm_mv.wgsl"   // NORM: rmsnorm fused into qmv and qmv_xs (norm_inv, nscale, NW)
+#include "swiglu_mv.wgsl"   // SWIGLU (qmv): gate and up rows in one row group (out_rows, w_out, w_is_up, silu_mul)
+
 @compute @workgroup_size(WG)
 fn qmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
        @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -142,18 +146,20 @@ fn qmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
     let grp = t / TPR;
     let q = lane & 3u;
     let bps = TPR / 4u;                  // blocks side by side
-    let row0 = ((wid.y * nwg.x + wid.x) * (WG / TPR) + grp) * ROWS;
+    let row0 = ((wid.y * nwg.x + wid.x) * (WG / TPR) + grp) * out_rows();
     let xa = (p.off_a + wid.z * p.stride_a) / 4u;  // this batch's A, in vec4s
     let k4 = p.K / 4u;
     let bs = block_bytes();
     // byte offset of each row (rows past N repeat the last one; not stored)
     var roff: array<u32, 8>;
     for (var r = 0u; r < ROWS; r = r + 1u) {
-        roff[r] = p.off_b + wid.z * p.stride_b + min(row0 + r, p.N - 1u) * p.row_bytes;
+        roff[r] = select(p.off_b, p.rpg, w_is_up(r)) + wid.z * p.stride_b + min(w_out(row0, r), p.N - 1u) * p.row_bytes;
     }
     var acc: array<f32, 32>;             // [r * NCOL + c]
     let x0i = kpos0(q) / 4u;
     let x1i = kpos1(q) / 4u;
+    var inv: array<f32, 8>;
+    if (NORM) { inv = norm_inv(t, xa); }
     for (var blk0 = lane / 4u; blk0 < p.nb; blk0 = blk0 + bps * UNROLL) {
         // all of this step's weight loads first (past the row's end: the last
         // block again, its result dropped), so that they are in flight together
@@ -166,8 +172,8 @@ fn qmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
             let bu = blk0 + u * bps;
             let b = min(bu, p.nb - 1u);
             for (var c = 0u; c < NCOL; c = c + 1u) {
-                let x0 = A[xa + c * k4 + b * 8u + x0i];
-                let x1 = A[xa + c * k4 + b * 8u + x1i];
+                let x0 = nscale(A[xa + c * k4 + b * 8u + x0i], inv[c], b * 8u + x0i);
+                let x1 = nscale(A[xa + c * k4 + b * 8u + x1i], inv[c], b * 8u + x1i);
                 for (var r = 0u; r < ROWS; r = r + 1u) {
                     let v = decode(raw[u * ROWS + r], roff[r] + b * bs);
                     let s = v.d * (dot(v.v0, x0) + dot(v.v1, x1));
@@ -192,10 +198,12 @@ fn qmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
         workgroupBarrier();
         w = w / 2u;
     }
-    for (var i = lane; i < nv; i = i + TPR) {   // (nv may exceed TPR)
+    for (var i = lane; i < out_rows() * NCOL; i = i + TPR) {   // (nv may exceed TPR)
         let n = row0 + i / NCOL;
         let c = i % NCOL;
-        if (n < p.N) { store_c(p.off_c + wid.z * p.stride_c + c * p.N + n, red[rbase + i * TPR]); }
+        var v = red[rbase + i * TPR];
+        if (SWIGLU) { v = silu_mul(v, red[rbase + (i + ROWS / 2u * NCOL) * TPR]); }
+        if (n < p.N) { store_c(p.off_c + wid.z * p.stride_c + c * p.N + n, v); }
     }
 }
 
@@ -275,6 +283,29 @@ fn qmv_xs(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
         let b = h / 2u;
         for (var i = 0u; i < 4u; i = i + 1u) { xv[c * 4u + i] = A[xa + b * 8u + xoff(h % 2u, i) / 4u]; }
         hoff[c] = b * bs;
+    }
+    if (NORM) {   // the row's sum of squares from the registers (duplicated halves past the end left out)
+        var ss = 0.0;
+        for (var c = 0u; c < XKCH; c = c + 1u) {
+            for (var i = 0u; i < 4u; i = i + 1u) {
+                ss = ss + select(0.0, dot(xv[c * 4u + i], xv[c * 4u + i]), lane + c * XT < nh);
+            }
+        }
+        xred2[t] = ss;
+        workgroupBarrier();
+        for (var h = XT / 2u; h > 0u; h = h >> 1u) {
+            if (lane < h) { xred2[t] = xred2[t] + xred2[t + h]; }
+            workgroupBarrier();
+        }
+        let inv = inverseSqrt(xred2[g * XT] / f32(p.K) + p.eps);
+        workgroupBarrier();
+        for (var c = 0u; c < XKCH; c = c + 1u) {
+            let b = min(lane + c * XT, nh - 1u) / 2u;
+            let h = min(lane + c * XT, nh - 1u) % 2u;
+            for (var i = 0u; i < 4u; i = i + 1u) {
+                xv[c * 4u + i] = nscale(xv[c * 4u + i], inv, b * 8u + xoff(h, i) / 4u);
+            }
+        }
     }
     let row_start = ((wid.y * nwg.x + wid.x) * (WG / XT) + g) * p.rpg;
     let base = g * XRB * (XT + 1u);

@@ -35,8 +35,8 @@ override QT: u32 = 0u;
 struct Params {
     M: u32, N: u32, K: u32, nb: u32,                          // nb = K / block
     row_bytes: u32, stride_a: u32, stride_b: u32, stride_c: u32, // A, C in floats; B in bytes
-    alpha: f32, beta: f32, _pad0: u32, off_a: u32,
-    off_b: u32, off_c: u32, _pad2: u32, _pad3: u32,  // view offsets: A, C in floats, B in bytes
+    alpha: f32, beta: f32, off_u: u32, off_a: u32,               // off_u: the up weights (xmv with SWIGLU)
+    off_b: u32, off_c: u32, off_n: u32, eps: f32,    // view offsets: A, C, NW in floats, B in bytes; eps: NORM's
 }
 
 @group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
@@ -203,19 +203,26 @@ override ROWS: u32 = 1u;    // rows of B per row group (NCOL * ROWS <= 8)
 
 var<workgroup> red: array<f32, 2048>;   // WG * NCOL * ROWS partial sums
 
+#include "norm_mv.wgsl"   // NORM: rmsnorm fused into the matvec (norm_inv, nscale, NW)
+#include "swiglu_mv.wgsl"   // SWIGLU: gate and up rows in one row group (out_rows, w_out, w_is_up, silu_mul)
+
 @compute @workgroup_size(WG)
 fn xmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
        @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = lid.x % TPR;
-    let n0 = ((wid.y * nwg.x + wid.x) * (WG / TPR) + lid.x / TPR) * ROWS;
+    let n0 = ((wid.y * nwg.x + wid.x) * (WG / TPR) + lid.x / TPR) * out_rows();
     let abase = p.off_a + wid.z * p.stride_a;
     let bb = block_bytes();
     let ns = subs();
     var acc: array<f32, 8>;   // [col * ROWS + r]
     for (var i = 0u; i < 8u; i = i + 1u) { acc[i] = 0.0; }
     var rows: array<u32, 8>;  // byte offsets of the group's B rows (clamped to the last)
-    for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = p.off_b + wid.z * p.stride_b + min(n0 + r, p.N - 1u) * p.row_bytes; }
+    for (var r = 0u; r < ROWS; r = r + 1u) {
+        rows[r] = select(p.off_b, p.off_u, w_is_up(r)) + wid.z * p.stride_b + min(w_out(n0, r), p.N - 1u) * p.row_bytes;
+    }
     let nsub = p.nb * ns;
+    var inv: array<f32, 8>;
+    if (NORM) { inv = norm_inv(lid.x, abase / 4u); }
     for (var u = t; u < nsub; u = u + TPR) {
         let blk = u / ns;
         let s = u % ns;
@@ -227,8 +234,8 @@ fn xmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
             for (var r = 0u; r < ROWS; r = r + 1u) { ev[r] = dec8s(rows[r] + blk * bb, s, c, sc[r]); }
             for (var col = 0u; col < NCOL; col = col + 1u) {
                 let ai = (abase + col * p.K + k0 + 8u * c) >> 2u;
-                let alo = A[ai];
-                let ahi = A[ai + 1u];
+                let alo = nscale(A[ai], inv[col], (k0 + 8u * c) >> 2u);
+                let ahi = nscale(A[ai + 1u], inv[col], ((k0 + 8u * c) >> 2u) + 1u);
                 for (var r = 0u; r < ROWS; r = r + 1u) {
                     acc[col * ROWS + r] = acc[col * ROWS + r] + dot(ev[r].lo, alo) + dot(ev[r].hi, ahi);
                 }
@@ -247,9 +254,11 @@ fn xmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
     }
     if (t == 0u) {
         for (var col = 0u; col < NCOL; col = col + 1u) {
-            for (var r = 0u; r < ROWS; r = r + 1u) {
+            for (var r = 0u; r < out_rows(); r = r + 1u) {
                 if (n0 + r < p.N) {
-                    store_c(p.off_c + wid.z * p.stride_c + col * p.N + n0 + r, red[(col * ROWS + r) * WG + lid.x]);
+                    var v = red[(col * ROWS + r) * WG + lid.x];
+                    if (SWIGLU) { v = silu_mul(v, red[(col * ROWS + r + ROWS / 2u) * WG + lid.x]); }
+                    store_c(p.off_c + wid.z * p.stride_c + col * p.N + n0 + r, v);
                 }
             }
         }
