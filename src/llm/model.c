@@ -630,10 +630,14 @@ static pxl_status matmul_t_add(pxl_llm *m, const pxl_tensor *a, const pxl_tensor
     return pxl_matmul(m->ctx, a, w, c, &o);
 }
 
-/* c += a w^T: the residual added by the product itself. */
-static pxl_status matmul_t_acc(pxl_llm *m, const pxl_tensor *a, const pxl_tensor *w, pxl_tensor *c) {
-    pxl_matmul_options o = {0, 1, 1.0f, 1.0f};
-    return pxl_matmul(m->ctx, a, w, c, &o);
+/* c = rmsnorm(x) * norm . w^T, the norm inside the product. */
+static pxl_status matmul_t_norm(pxl_llm *m, const pxl_tensor *x, const pxl_tensor *norm, const pxl_tensor *w,
+                                pxl_tensor *c) {
+    pxl_matmul_options o = {0};
+    o.trans_b = 1;
+    o.norm = norm;
+    o.norm_eps = m->info.norm_eps;
+    return pxl_matmul(m->ctx, x, w, c, &o);
 }
 
 /* The views of one token's fused pass (GPU, T = 1) over m->qkv1 and m->gu1. */
@@ -663,34 +667,36 @@ static pxl_status token_views_make(pxl_llm *m, views *v, token_views *t) {
 
 /*
  * One layer for one token on a GPU, in fewer dispatches than the general
- * path: Q, K and V from one product where their weights are one matrix,
- * gate and up likewise, and both residual adds done by the products that
- * make them (beta = 1). The same arithmetic as the general path up to the
- * order of the residual's add (one rounding either way).
- *   h = rmsnorm(x) * attn_norm; [q k v] = h [Wq Wk Wv]^T (+ [bq bk bv])
+ * path: the RMSNorms inside the products that read them, Q, K and V from one
+ * product where their weights are one matrix, gate, up and SwiGLU in one
+ * dispatch where their weights are one matrix, and both residual adds done
+ * by the products that make them (beta = 1). The same formulas as the
+ * general path, in another order of rounding (the norms are applied as A is
+ * loaded).
+ *   [q k v] = (rmsnorm(x) * attn_norm) [Wq Wk Wv]^T (+ [bq bk bv])
  *   q, k = rope(q), rope(k) -> cache_k[P]; v -> cache_v[P]
  *   x += attention(q, cache) Wo^T
- *   h = rmsnorm(x) * ffn_norm; [g u] = h [Wg Wu]^T; x += (silu(g) * u) Wd^T
+ *   x += (silu(h Wg^T) * (h Wu^T)) Wd^T with h = rmsnorm(x) * ffn_norm
  */
-static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t, pxl_tensor *x, pxl_tensor *h,
-                              pxl_tensor *att, pxl_tensor *att3, pxl_tensor *ck, pxl_tensor *cv,
-                              const pxl_rope_options *ro, float scale) {
+static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t, pxl_tensor *x, pxl_tensor *att,
+                              pxl_tensor *att3, pxl_tensor *ck, pxl_tensor *cv, const pxl_rope_options *ro,
+                              float scale) {
     pxl_ctx *ctx = m->ctx;
     const pxl_llm_info *I = &m->info;
     int64_t P = m->n_past;
     int f16 = I->kv_type != PXL_F32;
-    pxl_status s = pxl_rmsnorm(ctx, x, L->attn_norm, h, I->norm_eps);
-    if (s == PXL_OK && L->wqkv) {
-        s = matmul_t(m, h, L->wqkv, t->qkv);
+    pxl_status s = PXL_OK;
+    if (L->wqkv) {
+        s = matmul_t_norm(m, x, L->attn_norm, L->wqkv, t->qkv);
         if (s == PXL_OK && L->bqkv) s = pxl_add(ctx, t->qkv, L->bqkv, t->qkv);
-    } else if (s == PXL_OK) {
+    } else {
         if (L->wqk) {
-            s = matmul_t(m, h, L->wqk, t->qk);
+            s = matmul_t_norm(m, x, L->attn_norm, L->wqk, t->qk);
         } else {
-            s = matmul_t(m, h, L->wq, t->q);
-            if (s == PXL_OK) s = matmul_t(m, h, L->wk, t->k);
+            s = matmul_t_norm(m, x, L->attn_norm, L->wq, t->q);
+            if (s == PXL_OK) s = matmul_t_norm(m, x, L->attn_norm, L->wk, t->k);
         }
-        if (s == PXL_OK) s = matmul_t(m, h, L->wv, t->v);
+        if (s == PXL_OK) s = matmul_t_norm(m, x, L->attn_norm, L->wv, t->v);
         if (s == PXL_OK && L->bq) s = pxl_add(ctx, t->q, L->bq, t->q);
         if (s == PXL_OK && L->bk) s = pxl_add(ctx, t->k, L->bk, t->k);
         if (s == PXL_OK && L->bv) s = pxl_add(ctx, t->v, L->bv, t->v);
@@ -700,17 +706,14 @@ static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t
     if (s == PXL_OK) s = f16 ? pxl_convert(ctx, t->k3, ck) : PXL_OK;
     if (s == PXL_OK) s = f16 ? pxl_convert(ctx, t->v, cv) : pxl_copy(ctx, t->v, cv);
     if (s == PXL_OK) s = pxl_attention(ctx, t->q3, L->cache_k, L->cache_v, att3, P + 1, scale);
-    if (s == PXL_OK) s = matmul_t_acc(m, att, L->wo, x);
-    if (s == PXL_OK) s = pxl_rmsnorm(ctx, x, L->ffn_norm, h, I->norm_eps);
-    if (s == PXL_OK && L->wgu) {
-        s = matmul_t(m, h, L->wgu, t->gu);
-        if (s == PXL_OK) s = pxl_swiglu(ctx, t->g, t->u, t->act);
-    } else if (s == PXL_OK) {
-        s = matmul_t(m, h, L->wg, t->act);
-        if (s == PXL_OK) s = matmul_t(m, h, L->wu, t->u);
-        if (s == PXL_OK) s = pxl_swiglu(ctx, t->act, t->u, t->act);
-    }
-    if (s == PXL_OK) s = matmul_t_acc(m, t->act, L->wd, x);
+    if (s == PXL_OK) s = matmul_t_add(m, att, L->wo, x);
+    pxl_matmul_options o = {0};
+    o.trans_b = 1;
+    o.norm = L->ffn_norm;
+    o.norm_eps = I->norm_eps;
+    /* one dispatch when wg and wu are views of L->wgu; else two products and pxl_swiglu */
+    if (s == PXL_OK) s = pxl_matmul_swiglu(ctx, x, L->wg, L->wu, t->act, &o);
+    if (s == PXL_OK) s = matmul_t_add(m, t->act, L->wd, x);
     return s;
 }
 
@@ -762,7 +765,7 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logi
         if (s == PXL_OK) s = view(m, &v, L->cache_v, 2, T, Hkv * D, 0, (size_t)P * row_kv, &cv);
         vv = cv;
         if (s == PXL_OK && one) {
-            s = layer_token(m, L, &tv, x, h, att, att3, ck, cv, &ro, scale);
+            s = layer_token(m, L, &tv, x, att, att3, ck, cv, &ro, scale);
             for (int i = mark; i < v.n; i++) pxl_tensor_free(v.t[i]);
             v.n = mark;
             continue;

@@ -229,9 +229,9 @@ static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
         uint32_t g[2] = {0, 0};
         pxl_status st = rows_grid(ctx, s, (uint64_t)(wg / tpr) * rows, g);
         if (st != PXL_OK) return st;
-        pxl_constant k[3] = {{"WG", wg}, {"TPR", tpr}, {"ROWS", rows}};
-        return pxl_op_dispatch3(ctx, "kmv4.wgsl", pxl_wgsl_ops_kmv4, "kmv4", k, 3, bd, p, sizeof *p, g[0], g[1],
-                                (uint32_t)s->batch);
+        pxl_constant k[4] = {{"WG", wg}, {"TPR", tpr}, {"ROWS", rows}, {"NORM", norm}};
+        return pxl_op_dispatch_ub(ctx, "kmv4.wgsl", pxl_wgsl_ops_kmv4, "kmv4", k, 4, bd, 3, p, sizeof *p, g[0], g[1],
+                                  (uint32_t)s->batch);
     }
     if (s->M == 1 && t[1]->dtype == PXL_Q6_K) {
         uint32_t wg = KMV_WG;
@@ -243,9 +243,9 @@ static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
         uint32_t g[2] = {0, 0};
         pxl_status st = rows_grid(ctx, s, (uint64_t)(wg / tpr) * rows, g);
         if (st != PXL_OK) return st;
-        pxl_constant k[3] = {{"WG", wg}, {"TPR", tpr}, {"ROWS", rows}};
-        return pxl_op_dispatch3(ctx, "kmv6.wgsl", pxl_wgsl_ops_kmv6, "kmv6", k, 3, bd, p, sizeof *p, g[0], g[1],
-                                (uint32_t)s->batch);
+        pxl_constant k[4] = {{"WG", wg}, {"TPR", tpr}, {"ROWS", rows}, {"NORM", norm}};
+        return pxl_op_dispatch_ub(ctx, "kmv6.wgsl", pxl_wgsl_ops_kmv6, "kmv6", k, 4, bd, 3, p, sizeof *p, g[0], g[1],
+                                  (uint32_t)s->batch);
     }
     if (s->M <= QMV_MAX_NCOL) {
         uint32_t wg = KMV_WG;
@@ -427,6 +427,18 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
     double norm = o->norm != NULL, M = (double)s.M;
     uint32_t g[2] = {0, 0};
     const pxl_tuning *tune = pxl_ctx_tuning(ctx);
+    if (s.M == 1 && ((w->dtype == PXL_Q4_K && p.off_b % 16u == 0 && p.rpg % 16u == 0 && p.row_bytes % 16u == 0) ||
+                       w->dtype == PXL_Q6_K)) {
+        /* kmv4 / kmv6: one gate row and one up row per row group */
+        uint32_t wg = KMV_WG, tpr = tune->kmv_tpr ? tune->kmv_tpr : KMV4_TPR;
+        while (wg > gi->max_invocations_per_workgroup) wg /= 2;
+        if (tpr > wg) tpr = wg;
+        if ((st = rows_grid(ctx, &s, wg / tpr, g)) != PXL_OK) return st;
+        pxl_constant k[5] = {{"WG", wg}, {"TPR", tpr}, {"ROWS", 2}, {"NORM", norm}, {"SWIGLU", 1}};
+        int q4 = w->dtype == PXL_Q4_K;
+        return pxl_op_dispatch_ub(ctx, q4 ? "kmv4.wgsl" : "kmv6.wgsl", q4 ? pxl_wgsl_ops_kmv4 : pxl_wgsl_ops_kmv6,
+                                  q4 ? "kmv4" : "kmv6", k, 5, &bd, 3, &p, sizeof p, g[0], g[1], (uint32_t)s.batch);
+    }
     if (w->dtype == PXL_Q4_K || w->dtype == PXL_Q6_K || (w->dtype != PXL_Q8_0 && w->dtype != PXL_Q4_0)) {
         int kq = w->dtype == PXL_Q4_K || w->dtype == PXL_Q6_K;
         uint32_t wg = KMV_WG, tpr = kq && tune->kmv_tpr ? tune->kmv_tpr : KMV_TPR;

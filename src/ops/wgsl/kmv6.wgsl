@@ -15,8 +15,8 @@
 struct Params {
     M: u32, N: u32, K: u32, nb: u32,                          // nb = K / 256
     row_bytes: u32, stride_a: u32, stride_b: u32, stride_c: u32, // A, C in floats; B in bytes
-    alpha: f32, beta: f32, _pad0: u32, off_a: u32,
-    off_b: u32, off_c: u32, _pad2: u32, _pad3: u32,  // view offsets: A, C in floats, B in bytes
+    alpha: f32, beta: f32, off_u: u32, off_a: u32,               // off_u: the up weights (SWIGLU)
+    off_b: u32, off_c: u32, off_n: u32, eps: f32,    // view offsets: A, C, NW in floats, B in bytes; NORM's eps
 }
 
 @group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
@@ -28,7 +28,12 @@ override WG: u32 = 256u;    // invocations per workgroup (power of two)
 override TPR: u32 = 32u;    // invocations per row group (power of two, <= WG)
 override ROWS: u32 = 2u;    // rows of B per row group, sharing the loads of A (1 .. 8)
 
+const NCOL: u32 = 1u;       // one row of A (norm_mv.wgsl)
+
 var<workgroup> red: array<f32, 2048>;   // WG * ROWS partial sums
+
+#include "norm_mv.wgsl"   // NORM: rmsnorm fused into the matvec (norm_inv, nscale, NW)
+#include "swiglu_mv.wgsl"   // SWIGLU: gate and up rows in one row group (out_rows, w_out, w_is_up, silu_mul)
 
 // The word at even byte offset o of B (o % 4 == 2: from two words). Both
 // words are read and one selected, so invocations do not diverge (a read
@@ -53,13 +58,15 @@ fn sbyte(w: u32, k: u32) -> f32 { return f32(bitcast<i32>((w >> (8u * k)) << 24u
 fn kmv6(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = lid.x % TPR;
-    let n0 = ((wid.y * nwg.x + wid.x) * (WG / TPR) + lid.x / TPR) * ROWS;
+    let n0 = ((wid.y * nwg.x + wid.x) * (WG / TPR) + lid.x / TPR) * out_rows();
     let abase = (p.off_a + wid.z * p.stride_a) >> 2u;   // in vec4
+    var inv: array<f32, 8>;
+    if (NORM) { inv = norm_inv(lid.x, abase); }
     var acc: array<f32, 8>;
     var rows: array<u32, 8>;   // byte offsets of the group's B rows (clamped to the last row)
     for (var r = 0u; r < ROWS; r = r + 1u) {
         acc[r] = 0.0;
-        rows[r] = p.off_b + wid.z * p.stride_b + min(n0 + r, p.N - 1u) * p.row_bytes;
+        rows[r] = select(p.off_b, p.off_u, w_is_up(r)) + wid.z * p.stride_b + min(w_out(n0, r), p.N - 1u) * p.row_bytes;
     }
     let units = p.nb * 16u;
     for (var u = t; u < units; u = u + TPR) {
@@ -67,10 +74,11 @@ fn kmv6(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
         let h = (u >> 3u) & 1u;
         let i = u & 7u;
         let ai = abase + blk * 64u + 32u * h + i;   // elements 256 blk + 128 h + 4 i, then + 32 g
-        let x0 = A[ai];
-        let x1 = A[ai + 8u];
-        let x2 = A[ai + 16u];
-        let x3 = A[ai + 24u];
+        let aj = ai - abase;   // the vec4 index within the row (nscale)
+        let x0 = nscale(A[ai], inv[0], aj);
+        let x1 = nscale(A[ai + 8u], inv[0], aj + 8u);
+        let x2 = nscale(A[ai + 16u], inv[0], aj + 16u);
+        let x3 = nscale(A[ai + 24u], inv[0], aj + 24u);
         let k = i >> 2u;   // l / 16
         for (var r = 0u; r < ROWS; r = r + 1u) {
             let base = rows[r] + blk * 210u;
@@ -97,10 +105,12 @@ fn kmv6(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
         workgroupBarrier();
     }
     if (t == 0u) {
-        for (var r = 0u; r < ROWS; r = r + 1u) {
+        for (var r = 0u; r < out_rows(); r = r + 1u) {
             if (n0 + r < p.N) {
                 let idx = p.off_c + wid.z * p.stride_c + n0 + r;
-                var out = p.alpha * red[r * WG + lid.x];
+                var v = red[r * WG + lid.x];
+                if (SWIGLU) { v = silu_mul(v, red[(r + ROWS / 2u) * WG + lid.x]); }
+                var out = p.alpha * v;
                 if (p.beta != 0.0) { out = out + p.beta * C[idx]; }
                 C[idx] = out;
             }
