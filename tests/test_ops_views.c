@@ -234,7 +234,7 @@ static pxl_status op_rmsnorm(pxl_ctx *ctx, operands *o) {
     return pxl_rmsnorm(ctx, o->in[0], o->in[1], o->out, 1e-5f);
 }
 static pxl_status op_matmul(pxl_ctx *ctx, operands *o) {
-    pxl_matmul_options mo = {0, 1, 0, 0};
+    pxl_matmul_options mo = {0, 1, 0, 0, 0};
     return pxl_matmul(ctx, o->in[0], o->in[1], o->out, &mo);
 }
 static pxl_status op_rope(pxl_ctx *ctx, operands *o) {
@@ -353,7 +353,7 @@ static void quant_views(pxl_ctx *ctx) {
     pxl_tensor *av = view(ctx, abase, 2, 2, K, 0, 12); /* 3 floats in: copied to scratch for vec4 loads */
     CHECK(pxl_copy(ctx, a, av) == PXL_OK);
     pxl_tensor *c1 = mk(ctx, PXL_F32, 2, 2, N, 0), *c2 = mk(ctx, PXL_F32, 2, 2, N, 0);
-    pxl_matmul_options mo = {0, 1, 0, 0};
+    pxl_matmul_options mo = {0, 1, 0, 0, 0};
     CHECK_MSG(pxl_matmul(ctx, a, plain, c1, &mo) == PXL_OK, "%s", pxl_ctx_error(ctx));
     CHECK_MSG(pxl_matmul(ctx, av, bv, c2, &mo) == PXL_OK, "%s", pxl_ctx_error(ctx));
     float *g1 = rd(ctx, c1), *g2 = rd(ctx, c2);

@@ -239,6 +239,12 @@ typedef struct pxl_matmul_options {
     int trans_b;  /* B is stored [N, K] (the layout of GGUF weights) */
     float alpha;  /* 0 means the default, 1 */
     float beta;   /* default 0: C is not read (so NaN in C does not leak) */
+    /* 1: with B Q8_0, Q4_0 or Q5_0 the CPU rounds each 32 values of A to 8
+     * bits (scale max|a| / 127, as llama.cpp does) and multiplies in integers:
+     * several times faster, with the error of that rounding. 0: A as given.
+     * Other B formats and the GPU take A as given either way. (The LLM
+     * runtime sets it with the context's tuning option cpu_q8=1.) */
+    int a_q8;
 } pxl_matmul_options;
 
 /*

@@ -29,6 +29,7 @@ struct pxl_llm {
     pxl_tensor *gate, *up;              /* [B, F] */
     pxl_tensor *logits1, *logits_all;   /* [1, V]; [B, V] made on first use */
     int64_t n_past;
+    int a_q8;                           /* pxl_matmul_options.a_q8 of the weight products (tuning cpu_q8=1) */
     pxl_progress *progress;
     uint64_t n_loaded;
 };

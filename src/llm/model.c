@@ -442,6 +442,7 @@ pxl_status pxl_llm_load(pxl_ctx *ctx, const pxl_gguf *g, const pxl_llm_options *
     if (!m) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
     m->ctx = ctx;
     m->g = g;
+    m->a_q8 = pxl_ctx_tuning(ctx)->cpu_q8;
     pxl_status s = read_hparams(m, opts);
     if (s == PXL_OK) {
         m->layers = pxl_calloc(ctx, (size_t)m->info.n_layer, sizeof *m->layers);
@@ -501,7 +502,7 @@ static void views_free(views *v) {
 }
 
 static pxl_status matmul_t(pxl_llm *m, const pxl_tensor *a, const pxl_tensor *w, pxl_tensor *c) {
-    pxl_matmul_options o = {0, 1, 0.0f, 0.0f};
+    pxl_matmul_options o = {0, 1, 0.0f, 0.0f, m->a_q8};
     return pxl_matmul(m->ctx, a, w, c, &o);
 }
 

@@ -109,7 +109,7 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
                       const pxl_matmul_options *opts) {
     static const char op[] = "pxl_matmul";
     PXL_REQUIRE_CTX(ctx);
-    pxl_matmul_options o = {0, 0, 1.0f, 0.0f};
+    pxl_matmul_options o = {0, 0, 1.0f, 0.0f, 0};
     if (opts) {
         o = *opts;
         if (o.alpha == 0.0f) o.alpha = 1.0f; /* zero is the default */
@@ -131,7 +131,7 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
     if (!pxl_on_gpu(ctx) && o.trans_b && !o.trans_a) { /* B [N, K]: the weights' layout (matmul_cpu.c) */
         size_t esz = b->dtype == PXL_F32 ? 4 : 2;
         pxl_cpu_bt p = {a->host, b->host, c->host, b->dtype, s.batch, s.batch_a, s.batch_b, s.M, s.N, s.K,
-                        (size_t)s.K * esz, o.alpha, o.beta};
+                        (size_t)s.K * esz, o.alpha, o.beta, 0};
         pxl_cpu_matmul_bt(ctx, &p);
         return PXL_OK;
     }
