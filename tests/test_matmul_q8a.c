@@ -112,7 +112,7 @@ int main(void) {
                     for (int64_t k0 = 0; k0 < K; k0 += 32) {
                         double amax = 0, bsum = 0;
                         for (int64_t k = k0; k < k0 + 32; k++) {
-                            double x = a[m * K + k], y = bd[n * K + k];
+                            double x = (double)a[m * K + k], y = (double)bd[n * K + k];
                             exact += x * y;
                             mag += fabs(x * y);
                             bsum += fabs(y);
