@@ -1,7 +1,7 @@
 /*
  * A quantized model against its own weights in f32.
  *
- *   test_llm_dequant MODEL.gguf TOL [cpu|gpu]
+ *   test_llm_dequant MODEL.gguf TOL [cpu|gpu] [q8]
  *
  * Writes an F32 copy of MODEL in memory (every metadata key copied, every
  * tensor decoded with pxl_dequantize, or converted from f16), then runs both
@@ -14,6 +14,11 @@
  * difference: the matmul's block decoders against pxl_dequantize.) This holds the
  * quantized kernels of a whole model to f32 rounding, where the comparison
  * with llama.cpp (which quantizes activations) can only hold them to 0.1-0.8.
+ * With q8 both run with the tuning option cpu_q8=1: activations rounded to
+ * 8 bits per 32 values before Q8_0 / Q4_0 / Q5_0 weights
+ * (pxl_matmul_options.a_q8; the f32 copy is not rounded). That rounding is
+ * not a summation order, so TOL there is the measured distance with a
+ * margin (see tests/CMakeLists.txt).
  */
 #include "pxl/llm.h"
 
@@ -124,7 +129,7 @@ static pxl_status f32_copy(pxl_ctx *ctx, const pxl_gguf *g, uint8_t **data, size
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: test_llm_dequant MODEL.gguf TOL [cpu|gpu]\n");
+        fprintf(stderr, "usage: test_llm_dequant MODEL.gguf TOL [cpu|gpu] [q8]\n");
         return 2;
     }
     float tol = strtof(argv[2], NULL);
@@ -132,6 +137,7 @@ int main(int argc, char **argv) {
     int gpu = argc > 3 && !strcmp(argv[3], "gpu");
     o.backend = gpu ? PXL_BACKEND_GPU : PXL_BACKEND_CPU;
     o.quiet = 1;
+    if (argc > 4 && !strcmp(argv[4], "q8")) o.tuning = "cpu_q8=1";
     pxl_ctx *ctx = NULL;
     if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
         pxl_ctx_free(ctx);

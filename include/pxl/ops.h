@@ -245,6 +245,12 @@ typedef struct pxl_matmul_options {
      * overlapping C; norm_eps finite and >= 0; not with trans_a. */
     const pxl_tensor *norm;
     float norm_eps;
+    /* 1: with B Q8_0, Q4_0 or Q5_0 the CPU rounds each 32 values of A to 8
+     * bits (scale max|a| / 127, as llama.cpp does) and multiplies in integers:
+     * several times faster, with the error of that rounding. 0: A as given.
+     * Other B formats and the GPU take A as given either way. (The LLM
+     * runtime sets it with the context's tuning option cpu_q8=1.) */
+    int a_q8;
 } pxl_matmul_options;
 
 /*

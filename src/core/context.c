@@ -14,6 +14,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 static void *default_alloc(void *user, size_t size) {
     (void)user;
@@ -118,6 +121,10 @@ pxl_status pxl_ctx_init(const pxl_ctx_options *opts, pxl_ctx **out, pxl_backend 
 
     pxl_status ts = pxl_tuning_parse(ctx, o.tuning, &ctx->tuning);
     if (ts != PXL_OK) return ts;
+#if defined(__GNUC__) && defined(__x86_64__)
+    unsigned eax, ebx, ecx = 0, edx;
+    ctx->cpu_f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29));
+#endif
 
     pxl_backend b = o.backend;
     if (b == PXL_BACKEND_AUTO) {

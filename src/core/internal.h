@@ -36,6 +36,8 @@ typedef struct pxl_tuning {
     int vm_mm;           /* vm_mm: 0 auto, 1 tile, 2 small */
     int pllm_no_avx;     /* pllm_no_avx=1 */
     int cpu_simd_off;    /* cpu_simd=0: the CPU ops' plain C code, never AVX2 */
+    int cpu_q8;          /* cpu_q8=1: the LLM's weight products on the CPU round activations to
+                          * 8 bits (pxl_matmul_options.a_q8), as llama.cpp does */
 } pxl_tuning;
 
 struct pxl_ctx {
@@ -51,6 +53,8 @@ struct pxl_ctx {
     char *cache_dir;      /* resolved pipeline cache directory (owned), or NULL: none */
     uint32_t kernel_cache_max; /* the option; 0: the default */
     int n_threads;
+    int cpu_f16c;         /* cpuid's F16C bit, read once at creation (cpuid traps to the
+                           * hypervisor in a VM: too slow to ask per op) */
     pxl_threadpool *pool; /* created on first parallel_for with n_threads > 1 */
     pxl_gpu *gpu;         /* opaque to core; NULL unless active == PXL_BACKEND_GPU */
     void (*close_backend)(pxl_ctx *ctx); /* set by whoever opened a backend; pxl_ctx_free calls it */
@@ -127,6 +131,8 @@ pxl_status pxl_ctx_init(const pxl_ctx_options *opts, pxl_ctx **out, pxl_backend 
 
 /* The context's parsed tuning option; never NULL, valid while ctx lives. */
 const pxl_tuning *pxl_ctx_tuning(const pxl_ctx *ctx);
+/* 1 when the CPU has F16C (cpuid at creation; 0 off x86-64) */
+int pxl_ctx_cpu_f16c(const pxl_ctx *ctx);
 
 /*
  * Parses a tuning string (pxl_ctx_options.tuning) into *t (zeroed first;

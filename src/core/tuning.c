@@ -102,6 +102,10 @@ static int apply(pxl_tuning *t, const char *key, const char *v, const char **wha
         *what = "0 or 1";
         if (strcmp(v, "0") && strcmp(v, "1")) return 1;
         t->cpu_simd_off = v[0] == '0';
+    } else if (!strcmp(key, "cpu_q8")) {
+        *what = "0 or 1";
+        if (strcmp(v, "0") && strcmp(v, "1")) return 1;
+        t->cpu_q8 = v[0] == '1';
     } else {
         *what = NULL;
         return 1;
@@ -155,7 +159,7 @@ pxl_status pxl_tuning_parse(pxl_ctx *ctx, const char *text, pxl_tuning *t) {
             if (!what)
                 return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
                                 "tuning: unknown key '%s' (known: dot, attn, qmv, qmv_xs, kmv_tpr, kmv_rows, "
-                                "llm_submit, qmv_kernel, vm_dp4, vm_mm, pllm_no_avx, cpu_simd)",
+                                "llm_submit, qmv_kernel, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8)",
                                 key);
             return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "tuning: bad value '%s' for '%s' (takes %s)", val, key,
                             what);
@@ -165,3 +169,4 @@ pxl_status pxl_tuning_parse(pxl_ctx *ctx, const char *text, pxl_tuning *t) {
 }
 
 const pxl_tuning *pxl_ctx_tuning(const pxl_ctx *ctx) { return &ctx->tuning; }
+int pxl_ctx_cpu_f16c(const pxl_ctx *ctx) { return ctx->cpu_f16c; }

@@ -554,6 +554,7 @@ pxl_status pxl_llm_load(pxl_ctx *ctx, const pxl_gguf *g, const pxl_llm_options *
     if (!m) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
     m->ctx = ctx;
     m->g = g;
+    m->a_q8 = pxl_ctx_tuning(ctx)->cpu_q8;
     pxl_status s = read_hparams(m, opts);
     if (s == PXL_OK) {
         m->layers = pxl_calloc(ctx, (size_t)m->info.n_layer, sizeof *m->layers);
@@ -618,6 +619,7 @@ static void views_free(views *v) {
 static pxl_status matmul_t(pxl_llm *m, const pxl_tensor *a, const pxl_tensor *w, pxl_tensor *c) {
     pxl_matmul_options o = {0};
     o.trans_b = 1;
+    o.a_q8 = m->a_q8;
     return pxl_matmul(m->ctx, a, w, c, &o);
 }
 
@@ -627,6 +629,7 @@ static pxl_status matmul_t_add(pxl_llm *m, const pxl_tensor *a, const pxl_tensor
     pxl_matmul_options o = {0};
     o.trans_b = 1;
     o.beta = 1.0f;
+    o.a_q8 = m->a_q8;
     return pxl_matmul(m->ctx, a, w, c, &o);
 }
 

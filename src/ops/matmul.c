@@ -137,7 +137,7 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
     if (!pxl_on_gpu(ctx) && o.trans_b && !o.trans_a) { /* B [N, K]: the weights' layout (matmul_cpu.c) */
         size_t esz = b->dtype == PXL_F32 ? 4 : 2;
         pxl_cpu_bt p = {a->host, b->host, c->host, b->dtype, s.batch, s.batch_a, s.batch_b, s.M, s.N, s.K,
-                        (size_t)s.K * esz, o.alpha, o.beta};
+                        (size_t)s.K * esz, o.alpha, o.beta, 0};
         pxl_cpu_matmul_bt(ctx, &p);
         return PXL_OK;
     }

@@ -23,6 +23,7 @@
  */
 #include "ops_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 #define KC 256 /* elements per chunk */
@@ -39,6 +40,7 @@ typedef struct {
     float alpha, beta;
     int64_t mblocks, tiles;
     int simd;
+    const struct q8blk *qa; /* A rounded to 8 bits (a_q8), else NULL */
 } bt_job;
 
 /* bytes of B per element block and elements per block */
@@ -101,6 +103,84 @@ static void kern_c(int mr, int nr, const float *const *a, const float *const *y,
             float r = fold8(s);
             for (int k = len8; k < len; k++) r += ai[k] * yj[k];
             out[i][j] = r;
+        }
+}
+
+/* ---- 8-bit activations (pxl_cpu_bt.a_q8) ----------------------------------- */
+
+#define QB 32 /* elements per block of A */
+
+/* 32 values of A rounded to 8 bits: value i is about d * q[i]. */
+typedef struct q8blk {
+    float d;
+    int8_t q[QB];
+} q8blk;
+
+/* The B formats the 8-bit path takes: 32-element blocks of one f16 scale
+ * times signed integers of at most 8 bits. */
+static int q8_takes(pxl_dtype dt) { return dt == PXL_Q8_0 || dt == PXL_Q4_0 || dt == PXL_Q5_0; }
+
+/* id = 127 / amax as 1 / (amax / 127), and the block's scale d = amax / 127
+ * rounded to f16, as llama.cpp's Q8_0 activations keep it (both 0 when amax
+ * is below 2^-100 or not a number; d stays f32 above f16's range). */
+static void q8_scale(float amax, float *d, float *id) {
+    float s = amax >= 0x1p-100f ? amax / 127.0f : 0.0f;
+    *id = s != 0.0f ? 1.0f / s : 0.0f;
+    *d = s <= 65504.0f ? pxl_f16_to_f32(pxl_f32_to_f16(s)) : s;
+}
+
+/* Rounds x[0..31] into o: q = x * id, clamped to [-127, 127] (NaN to -127),
+ * rounded to nearest even; the AVX2 version gives the same bytes. */
+static void q8_round_c(const float *x, q8blk *o) {
+    float amax = 0.0f, id;
+    for (int i = 0; i < QB; i++) {
+        float a = fabsf(x[i]);
+        if (a > amax) amax = a; /* NaN never wins */
+    }
+    q8_scale(amax, &o->d, &id);
+    for (int i = 0; i < QB; i++) o->q[i] = (int8_t)lrintf(fminf(fmaxf(x[i] * id, -127.0f), 127.0f));
+}
+
+/* One 32-element block of B at p as signed integers q; returns its scale. */
+static float w8_c(pxl_dtype dt, const uint8_t *p, int8_t *q) {
+    float d = half_at(p);
+    if (dt == PXL_Q8_0) memcpy(q, p + 2, QB);
+    else if (dt == PXL_Q4_0)
+        for (int i = 0; i < 16; i++) {
+            q[i] = (int8_t)((p[2 + i] & 0x0f) - 8);
+            q[i + 16] = (int8_t)((p[2 + i] >> 4) - 8);
+        }
+    else { /* Q5_0 */
+        uint32_t qh = (uint32_t)p[2] | (uint32_t)p[3] << 8 | (uint32_t)p[4] << 16 | (uint32_t)p[5] << 24;
+        for (int i = 0; i < 16; i++) {
+            q[i] = (int8_t)(((p[6 + i] & 0x0f) | ((qh >> i) & 1) << 4) - 16);
+            q[i + 16] = (int8_t)(((p[6 + i] >> 4) | ((qh >> (i + 16)) & 1) << 4) - 16);
+        }
+    }
+    return d;
+}
+
+/* out[i][j] = the chunk sum of a[i] . w[j] over nb blocks (block b of w[j]
+ * at w[j] + ws * b, its scale wd[j][b]): per block, 8 lanes
+ * of exact integer sums of 4 products (lane l: elements 4l..4l+3), each
+ * converted to f32, multiplied by (a's d x w's d) and added to the lane;
+ * the lanes folded as fold8. */
+static void qkern_c(int mr, int nr, const q8blk *const *a, const int8_t *const *w, size_t ws, const float *const *wd,
+                    int nb, float out[2][4]) {
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nr; j++) {
+            float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            for (int b = 0; b < nb; b++) {
+                const int8_t *aq = a[i][b].q, *wq = w[j] + ws * (size_t)b;
+                float sc = a[i][b].d * wd[j][b];
+                for (int l = 0; l < 8; l++) {
+                    int t = 0;
+                    for (int e = 4 * l; e < 4 * l + 4; e++) t += aq[e] * wq[e];
+                    float m = (float)t * sc; /* two statements: never contracted */
+                    s[l] += m;
+                }
+            }
+            out[i][j] = fold8(s);
         }
 }
 
@@ -372,6 +452,100 @@ AVX2 static void kern_avx(int mr, int nr, const float *const *a, const float *co
             for (int i = 0; i < mr; i++) out[i][j] = o[i][0];
         }
 }
+/* q8_round_c on AVX2: the same bytes */
+AVX2 static void q8_round_avx(const float *x, q8blk *o) {
+    const __m256 sgn = _mm256_set1_ps(-0.0f), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+    __m256 v[4], m = _mm256_setzero_ps();
+    for (int i = 0; i < 4; i++) {
+        v[i] = _mm256_loadu_ps(x + 8 * i);
+        m = _mm256_max_ps(_mm256_andnot_ps(sgn, v[i]), m); /* a NaN first operand gives m */
+    }
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_max_ss(h, _mm_movehdup_ps(h));
+    float id;
+    q8_scale(_mm_cvtss_f32(h), &o->d, &id);
+    __m256 iv = _mm256_set1_ps(id);
+    __m256i r[4];
+    for (int i = 0; i < 4; i++) /* max_ps(NaN, lo) is lo, as fmaxf */
+        r[i] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(v[i], iv), lo), hi));
+    __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(r[0], r[1]), _mm256_packs_epi32(r[2], r[3]));
+    p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256((__m256i *)(void *)o->q, p);
+}
+
+/* w8_c on AVX2: the 32 integers of a block as bytes, and its scale */
+AVX2 static inline __m256i w8_avx(pxl_dtype dt, const uint8_t *p, float *d) {
+    *d = half_avx(p);
+    if (dt == PXL_Q8_0) return _mm256_loadu_si256((const __m256i *)(const void *)(p + 2));
+    const __m128i m4 = _mm_set1_epi8(0x0f);
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + (dt == PXL_Q4_0 ? 2 : 6)));
+    __m256i q = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), m4), _mm_and_si128(v, m4));
+    if (dt == PXL_Q4_0) return _mm256_sub_epi8(q, _mm256_set1_epi8(8));
+    uint32_t qh; /* Q5_0: byte i takes bit i of qh as 0x10 */
+    memcpy(&qh, p + 2, 4);
+    __m256i bits = _mm256_shuffle_epi8(_mm256_set1_epi32((int)qh),
+                                       _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2,
+                                                        2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i sel = _mm256_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32,
+                                         64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+    __m256i hb = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(bits, sel), sel), _mm256_set1_epi8(0x10));
+    return _mm256_sub_epi8(_mm256_or_si256(q, hb), _mm256_set1_epi8(16));
+}
+
+/* nb blocks of B from p (bbytes apart) into q (32 bytes each) and d */
+AVX2 static void w8_chunk_avx(pxl_dtype dt, const uint8_t *p, size_t bbytes, int nb, int8_t *q, float *d) {
+    for (int k = 0; k < nb; k++, p += bbytes) _mm256_storeu_si256((__m256i *)(void *)(q + QB * k), w8_avx(dt, p, d + k));
+}
+
+/* Q8_0: only the scales of nb blocks (the kernels read the bytes in place) */
+AVX2 static void w8_scales_avx(const uint8_t *p, int nb, float *d) {
+    for (int k = 0; k < nb; k++, p += 34) d[k] = half_avx(p);
+}
+
+#define QKERN_AVX(MR, NR)                                                                                            \
+    AVX2 static void qkern_avx_##MR##NR(const q8blk *const *a, const int8_t *const *w, size_t ws,                  \
+                                        const float *const *wd, int nb, float out[2][4]) {                          \
+        const __m256i ones = _mm256_set1_epi16(1);                                                                  \
+        __m256 acc[MR][NR];                                                                                         \
+        for (int i = 0; i < MR; i++)                                                                                \
+            for (int j = 0; j < NR; j++) acc[i][j] = _mm256_setzero_ps();                                           \
+        for (int b = 0; b < nb; b++) {                                                                              \
+            __m256i wv[NR], wa[NR];                                                                                 \
+            for (int j = 0; j < NR; j++) {                                                                          \
+                wv[j] = _mm256_loadu_si256((const __m256i *)(const void *)(w[j] + ws * (size_t)b));              \
+                wa[j] = _mm256_sign_epi8(wv[j], wv[j]); /* |w| as unsigned bytes (128 for -128) */                 \
+            }                                                                                                       \
+            for (int i = 0; i < MR; i++) {                                                                          \
+                const q8blk *ab = a[i] + b;                                                                         \
+                __m256i av = _mm256_loadu_si256((const __m256i *)(const void *)ab->q);                             \
+                for (int j = 0; j < NR; j++) { /* |w| * (a sign w): pairs below 2^15, no saturation */             \
+                    __m256i t = _mm256_madd_epi16(_mm256_maddubs_epi16(wa[j], _mm256_sign_epi8(av, wv[j])), ones);  \
+                    __m256 sc = _mm256_set1_ps(ab->d * wd[j][b]);                                                   \
+                    acc[i][j] = _mm256_add_ps(acc[i][j], _mm256_mul_ps(_mm256_cvtepi32_ps(t), sc));                 \
+                }                                                                                                   \
+            }                                                                                                       \
+        }                                                                                                           \
+        for (int i = 0; i < MR; i++)                                                                                \
+            for (int j = 0; j < NR; j++) out[i][j] = fold8_avx(acc[i][j]);                                          \
+    }
+QKERN_AVX(2, 4)
+QKERN_AVX(1, 4)
+QKERN_AVX(2, 1)
+QKERN_AVX(1, 1)
+
+AVX2 static void qkern_avx(int mr, int nr, const q8blk *const *a, const int8_t *const *w, size_t ws,
+                           const float *const *wd, int nb, float out[2][4]) {
+    if (mr == 2 && nr == 4) qkern_avx_24(a, w, ws, wd, nb, out);
+    else if (nr == 4) qkern_avx_14(a, w, ws, wd, nb, out);
+    else
+        for (int j = 0; j < nr; j++) {
+            float o[2][4];
+            if (mr == 2) qkern_avx_21(a, w + j, ws, wd + j, nb, o);
+            else qkern_avx_11(a, w + j, ws, wd + j, nb, o);
+            for (int i = 0; i < mr; i++) out[i][j] = o[i][0];
+        }
+}
 #endif
 
 /* ---- the tasks ------------------------------------------------------------- */
@@ -434,11 +608,108 @@ static void bt_range(void *arg, int64_t lo, int64_t hi) {
     }
 }
 
+/* The tasks of the 8-bit path: bt_range's tiles and order, B blocks decoded
+ * to bytes once per chunk and multiplied in integers with A's blocks. */
+static void qbt_range(void *arg, int64_t lo, int64_t hi) {
+    const bt_job *j = arg;
+    size_t bbytes;
+    int belems;
+    block_geom(j->dt, &bbytes, &belems);
+    int8_t wq[NT][KC];
+    float wd[NT][KC / QB];
+    double acc[MB][NT];
+    int64_t nbk = j->K / QB; /* blocks of an A row */
+    int direct = j->dt == PXL_Q8_0;
+    size_t ws = direct ? bbytes : QB; /* bytes from one block's integers to the next */
+    for (int64_t u = lo; u < hi; u++) {
+        int64_t tile = u % j->tiles, mbk = (u / j->tiles) % j->mblocks, bt = u / j->tiles / j->mblocks;
+        int64_t n0 = tile * NT, m0 = mbk * MB;
+        int nt = (int)(j->N - n0 < NT ? j->N - n0 : NT), mb = (int)(j->M - m0 < MB ? j->M - m0 : MB);
+        const q8blk *a = j->qa + ((j->batch_a == 1 ? 0 : bt) * j->M + m0) * nbk;
+        const uint8_t *b = j->b + ((size_t)(j->batch_b == 1 ? 0 : bt) * (size_t)j->N + (size_t)n0) * j->row_bytes;
+        float *c = j->c + (bt * j->M + m0) * j->N + n0;
+        for (int i = 0; i < mb; i++)
+            for (int n = 0; n < nt; n++) acc[i][n] = 0;
+        for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
+            int nb = (int)((j->K - k0 < KC ? j->K - k0 : KC) / QB);
+            size_t off = (size_t)(k0 / QB) * bbytes, cbytes = (size_t)nb * bbytes, ahead = off + 2 * cbytes;
+            const int8_t *wp[NT];
+            const float *dp[NT];
+            for (int n = 0; n < nt; n++) {
+                const uint8_t *p = b + (size_t)n * j->row_bytes + off;
+#if defined(__GNUC__)
+                if (ahead + cbytes <= j->row_bytes)
+                    for (size_t q = 0; q < cbytes; q += 64) __builtin_prefetch(b + (size_t)n * j->row_bytes + ahead + q);
+#endif
+                dp[n] = wd[n];
+                if (direct) { /* Q8_0: the bytes in place, only the scales decoded */
+                    wp[n] = (const int8_t *)(const void *)(p + 2);
+#ifdef PXL_CPU_X86
+                    if (j->simd) w8_scales_avx(p, nb, wd[n]);
+                    else
+#endif
+                        for (int k = 0; k < nb; k++) wd[n][k] = half_at(p + 34 * k);
+                    continue;
+                }
+                wp[n] = wq[n];
+#ifdef PXL_CPU_X86
+                if (j->simd) w8_chunk_avx(j->dt, p, bbytes, nb, wq[n], wd[n]);
+                else
+#endif
+                    for (int k = 0; k < nb; k++) wd[n][k] = w8_c(j->dt, p + (size_t)k * bbytes, wq[n] + QB * k);
+            }
+            for (int i = 0; i < mb; i += 2) {
+                int mr = mb - i < 2 ? 1 : 2;
+                const q8blk *ap[2] = {a + i * nbk + k0 / QB, a + (i + mr - 1) * nbk + k0 / QB};
+                for (int n = 0; n < nt; n += 4) {
+                    int nr = nt - n < 4 ? nt - n : 4;
+                    float out[2][4];
+#ifdef PXL_CPU_X86
+                    if (j->simd) qkern_avx(mr, nr, ap, wp + n, ws, dp + n, nb, out);
+                    else qkern_c(mr, nr, ap, wp + n, ws, dp + n, nb, out);
+#else
+                    qkern_c(mr, nr, ap, wp + n, ws, dp + n, nb, out);
+#endif
+                    for (int r = 0; r < mr; r++)
+                        for (int q = 0; q < nr; q++) acc[i + r][n + q] += (double)out[r][q];
+                }
+            }
+        }
+        for (int i = 0; i < mb; i++)
+            for (int n = 0; n < nt; n++) {
+                float v = (float)acc[i][n], *cp = c + i * j->N + n;
+                *cp = j->beta != 0.0f ? j->alpha * v + j->beta * *cp : j->alpha * v;
+            }
+    }
+}
+
+/* Rounds rows [lo, hi) of A (K / 32 blocks each) into the job's blocks. */
+typedef struct {
+    const float *a;
+    q8blk *q;
+    int64_t K;
+    int simd;
+} q8_job;
+
+static void q8_rows(void *arg, int64_t lo, int64_t hi) {
+    const q8_job *j = arg;
+    for (int64_t r = lo; r < hi; r++)
+        for (int64_t k = 0; k < j->K; k += QB) {
+            const float *x = j->a + r * j->K + k;
+            q8blk *o = j->q + (r * j->K + k) / QB;
+#ifdef PXL_CPU_X86
+            if (j->simd) q8_round_avx(x, o);
+            else q8_round_c(x, o);
+#else
+            q8_round_c(x, o);
+#endif
+        }
+}
+
 int pxl_cpu_simd(const pxl_ctx *ctx) {
 #ifdef PXL_CPU_X86
-    unsigned eax, ebx, ecx = 0, edx;
-    int f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)); /* clang's builtin has no "f16c" */
-    return !pxl_ctx_tuning(ctx)->cpu_simd_off && f16c && __builtin_cpu_supports("avx2") &&
+    /* F16C from cpuid at creation (clang's builtin has no "f16c") */
+    return !pxl_ctx_tuning(ctx)->cpu_simd_off && pxl_ctx_cpu_f16c(ctx) && __builtin_cpu_supports("avx2") &&
            __builtin_cpu_supports("fma");
 #else
     (void)ctx;
@@ -448,9 +719,20 @@ int pxl_cpu_simd(const pxl_ctx *ctx) {
 
 void pxl_cpu_matmul_bt(pxl_ctx *ctx, const pxl_cpu_bt *p) {
     bt_job j = {p->a, p->b, p->c, p->dt, p->batch_a, p->batch_b, p->M, p->N, p->K, p->row_bytes, p->alpha, p->beta,
-                (p->M + MB - 1) / MB, (p->N + NT - 1) / NT, pxl_cpu_simd(ctx)};
+                (p->M + MB - 1) / MB, (p->N + NT - 1) / NT, pxl_cpu_simd(ctx), NULL};
     int64_t tasks = p->batch * j.mblocks * j.tiles;
     int64_t mb = p->M < MB ? p->M : MB;
     int64_t work = mb * p->K * NT; /* multiply-adds per task */
-    pxl_parallel_range(ctx, tasks, 1 + 131072 / (work > 0 ? work : 1), bt_range, &j);
+    q8blk *qa = NULL;
+    if (p->a_q8 && q8_takes(p->dt) && p->K % QB == 0) {
+        int64_t rows = p->batch_a * p->M;
+        qa = pxl_calloc(ctx, (size_t)(rows * (p->K / QB)), sizeof *qa); /* NULL: the exact path */
+        if (qa) {
+            q8_job qj = {p->a, qa, p->K, j.simd};
+            pxl_parallel_range(ctx, rows, 1 + 65536 / p->K, q8_rows, &qj);
+            j.qa = qa;
+        }
+    }
+    pxl_parallel_range(ctx, tasks, 1 + 131072 / (work > 0 ? work : 1), qa ? qbt_range : bt_range, &j);
+    pxl_free(ctx, qa);
 }

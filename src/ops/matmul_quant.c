@@ -94,7 +94,7 @@ static pxl_status q_check(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b
 static pxl_status q_cpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c, const q_shape *s,
                         const pxl_matmul_options *o) {
     pxl_cpu_bt p = {a->host, b->host, c->host, b->dtype, s->batch, s->batch_a, s->batch_b, s->M, s->N, s->K,
-                    s->row_bytes, o->alpha, o->beta};
+                    s->row_bytes, o->alpha, o->beta, o->a_q8};
     pxl_cpu_matmul_bt(ctx, &p);
     return PXL_OK;
 }

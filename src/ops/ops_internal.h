@@ -189,6 +189,9 @@ typedef struct {
     int64_t batch, batch_a, batch_b, M, N, K;
     size_t row_bytes;
     float alpha, beta;
+    /* 1: B Q8_0, Q4_0 or Q5_0 multiplies A rounded to 8 bits per 32 values
+     * (pxl_matmul_options.a_q8; matmul_cpu.c says how) */
+    int a_q8;
 } pxl_cpu_bt;
 void pxl_cpu_matmul_bt(pxl_ctx *ctx, const pxl_cpu_bt *p);
 /* 1 if the CPU ops use their x86-64 AVX2 + FMA + F16C code (the CPU has it

@@ -1,0 +1,147 @@
+/*
+ * pxl_matmul with a_q8 on the CPU (src/ops/matmul_cpu.c): A rounded to 8
+ * bits per 32 values, multiplied in integers with Q8_0, Q4_0 and Q5_0 B.
+ *
+ * For each format and M in {1, 2, 5, 37} (one row, a pair, pairs and a
+ * lone row, more than one block of 32 rows), K = 320 (a 256-chunk and a
+ * shorter one), N = 19 (tiles of 16 and a short one):
+ *   - 1 thread, 2 threads and the plain C code (cpu_simd=0) give the same
+ *     bits (the lanes are integer sums; scaling and lane sums are the same
+ *     roundings in both);
+ *   - the result is within the rounding of A of the exact product: per output,
+ *     |c - sum a_k b_k| <= sum over blocks of (max|a| / 254 + max|a| / 2048) sum |b_k|
+ *     (half a step of max|a| / 127, and that step rounded to f16),
+ *     plus 1e-5 of sum |a_k b_k| for the f32 sums (B as pxl_dequantize gives it);
+ *   - a_q8 = 0 is the exact path: within 1e-5 of sum |a_k b_k|, and not
+ *     the same bits as a_q8 = 1 (else the option would do nothing).
+ * Exit 0 on success, 1 on a failure (each printed).
+ */
+#include "pxl/ops.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(c)                                                         \
+    do {                                                                 \
+        if (!(c)) {                                                      \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
+            failures++;                                                  \
+        }                                                                \
+    } while (0)
+
+static pxl_ctx *cpu_ctx(int threads, const char *tuning) {
+    pxl_ctx_options o = pxl_ctx_options_default();
+    o.backend = PXL_BACKEND_CPU;
+    o.n_threads = threads;
+    o.quiet = 1;
+    o.tuning = tuning;
+    pxl_ctx *ctx = NULL;
+    if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
+        pxl_ctx_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static float frand(void) { /* uniform in [-1, 1) */
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+/* C = A . B^T on ctx with a_q8 = q8; 0 on success */
+static int run(pxl_ctx *ctx, pxl_dtype dt, const float *a, const void *bq, size_t bbytes, int64_t M, int64_t N,
+               int64_t K, int q8, float *c) {
+    int64_t sa[2] = {M, K}, sb[2] = {N, K}, sc[2] = {M, N};
+    pxl_tensor *ta = NULL, *tb = NULL, *tc = NULL;
+    pxl_matmul_options o = {0};
+    o.trans_b = 1;
+    o.a_q8 = q8;
+    int bad = pxl_tensor_create(ctx, PXL_F32, 2, sa, &ta) != PXL_OK || pxl_tensor_create(ctx, dt, 2, sb, &tb) != PXL_OK ||
+              pxl_tensor_create(ctx, PXL_F32, 2, sc, &tc) != PXL_OK ||
+              pxl_tensor_write(ctx, ta, a, (size_t)(M * K) * sizeof(float)) != PXL_OK ||
+              pxl_tensor_write(ctx, tb, bq, bbytes) != PXL_OK || pxl_matmul(ctx, ta, tb, tc, &o) != PXL_OK ||
+              pxl_tensor_read(ctx, tc, c, (size_t)(M * N) * sizeof(float)) != PXL_OK;
+    if (bad) fprintf(stderr, "matmul: %s\n", pxl_ctx_error(ctx));
+    pxl_tensor_free(ta);
+    pxl_tensor_free(tb);
+    pxl_tensor_free(tc);
+    return bad;
+}
+
+int main(void) {
+    pxl_ctx *c1 = cpu_ctx(1, NULL), *c2 = cpu_ctx(2, NULL), *cs = cpu_ctx(2, "cpu_simd=0");
+    if (!c1 || !c2 || !cs) {
+        fprintf(stderr, "no CPU context\n");
+        return 1;
+    }
+    const pxl_dtype types[3] = {PXL_Q8_0, PXL_Q4_0, PXL_Q5_0};
+    const int64_t Ms[4] = {1, 2, 5, 37};
+    const int64_t N = 19, K = 320;
+    for (int ti = 0; ti < 3; ti++)
+        for (int mi = 0; mi < 4; mi++) {
+            pxl_dtype dt = types[ti];
+            int64_t M = Ms[mi];
+            float *a = malloc((size_t)(M * K) * sizeof *a), *b = malloc((size_t)(N * K) * sizeof *b);
+            float *bd = malloc((size_t)(N * K) * sizeof *bd);
+            float *r1 = malloc((size_t)(M * N) * sizeof *r1), *r2 = malloc((size_t)(M * N) * sizeof *r2);
+            float *rs = malloc((size_t)(M * N) * sizeof *rs), *re = malloc((size_t)(M * N) * sizeof *re);
+            size_t bbytes = (size_t)N * (size_t)(K / 32) * (dt == PXL_Q8_0 ? 34u : dt == PXL_Q4_0 ? 18u : 22u);
+            void *bq = malloc(bbytes);
+            if (!a || !b || !bd || !r1 || !r2 || !rs || !re || !bq) return 1;
+            for (int64_t i = 0; i < M * K; i++) a[i] = frand() * (i % 97 == 0 ? 8.0f : 1.0f); /* some outliers */
+            for (int64_t i = 0; i < 32; i++) a[i] = 0.0f; /* an all-zero block */
+            for (int64_t i = 0; i < N * K; i++) b[i] = frand();
+            CHECK(pxl_quantize(c1, dt, b, N * K, bq, bbytes) == PXL_OK);
+            CHECK(pxl_dequantize(c1, dt, bq, bbytes, bd, N * K) == PXL_OK);
+            CHECK(run(c1, dt, a, bq, bbytes, M, N, K, 1, r1) == 0);
+            CHECK(run(c2, dt, a, bq, bbytes, M, N, K, 1, r2) == 0);
+            CHECK(run(cs, dt, a, bq, bbytes, M, N, K, 1, rs) == 0);
+            CHECK(run(c1, dt, a, bq, bbytes, M, N, K, 0, re) == 0);
+            CHECK(memcmp(r1, r2, (size_t)(M * N) * sizeof *r1) == 0);
+            CHECK(memcmp(r1, rs, (size_t)(M * N) * sizeof *r1) == 0);
+            CHECK(memcmp(r1, re, (size_t)(M * N) * sizeof *r1) != 0);
+            double worst = 0; /* the largest error as a fraction of its bound */
+            for (int64_t m = 0; m < M; m++)
+                for (int64_t n = 0; n < N; n++) {
+                    double exact = 0, mag = 0, round = 0;
+                    for (int64_t k0 = 0; k0 < K; k0 += 32) {
+                        double amax = 0, bsum = 0;
+                        for (int64_t k = k0; k < k0 + 32; k++) {
+                            double x = (double)a[m * K + k], y = (double)bd[n * K + k];
+                            exact += x * y;
+                            mag += fabs(x * y);
+                            bsum += fabs(y);
+                            if (fabs(x) > amax) amax = fabs(x);
+                        }
+                        round += (amax / 254.0 + amax / 2048.0) * bsum; /* half a step, and d's f16 rounding */
+                    }
+                    double eq = fabs((double)r1[m * N + n] - exact), ee = fabs((double)re[m * N + n] - exact);
+                    double bound = round * 1.001 + 1e-5 * mag;
+                    if (eq / bound > worst) worst = eq / bound;
+                    CHECK(eq <= bound);
+                    CHECK(ee <= 1e-5 * mag + 1e-30);
+                }
+            printf("%s M=%lld: same bits for 1, 2 threads and plain C; error <= %.2f of the rounding bound\n",
+                   pxl_dtype_name(dt), (long long)M, worst);
+            free(a);
+            free(b);
+            free(bd);
+            free(r1);
+            free(r2);
+            free(rs);
+            free(re);
+            free(bq);
+        }
+    pxl_ctx_free(c1);
+    pxl_ctx_free(c2);
+    pxl_ctx_free(cs);
+    if (failures) fprintf(stderr, "%d checks failed\n", failures);
+    return failures ? 1 : 0;
+}
