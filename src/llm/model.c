@@ -593,7 +593,7 @@ pxl_status pxl_llm_rewind(pxl_llm *m, int64_t n_past) {
 /* ---- the forward pass ---------------------------------------------------------------------- */
 
 /* Layers per submit of a GPU pass (the tuning option llm_submit overrides it). */
-#define LLM_SUBMIT_LAYERS 2
+#define LLM_SUBMIT_LAYERS 1
 
 /* Views made for one pass, freed together. */
 typedef struct {
