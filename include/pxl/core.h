@@ -115,8 +115,6 @@ typedef struct pxl_ctx_options {
      *   llm_submit=N             the GGUF runtime's GPU pass submits its work every
      *                            N layers (0: once per pass)
      *   qmv_kernel=q|auto        q: the plain qmv kernel, never qmv_xs
-     *   qmm=tiled|dequant|auto   quantized GPU products with M > 8: the tiled
-     *                            kernels, or B decoded to f32 and the f32 GEMM
      *   vm_dp4=soft|auto         soft: the VM's software dot4I8Packed
      *   vm_mm=tile|small|auto    the VM's MATMUL kernel
      *   pllm_no_avx=0|1          1: Pixel-LLM training without its AVX code

@@ -32,7 +32,6 @@ typedef struct pxl_tuning {
     uint32_t kmv_rows;   /* 0: default */
     uint32_t llm_submit; /* 0: default; else 1 + layers per submit of the GPU forward pass (1: one per pass) */
     int qmv_plain;       /* qmv_kernel=q: never qmv_xs */
-    int qmm;             /* quantized GPU products with M > 8: 0 auto, 1 tiled (kmm, qmm, xmm), 2 dequant + f32 GEMM */
     int vm_dp4_soft;     /* vm_dp4=soft */
     int vm_mm;           /* vm_mm: 0 auto, 1 tile, 2 small */
     int pllm_no_avx;     /* pllm_no_avx=1 */

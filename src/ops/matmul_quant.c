@@ -304,44 +304,8 @@ static pxl_status x_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
                             (uint32_t)s->batch);
 }
 
-/* Products with many rows of A (prompts) on a GPU: B decoded to f32 once
- * (pxl_embedding over the ids 0 .. N-1: the codecs' exact floats) into a
- * temporary, then the f32 GEMM of matmul.c, which does far more arithmetic
- * per byte than the tiled quantized kernels. Used from Q_DEQUANT_M rows of A
- * when the decoded B fits Q_DEQUANT_MAX bytes and one binding. */
-#define Q_DEQUANT_M 64
-#define Q_DEQUANT_MAX ((uint64_t)512 << 20)
-
-static int q_dequant_wanted(pxl_ctx *ctx, const pxl_tensor *b, const q_shape *s) {
-    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
-    int mode = pxl_ctx_tuning(ctx)->qmm; /* tuning benchmarks only */
-    uint64_t bytes = (uint64_t)s->N * (uint64_t)s->K * 4u;
-    if (mode == 1 || b->ndim != 2 || s->batch_b != 1 || bytes > Q_DEQUANT_MAX || bytes > gi->max_storage_binding_size)
-        return 0;
-    return mode == 2 || s->M >= Q_DEQUANT_M;
-}
-
-static pxl_status q_dequant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c, const q_shape *s,
-                            const pxl_matmul_options *o) {
-    int64_t n = s->N, shape[2] = {s->N, s->K};
-    int32_t *iota = pxl_alloc(ctx, (size_t)n * sizeof *iota);
-    if (!iota) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "%s: out of memory", OP);
-    for (int64_t i = 0; i < n; i++) iota[i] = (int32_t)i;
-    pxl_tensor *ids = NULL, *bf = NULL;
-    pxl_status st = pxl_tensor_create(ctx, PXL_I32, 1, &n, &ids);
-    if (st == PXL_OK) st = pxl_tensor_write(ctx, ids, iota, (size_t)n * sizeof *iota);
-    if (st == PXL_OK) st = pxl_tensor_create(ctx, PXL_F32, 2, shape, &bf);
-    if (st == PXL_OK) st = pxl_embedding(ctx, b, ids, bf);
-    if (st == PXL_OK) st = pxl_matmul(ctx, a, bf, c, o); /* the f32 path: B [N, K] with trans_b */
-    pxl_tensor_free(bf); /* the pending work keeps the memory until it is done */
-    pxl_tensor_free(ids);
-    pxl_free(ctx, iota);
-    return st;
-}
-
 static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c, const q_shape *s,
                         const pxl_matmul_options *o) {
-    if (s->M > QMV_MAX_NCOL && q_dequant_wanted(ctx, b, s)) return q_dequant(ctx, a, b, c, s, o);
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
     if (a->nelem > UINT32_MAX || c->nelem > UINT32_MAX || b->bytes > UINT32_MAX - 64)
         return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: operands over 2^32 elements or bytes", OP);
