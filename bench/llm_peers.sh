@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# pxl's GGUF runtime against llama.cpp (its CUDA build and its npm Vulkan
+# library) on the same files, in one run on the H100 machine: the figures of
+# docs/BENCHMARKS.md, "LLM speed on the H100". From the repository's root, with
+# .gl, deps/dawn and the llama.cpp peer stage carried (../shared/peers: stage.sh
+# makes .peers/stage.tar.xz; a smaller .peers/stage-lite.tar.xz is used when
+# present) and .peers/tools holding ../shared/peers/llamacpp:
+#
+#   bash bench/llm_peers.sh PRESET...   (default: tinyllama-1.1b tiny5)
+#
+# Steps: build pxl (bench/device_setup.sh), unpack the stage to $PEERS
+# (/root/peers), synthesize each PRESET's shape-true model with random weights
+# and quantize it (Q4_K_M, Q8_0; run.sh models), build llama-bench for sm_90
+# (run.sh cuda-build, about 4 minutes; NO_CUDA=1 skips it), then for each model
+# file (FILES, default PRESET-q4km) pxl bench llm --backend gpu, llama.cpp
+# Vulkan and llama.cpp CUDA, pp512 and tg128 (5 reps for the peers, 3 for
+# pxl), one after the other. Every step is guarded by a deadline (DEADLINE_S,
+# 570 s from the start): a step that would start after it is skipped and said so.
+# Output: $OUT/llm_peers.txt (and the step logs under $OUT).
+set -u
+START=$(date +%s)
+DEADLINE_S=${DEADLINE_S:-570}
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+P=${PEERS:-/root/peers}
+LOG="$OUT/llm_peers.txt"
+left() { echo $(( DEADLINE_S - ($(date +%s) - START) )); }
+step() { # step NAME SECONDS CMD...: runs CMD with a timeout, if the deadline allows
+  local name=$1 need=$2; shift 2
+  if [ "$(left)" -lt "$need" ]; then echo "== $name: skipped ($(left) s left)" >>"$LOG"; return 1; fi
+  echo "== $name" >>"$LOG"
+  timeout "$(left)" "$@" >>"$LOG" 2>&1 || echo "== $name: failed or timed out (rc $?)" >>"$LOG"
+}
+presets=("$@"); [ ${#presets[@]} -gt 0 ] || presets=(tinyllama-1.1b tiny5)
+(source bench/device_setup.sh) >"$OUT/build.log" 2>&1 || { echo "pxl build failed" >>"$LOG"; exit 1; }
+mkdir -p "$P/m"
+stage=.peers/stage.tar.xz; [ -f .peers/stage-lite.tar.xz ] && stage=.peers/stage-lite.tar.xz
+tar xJf "$stage" -C "$P" || { echo "no peer stage ($stage)" >>"$LOG"; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader >>"$LOG"
+step models 60 bash .peers/tools/llamacpp/run.sh models "${presets[@]}"
+[ "${NO_CUDA:-0}" = 1 ] || step cuda-build 200 bash .peers/tools/llamacpp/run.sh cuda-build
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+files=${FILES:-}
+[ -n "$files" ] || for p in "${presets[@]}"; do files="$files $p-q4km"; done
+for f in $files; do
+  m="$P/m/$f.gguf"
+  step "pxl $f" 40 build-dev/pxl bench llm -m "$m" --backend gpu --pp 512 --tg 128 --reps 3
+  step "llama.cpp vulkan $f" 40 bash .peers/tools/llamacpp/run.sh vulkan "$m"
+  [ "${NO_CUDA:-0}" = 1 ] || step "llama.cpp cuda $f" 30 bash .peers/tools/llamacpp/run.sh cuda "$m"
+done
+[ -n "${PROFILE:-}" ] && step "pxl profile $PROFILE" 40 build-dev/pxl bench llm -m "$P/m/$PROFILE.gguf" --backend gpu \
+  --pp 512 --tg 128 --reps 2 --profile
+echo "== done in $(( $(date +%s) - START )) s" >>"$LOG"
+cat "$LOG"
