@@ -102,6 +102,11 @@ def main():
             rows.append({"name": name, "ok": False, "note": c["note"]})
             continue
         row = {"name": name, "pxl_us": c["us"], "pxl_rate": c["rate"], "unit": c["unit"]}
+        if name not in base and not name.startswith(("q4_0", "q8_0", "q4_k", "q6_k")):
+            # no torch counterpart (record_*, rope_kv*): pxl's figure alone
+            print(f"{name:36} {c['us']:9.2f} us {'-':>12} {'-':>8}  no torch case")
+            rows.append(row)
+            continue
         if name.startswith(("q4_0", "q8_0", "q4_k", "q6_k")):
             ratio = c["rate"] / copy
             print(f"{name:36} {c['rate']:9.1f} GB/s {copy:7.1f} GB/s {ratio:7.2f}x  vs torch copy bandwidth")

@@ -721,8 +721,8 @@ static void rope_ext_oracle(const op_case *c, double *const *v, double **want) {
  * and rotation, < 4e-7 for inputs in [-1, 1), given 1e-6. GPU against CPU
  * (the same theta'): 1e-6.
  */
-static void rope_tol_ff(const op_case *c, const double *x, const double *ff, int mode, double *tol) {
-    int64_t T = c->s[0], H = c->s[1], D = c->s[2];
+static void rope_tol_thd(const op_case *c, int64_t T, int64_t H, int64_t D, const double *x, const double *ff, int mode,
+                         double *tol) {
     for (int64_t t = 0; t < T; t++)
         for (int64_t h = 0; h < H; h++)
             for (int64_t i = 0; i < D / 2; i++) {
@@ -736,6 +736,10 @@ static void rope_tol_ff(const op_case *c, const double *x, const double *ff, int
             }
 }
 
+static void rope_tol_ff(const op_case *c, const double *x, const double *ff, int mode, double *tol) {
+    rope_tol_thd(c, c->s[0], c->s[1], c->s[2], x, ff, mode, tol);
+}
+
 static void rope_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
     (void)want, (void)out;
     rope_tol_ff(c, v[0], NULL, mode, tol);
@@ -744,6 +748,158 @@ static void rope_tol(const op_case *c, double *const *v, double *const *want, in
 static void rope_ext_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
     (void)want, (void)out;
     rope_tol_ff(c, v[0], v[1], mode, tol);
+}
+
+/* ---- rope_kv ------------------------------------------------------------------------ */
+
+static pxl_tensor *new_tensor(pxl_ctx *ctx, pxl_dtype dt, int ndim, const int64_t *shape);
+static void *read_all(pxl_ctx *ctx, const pxl_tensor *t, size_t n);
+
+/* inputs k [T, Hkv, D], v [T, Hkv * D], freq_factors (rope_kv_ff); outputs q [T, Hq, D] (written with
+ * data first: it is turned in place), k_out, v_out */
+static void rkv_layout(const op_case *c, layout *l) {
+    int64_t T = c->s[0], Hq = c->s[1], Hkv = c->s[2], D = c->s[3], half = D / 2;
+    int64_t sq[3] = {T, Hq, D}, sk[3] = {T, Hkv, D}, sv[2] = {T, Hkv * D};
+    pxl_dtype vd = (c->flags & CF_V32) ? PXL_F32 : c->dt;
+    add_in(l, opnd("k", PXL_F32, 3, sk, 0, -1, 1, -1));
+    add_in(l, opnd("v", PXL_F32, 2, sv, 0, -1, 1, -1));
+    if (c->op == OP_ROPE_KV_FF) add_in(l, opnd("freq_factors", PXL_F32, 1, &half, 0, 0.5f, 40.0f, -1));
+    add_out(l, opnd("q", PXL_F32, 3, sq, 1, -1, 1, -1));
+    l->o[l->n_in].init = 1;
+    add_out(l, opnd("k_out", c->dt, 3, sk, 1, 0, 0, -1));
+    add_out(l, opnd("v_out", vd, 2, sv, 1, 0, 0, -1));
+}
+
+static pxl_rope_options rkv_opts(const op_case *c, pxl_tensor *const *t) {
+    pxl_rope_options o = {c->p, rope_lay(c), c->alpha, c->op == OP_ROPE_KV_FF ? t[2] : NULL};
+    return o;
+}
+
+/* the call's results, and what pxl_rope_ext, pxl_convert and pxl_copy make of the same inputs, as the
+ * one-token path of src/llm/model.c did before pxl_rope_kv: they must agree bit for bit */
+typedef struct rkv_twin {
+    pxl_tensor *q, *k, *ko, *vo;
+    int ok;
+} rkv_twin;
+
+static void rkv_twin_make(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t, rkv_twin *w) {
+    int ni = c->op == OP_ROPE_KV_FF ? 3 : 2;
+    pxl_tensor *q = t[ni], *k = t[0], *v = t[1], *ko = t[ni + 1], *vo = t[ni + 2];
+    pxl_rope_options o = rkv_opts(c, t);
+    int64_t sq[3] = {pxl_tensor_dim(q, 0), pxl_tensor_dim(q, 1), pxl_tensor_dim(q, 2)};
+    int64_t sk[3] = {pxl_tensor_dim(k, 0), pxl_tensor_dim(k, 1), pxl_tensor_dim(k, 2)};
+    int64_t sv[2] = {pxl_tensor_dim(v, 0), pxl_tensor_dim(v, 1)};
+    memset(w, 0, sizeof *w);
+    w->q = new_tensor(ctx, PXL_F32, 3, sq);
+    w->k = new_tensor(ctx, PXL_F32, 3, sk);
+    w->ko = new_tensor(ctx, pxl_tensor_dtype(ko), 3, sk);
+    w->vo = new_tensor(ctx, pxl_tensor_dtype(vo), 2, sv);
+    pxl_status s = w->q && w->k && w->ko && w->vo ? PXL_OK : PXL_ERR_INVALID_ARG;
+    if (s == PXL_OK) s = pxl_copy(ctx, q, w->q);
+    if (s == PXL_OK) s = pxl_rope_ext(ctx, w->q, w->q, c->off, &o);
+    if (pxl_tensor_dtype(ko) == PXL_F32) {
+        if (s == PXL_OK) s = pxl_rope_ext(ctx, k, w->ko, c->off, &o);
+    } else {
+        if (s == PXL_OK) s = pxl_copy(ctx, k, w->k);
+        if (s == PXL_OK) s = pxl_rope_ext(ctx, w->k, w->k, c->off, &o);
+        if (s == PXL_OK) s = pxl_convert(ctx, w->k, w->ko);
+    }
+    if (s == PXL_OK) s = pxl_tensor_dtype(vo) == PXL_F32 ? pxl_copy(ctx, v, w->vo) : pxl_convert(ctx, v, w->vo);
+    CHECK_MSG(s == PXL_OK, "rope_kv twin: %s", pxl_ctx_error(ctx));
+    w->ok = s == PXL_OK;
+}
+
+static void rkv_twin_check(pxl_ctx *ctx, pxl_tensor *got, pxl_tensor *want, const char *name) {
+    size_t n = pxl_tensor_bytes(want);
+    uint8_t *a = read_all(ctx, got, n), *b = read_all(ctx, want, n);
+    size_t diff = 0;
+    for (size_t i = 0; i < n; i++) diff += a[i] != b[i];
+    CHECK_MSG(diff == 0, "pxl_rope_kv on %s: %s differs from pxl_rope_ext + pxl_convert / pxl_copy in %zu of %zu bytes",
+              pxl_ctx_backend(ctx) == PXL_BACKEND_GPU ? "gpu" : "cpu", name, diff, n);
+    free(a), free(b);
+}
+
+static void rkv_twin_free(rkv_twin *w) {
+    pxl_tensor_free(w->q), pxl_tensor_free(w->k), pxl_tensor_free(w->ko), pxl_tensor_free(w->vo);
+}
+
+static pxl_status rkv_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
+    int ni = c->op == OP_ROPE_KV_FF ? 3 : 2;
+    pxl_tensor *q = t[ni], *k = t[0], *v = t[1], *ko = t[ni + 1], *vo = t[ni + 2];
+    pxl_rope_options o = rkv_opts(c, t);
+    /* value cases (not the bad-argument set) also check against the ops it replaces */
+    rkv_twin w;
+    int twin = c->expect == PXL_OK && !(c->flags & CF_BAD);
+    if (twin) rkv_twin_make(ctx, c, t, &w);
+    pxl_status s;
+    if (!(c->flags & CF_PACKED)) {
+        s = pxl_rope_kv(ctx, q, k, v, ko, vo, c->off, &o);
+    } else {
+        /* q, k and v back to back in one tensor, as the fused QKV product leaves them (with CF_VIEW: 3
+         * elements in, so that no view starts on a 16-byte boundary) */
+        int64_t nq = pxl_tensor_nelem(q), nk = pxl_tensor_nelem(k), pad = (c->flags & CF_VIEW) ? 3 : 0;
+        int64_t nb = pad + nq + 2 * nk, sq[3], sk[3], sv[2] = {pxl_tensor_dim(v, 0), pxl_tensor_dim(v, 1)};
+        for (int i = 0; i < 3; i++) sq[i] = pxl_tensor_dim(q, i), sk[i] = pxl_tensor_dim(k, i);
+        pxl_tensor *base = NULL, *pq = NULL, *pk = NULL, *pv = NULL;
+        s = pxl_tensor_create(ctx, PXL_F32, 1, &nb, &base);
+        if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 3, sq, (size_t)pad * 4, &pq);
+        if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 3, sk, (size_t)(pad + nq) * 4, &pk);
+        if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, sv, (size_t)(pad + nq + nk) * 4, &pv);
+        if (s == PXL_OK) s = pxl_copy(ctx, q, pq);
+        if (s == PXL_OK) s = pxl_copy(ctx, k, pk);
+        if (s == PXL_OK) s = pxl_copy(ctx, v, pv);
+        if (s == PXL_OK) s = pxl_rope_kv(ctx, pq, pk, pv, ko, vo, c->off, &o);
+        if (s == PXL_OK) s = pxl_copy(ctx, pq, q);
+        pxl_tensor_free(pq), pxl_tensor_free(pk), pxl_tensor_free(pv), pxl_tensor_free(base);
+    }
+    if (twin) {
+        if (s == PXL_OK && w.ok) {
+            rkv_twin_check(ctx, q, w.q, "q");
+            rkv_twin_check(ctx, ko, w.ko, "k_out");
+            rkv_twin_check(ctx, vo, w.vo, "v_out");
+        }
+        rkv_twin_free(&w);
+    }
+    return s;
+}
+
+/* the exact values rounded as the outputs' dtypes hold them */
+static void rkv_round(pxl_dtype dt, const double *x, double *y, int64_t n) {
+    if (dt == PXL_F16) oracle_round_float(x, y, n, 11, -14, 65504.0);
+    else memcpy(y, x, (size_t)n * sizeof *y);
+}
+
+static void rkv_oracle(const op_case *c, double *const *v, double **want) {
+    int64_t T = c->s[0], Hq = c->s[1], Hkv = c->s[2], D = c->s[3], nk = T * Hkv * D;
+    int ni = c->op == OP_ROPE_KV_FF ? 3 : 2, halves = (c->flags & CF_HALVES) != 0;
+    const double *ff = ni == 3 ? v[2] : NULL;
+    oracle_rope_ext(v[ni], want[0], T, Hq, D, c->off, c->p, halves, rope_fs(c), ff);
+    double *k = malloc((size_t)nk * sizeof *k);
+    oracle_rope_ext(v[0], k, T, Hkv, D, c->off, c->p, halves, rope_fs(c), ff);
+    rkv_round(c->dt, k, want[1], nk);
+    rkv_round((c->flags & CF_V32) ? PXL_F32 : c->dt, v[1], want[2], nk);
+    free(k);
+}
+
+/*
+ * q and k: rope_tol's bound for their rows. k_out in f16: the backend rounds
+ * its f32 value g, the oracle the exact w, |g - w| <= tol: the two roundings
+ * add at most one f16 spacing at max(|g|, |w|), 2^-10 (|w| + tol) + 2^-24
+ * (the subnormal spacing). v_out: exact (v's values, or their f16 roundings).
+ */
+static void rkv_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
+    int64_t T = c->s[0], Hq = c->s[1], Hkv = c->s[2], D = c->s[3], nk = T * Hkv * D;
+    int ni = c->op == OP_ROPE_KV_FF ? 3 : 2;
+    const double *ff = ni == 3 ? v[2] : NULL;
+    if (out == 0) {
+        rope_tol_thd(c, T, Hq, D, v[ni], ff, mode, tol);
+    } else if (out == 1) {
+        rope_tol_thd(c, T, Hkv, D, v[0], ff, mode, tol);
+        if (c->dt == PXL_F16)
+            for (int64_t i = 0; i < nk; i++) tol[i] += 0x1p-10 * (fabs(want[1][i]) + tol[i]) + 0x1p-24;
+    } else {
+        for (int64_t i = 0; i < nk; i++) tol[i] = 0.0;
+    }
 }
 
 /* ---- attention ---------------------------------------------------------------------- */
@@ -870,6 +1026,8 @@ static const op_desc k_desc[OP_COUNT] = {
     [OP_CONVERT] = {"pxl_convert", conv_layout, conv_call, conv_oracle, exact_tol, 0, 0, ALL_SP, conv_fixup, NULL},
     [OP_MATMUL_NORM] = {"pxl_matmul", mmn_layout, mmn_call, mmn_oracle, mmn_tol, 0, 1u << 2, SP_NAN, NULL, NULL},
     [OP_MATMUL_SWIGLU] = {"pxl_matmul_swiglu", sw_layout, sw_call, sw_oracle, sw_tol, 0, 1u << 3, SP_NAN, NULL, NULL},
+    [OP_ROPE_KV] = {"pxl_rope_kv", rkv_layout, rkv_call, rkv_oracle, rkv_tol, 0, 0, SP_NAN, NULL, NULL},
+    [OP_ROPE_KV_FF] = {"pxl_rope_kv", rkv_layout, rkv_call, rkv_oracle, rkv_tol, 0, 1u << 2, SP_NAN, NULL, NULL},
 };
 
 /* ---- the table ------------------------------------------------------------------------ */
@@ -919,6 +1077,10 @@ static const op_desc k_desc[OP_COUNT] = {
 #define CONV2(R, L, st, dt, fl) {OP_CONVERT, 2, {R, L}, st, 0, 0, 0, 0, (int)(dt), fl, PXL_OK, NULL}
 #define CONV1(n, st, dt, fl) {OP_CONVERT, 1, {n}, st, 0, 0, 0, 0, (int)(dt), fl, PXL_OK, NULL}
 #define DOT(n, fl) {OP_DOT, 1, {n}, PXL_F32, 0, 0, 0, 0, 0, fl, PXL_OK, NULL}
+/* rope_kv: T, Hq, Hkv, D, position, base, freq_scale (0: 1), k_out's and v_out's dtype, flags; RKVF with factors */
+#define RKV(T, Hq, Hkv, D, off, base, fs, dt, fl) {OP_ROPE_KV, 4, {T, Hq, Hkv, D}, dt, base, fs, 0, off, 0, fl, PXL_OK, NULL}
+#define RKVF(T, Hq, Hkv, D, off, base, fs, dt, fl)                                                            \
+    {OP_ROPE_KV_FF, 4, {T, Hq, Hkv, D}, dt, base, fs, 0, off, 0, fl, PXL_OK, NULL}
 /* a call every backend must refuse with PXL_ERR_INVALID_ARG (m: a substring of the message) */
 #define BAD(op, nd, s0, s1, s2, s3, s4, s5, dt, p, al, be, off, k, fl, m)                                  \
     {op, nd, {s0, s1, s2, s3, s4, s5}, dt, p, al, be, off, k, fl, PXL_ERR_INVALID_ARG, m}
@@ -1204,6 +1366,29 @@ static const op_case k_cases[] = {
     ROPEX(OP_ROPE_EXT, 5, 3, 64, 11, 10000, 0.125f, CF_INPLACE), ROPEX(OP_ROPE_EXT, 5, 3, 64, 11, 10000, 0, CF_INPLACE | CF_VIEW),
     ROPEX(OP_ROPE_EXT, 4, 2, 96, 2147483647LL - 3, 500000, 0.25f, 0), ROPEX(OP_ROPE_EXT, 2, 3, 8, 0, 10000, 0, CF_BAD),
 
+    /* -- rope_kv: decode (T = 1) and prefill, f32 and f16 caches (and f16 k with an f32 v), both layouts,
+     * freq_scale and factors, q, k and v as views of one tensor (the fused QKV product's output) or apart,
+     * views at odd elements (f16 rows starting mid-word), more than one dispatch of pairs (D > 1024) */
+    RKV(1, 4, 2, 64, 7, 10000, 0, PXL_F32, 0), RKV(1, 4, 2, 64, 7, 10000, 0, PXL_F16, 0),
+    RKV(1, 8, 2, 64, 1000, 500000, 0, PXL_F32, CF_PACKED), RKV(1, 8, 2, 64, 1000, 500000, 0, PXL_F16, CF_PACKED),
+    RKV(1, 32, 4, 64, 5, 10000, 0, PXL_F16, CF_PACKED | CF_HALVES), RKV(1, 32, 4, 64, 5, 10000, 0, PXL_F32, CF_HALVES),
+    RKV(1, 14, 2, 64, 123, 1000000, 0, PXL_F16, CF_PACKED | CF_HALVES | CF_VIEW),
+    RKV(5, 6, 3, 32, 100, 10000, 0, PXL_F32, 0), RKV(5, 6, 3, 32, 100, 10000, 0, PXL_F16, CF_HALVES),
+    RKV(7, 5, 1, 128, 3, 10000, 0, PXL_F16, CF_PACKED), RKV(6, 9, 3, 64, -1000003, 10000, 0, PXL_F32, CF_PACKED | CF_HALVES),
+    RKV(4, 2, 2, 96, 2147483647LL - 3, 500000, 0, PXL_F16, 0), RKV(3, 5, 2, 64, 7, 10000, 0, PXL_F16, CF_SPECIAL),
+    RKV(3, 5, 2, 64, 7, 10000, 0, PXL_F32, CF_SPECIAL | CF_HALVES), RKV(2, 4, 2, 16, 5, 10000, 0, PXL_F16, CF_V32),
+    RKV(3, 4, 2, 16, 9, 10000, 0, PXL_F16, CF_VIEW), RKV(3, 4, 2, 18, 9, 10000, 0, PXL_F16, CF_VIEW | CF_HALVES),
+    RKV(3, 4, 2, 16, 9, 10000, 0, PXL_F32, CF_SLICE | CF_HALVES), RKV(3, 3, 3, 10, 9, 10000, 0, PXL_F16, CF_SLICE),
+    RKV(1, 8, 2, 64, 11, 10000, 0, PXL_F16, CF_PACKED | CF_VIEW), RKV(1, 8, 8, 64, 11, 10000, 0, PXL_F32, CF_PACKED | CF_VIEW),
+    RKV(2, 3, 2, 1100, 77, 10000, 0, PXL_F16, CF_VIEW), RKV(2, 3, 1, 1600, 7, 10000, 0, PXL_F32, CF_PACKED | CF_HALVES),
+    RKV(5, 3, 2, 64, 100000, 10000, 0.25f, PXL_F16, 0), RKV(7, 2, 2, 128, 3, 500000, 0.125f, PXL_F32, CF_PACKED | CF_HALVES),
+    RKVF(1, 8, 2, 64, 8000, 500000, 0.25f, PXL_F16, CF_PACKED), RKVF(1, 8, 2, 64, 8000, 500000, 0, PXL_F32, CF_PACKED),
+    RKVF(3, 4, 2, 64, 9, 10000, 0, PXL_F32, CF_HALVES), RKVF(3, 4, 2, 64, 9, 10000, 0, PXL_F16, 0),
+    RKVF(3, 4, 2, 32, 9, 10000, 0.3f, PXL_F16, CF_VIEW), RKVF(2, 3, 1, 1600, 7, 10000, 0.5f, PXL_F16, CF_PACKED | CF_VIEW),
+    RKVF(1, 8, 2, 64, 11, 500000, 0, PXL_F16, CF_PACKED | CF_HALVES | CF_SLICE),
+    RKV(2, 3, 1, 8, 0, 10000, 0, PXL_F32, CF_BAD), RKV(2, 3, 1, 8, 0, 10000, 0, PXL_F16, CF_BAD),
+    RKVF(2, 3, 1, 8, 0, 10000, 0, PXL_F16, CF_BAD), RKV(2, 2, 2, 8, 0, 10000, 0, PXL_F32, CF_BAD),
+
     /* -- attention: MHA, GQA, MQA; decode (T = 1) and prefill; kv_len < capacity (rows past it are NaN) */
     ATT(1, 1, 1, 64, 1, 0), ATT(1, 8, 8, 64, 17, 0), ATT(1, 8, 2, 128, 256, 0), ATT(1, 32, 8, 128, 1000, 0),
     ATT(1, 8, 2, 64, 2, 0), ATT(2, 8, 2, 64, 2, 0), ATT(17, 8, 8, 64, 17, 0), ATT(5, 32, 8, 128, 256, 0),
@@ -1271,6 +1456,14 @@ static const op_case k_cases[] = {
     BAD(OP_ROPE, 3, 2, 3, 5, 0, 0, 0, PXL_F32, 10000, 0, 0, 0, 0, 0, NULL),             /* odd D */
     BAD(OP_ROPE, 3, 2, 3, 8, 0, 0, 0, PXL_F32, 10000, 0, 0, 2147483647LL, 0, 0, NULL),  /* position 2^31 */
     BAD(OP_ROPE, 3, 2, 3, 8, 0, 0, 0, PXL_F32, 10000, 0, 0, -2147483648LL, 0, 0, NULL),
+    BAD(OP_ROPE_KV, 4, 2, 3, 1, 8, 0, 0, PXL_F16, 10000, 0, 0, 0, 2, 0, "layout"),      /* layout 2 */
+    BAD(OP_ROPE_KV, 4, 2, 3, 1, 8, 0, 0, PXL_F16, 0.5f, 0, 0, 0, 0, 0, "base"),
+    BAD(OP_ROPE_KV, 4, 2, 3, 1, 8, 0, 0, PXL_F32, 10000, -1, 0, 0, 0, 0, "freq_scale"),
+    BAD(OP_ROPE_KV_FF, 4, 2, 3, 1, 8, 0, 0, PXL_F16, 10000, NAN, 0, 0, 0, 0, "freq_scale"),
+    BAD(OP_ROPE_KV, 4, 2, 3, 1, 6, 0, 0, PXL_F16, 10000, 0, 0, 2147483647LL, 0, 0, "positions"),
+    BAD(OP_ROPE_KV, 4, 2, 3, 1, 5, 0, 0, PXL_F32, 10000, 0, 0, 0, 0, 0, "odd"),
+    BAD(OP_ROPE_KV, 4, 2, 3, 1, 8, 0, 0, PXL_I32, 10000, 0, 0, 0, 0, 0, "k_out is i32"),
+    BAD(OP_ROPE_KV, 4, 2, 3, 1, 8, 0, 0, PXL_BF16, 10000, 0, 0, 0, 0, 0, "expected f32 or f16"),
     BAD(OP_ATTENTION, 6, 2, 8, 3, 16, 4, 6, PXL_F32, 0.25f, 0, 0, 0, 0, 0, NULL),       /* 3 does not divide 8 */
     BAD(OP_ATTENTION, 6, 2, 8, 2, 16, 1, 6, PXL_F32, 0.25f, 0, 0, 0, 0, 0, "kv_len"),   /* kv_len < T */
     BAD(OP_ATTENTION, 6, 2, 8, 2, 16, 7, 6, PXL_F32, 0.25f, 0, 0, 0, 0, 0, "kv_len"),   /* kv_len > C */

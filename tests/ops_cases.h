@@ -31,6 +31,8 @@ typedef enum op_kind {
     OP_CONVERT,
     OP_MATMUL_NORM,   /* pxl_matmul with the norm option */
     OP_MATMUL_SWIGLU, /* pxl_matmul_swiglu */
+    OP_ROPE_KV,       /* pxl_rope_kv */
+    OP_ROPE_KV_FF,    /* pxl_rope_kv with freq_factors */
     OP_COUNT
 } op_kind;
 
@@ -55,7 +57,9 @@ enum {
     CF_FLAT = 1 << 16,    /* copy: dst is the same elements as one flat row */
     CF_WIDE = 1 << 17,    /* inputs in [-12, 12) instead of the op's usual range */
     CF_NORM = 1 << 18,    /* matmul_swiglu: with the norm option */
-    CF_PACKED = 1 << 19   /* matmul_swiglu: w_up and w_gate are copied into views of one tensor (one buffer) */
+    CF_PACKED = 1 << 19,  /* matmul_swiglu: w_up and w_gate are copied into views of one tensor (one buffer);
+                           * rope_kv: q, k and v are (the fused QKV product's layout) */
+    CF_V32 = 1 << 20      /* rope_kv: v_out is f32 whatever dt says */
 };
 
 /*
@@ -76,6 +80,9 @@ enum {
  *   dot        s = {n}
  *   matmul_norm  as matmul, p = norm_eps; the norm is [1, K] (a 2-D A) or [K]
  *   matmul_swiglu  s = {M, F, K}, dt = the weights' dtype; CF_NORM: with a norm [1, K], p = norm_eps
+ *   rope_kv    s = {T, Hq, Hkv, D}, dt = k_out's and v_out's dtype, off = pos_offset, p = base,
+ *              alpha = freq_scale (0: 1), k = a layout for bad calls (else CF_HALVES);
+ *              rope_kv_ff: with freq_factors [D/2] in [0.5, 40)
  * expect: PXL_OK for a value case; otherwise the status every backend must
  * return for the call (and msg, if set, a substring of the message).
  */

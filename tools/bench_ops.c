@@ -4,8 +4,9 @@
  * (timestamp queries around k back-to-back calls recorded into one submit,
  * median of --reps, after 0.25 s of warm-up) and a rate: TFLOP/s for matrix
  * products, GB/s for memory-bound ops counting every byte read and written
- * once, weight GB/s for quantized matvec, microseconds for attention and for
- * the dispatch chain. bench/ops_compare.py runs the same cases in PyTorch on
+ * once, weight GB/s for quantized matvec, microseconds for attention, for
+ * RoPE with the KV-cache write (rope_kv against rope_kv_split, the four ops it
+ * replaces) and for the dispatch chain. bench/ops_compare.py runs the same cases in PyTorch on
  * the same GPU and prints the ratios.
  *
  * On a CPU context (pxl bench ops --backend cpu) only the matrix-vector and
@@ -163,6 +164,32 @@ static pxl_status attn_setup(pxl_ctx *ctx, bench_case *c) {
 }
 static pxl_status attn_run(pxl_ctx *ctx, bench_case *c) {
     return pxl_attention(ctx, c->t[0], c->t[1], c->t[2], c->t[3], c->n[3], 1.0f / sqrtf((float)c->n[2]));
+}
+
+/* RoPE and the f16 KV-cache write of one decode token, q, k and v views of one QKV row: n = {Hq, Hkv, D}.
+ * rope_kv: pxl_rope_kv; rope_kv_split: the four ops it replaces (its baseline, same run) */
+static pxl_status ropekv_setup(pxl_ctx *ctx, bench_case *c) {
+    int64_t Hq = c->n[0], Hkv = c->n[1], D = c->n[2], dq = Hq * D, dkv = Hkv * D;
+    int64_t sqkv[2] = {1, dq + 2 * dkv}, sq[3] = {1, Hq, D}, sk[3] = {1, Hkv, D}, sv[2] = {1, dkv};
+    pxl_status s = make(ctx, PXL_F32, 2, sqkv, 1, &c->t[0]);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, c->t[0], 3, sq, 0, &c->t[1]);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, c->t[0], 3, sk, (size_t)dq * 4, &c->t[2]);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, c->t[0], 2, sv, (size_t)(dq + dkv) * 4, &c->t[3]);
+    if (s == PXL_OK) s = make(ctx, PXL_F16, 3, sk, 0, &c->t[4]);
+    if (s == PXL_OK) s = make(ctx, PXL_F16, 2, sv, 0, &c->t[5]);
+    return s;
+}
+static pxl_status ropekv_run(pxl_ctx *ctx, bench_case *c) {
+    pxl_rope_options o = {10000.0f, PXL_ROPE_ADJACENT, 0.0f, NULL};
+    return pxl_rope_kv(ctx, c->t[1], c->t[2], c->t[3], c->t[4], c->t[5], 100, &o);
+}
+static pxl_status ropekv_split_run(pxl_ctx *ctx, bench_case *c) {
+    pxl_rope_options o = {10000.0f, PXL_ROPE_ADJACENT, 0.0f, NULL};
+    pxl_status s = pxl_rope_ext(ctx, c->t[1], c->t[1], 100, &o);
+    if (s == PXL_OK) s = pxl_rope_ext(ctx, c->t[2], c->t[2], 100, &o);
+    if (s == PXL_OK) s = pxl_convert(ctx, c->t[2], c->t[4]);
+    if (s == PXL_OK) s = pxl_convert(ctx, c->t[3], c->t[5]);
+    return s;
 }
 
 /* dispatch overhead: a chain of 1000 dependent scale kernels on 256 floats */
@@ -328,6 +355,9 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         {"q6_k_matvec_2048x32000", "GB/s", tl * tv / 32.0 * 26.25, qmv_setup, qmv_run, {0}, {1, tv_, tl_, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0},
         {"q4_k_matmul_32x2048x5632", "GFLOP/s", 2.0 * 32.0 * tl * tf, qmv_setup, qmv_run, {0}, {32, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0},
         {"attention_decode_32x8x128_ctx4096", "us", 0, attn_setup, attn_run, {0}, {32, 8, 128, ctxlen}, 0, 0, 0, "", 0, 0, {0}, 0},
+        /* TinyLlama's decode shape: 32 query heads, 4 KV heads of 64 */
+        {"rope_kv_decode_32x4x64_f16", "us", 0, ropekv_setup, ropekv_run, {0}, {32, 4, 64}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"rope_kv_split_decode_32x4x64_f16", "us", 0, ropekv_setup, ropekv_split_run, {0}, {32, 4, 64}, 0, 0, 0, "", 0, 0, {0}, 0},
         {"dispatch_chain_1000", "us", 0, chain_setup, chain_run, {0}, {0}, 0, 0, 0, "", 0, 0, {0}, 0},
         {"record_alternate_1000", "us", 0, record_setup, record_run, {0}, {1}, 0, 0, 0, "", 0, 0, {0}, 0},
         {"record_same_1000", "us", 0, record_setup, record_run, {0}, {0}, 0, 0, 0, "", 0, 0, {0}, 0},

@@ -368,6 +368,27 @@ typedef struct pxl_rope_options {
  */
 PXL_API pxl_status pxl_rope_ext(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, int64_t pos_offset,
                         const pxl_rope_options *opts);
+/*
+ * RoPE of a pass's queries and keys and the KV-cache write, in one call (one
+ * dispatch on a GPU, for D <= 1024):
+ *   q      f32 [T, Hq, D], turned in place;
+ *   k      f32 [T, Hkv, D], turned into k_out, f32 or f16 [T, Hkv, D];
+ *   v      f32 with k's element count, copied into v_out (v's shape, f32 or
+ *          f16).
+ * Rows are at positions pos_offset .. pos_offset + T - 1. The results are
+ * bit for bit those of pxl_rope_ext(q, q), pxl_rope_ext(k) then pxl_convert
+ * (or pxl_copy) to k_out, and pxl_convert (or pxl_copy) of v, on the same
+ * backend; opts as pxl_rope_ext's (NULL: the defaults). q, k and v may be
+ * views of one tensor (the fused QKV product's output: the GPU binds it
+ * once), but q may overlap neither k nor v; k and v may overlap each other.
+ * k_out and v_out may overlap no other operand (they may be views of one
+ * tensor, apart); freq_factors overlaps no output. On a GPU two outputs
+ * bound closer than the storage offset alignment are PXL_ERR_UNSUPPORTED,
+ * as for every op.
+ */
+PXL_API pxl_status pxl_rope_kv(pxl_ctx *ctx, pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
+                               pxl_tensor *k_out, pxl_tensor *v_out, int64_t pos_offset,
+                               const pxl_rope_options *opts);
 
 /* ---- attention ---------------------------------------------------------------------- */
 

@@ -677,7 +677,7 @@ static pxl_status token_views_make(pxl_llm *m, views *v, token_views *t) {
  * general path, in another order of rounding (the norms are applied as A is
  * loaded).
  *   [q k v] = (rmsnorm(x) * attn_norm) [Wq Wk Wv]^T (+ [bq bk bv])
- *   q, k = rope(q), rope(k) -> cache_k[P]; v -> cache_v[P]
+ *   q, k = rope(q), rope(k) -> cache_k[P]; v -> cache_v[P]  (pxl_rope_kv)
  *   x += attention(q, cache) Wo^T
  *   x += (silu(h Wg^T) * (h Wu^T)) Wd^T with h = rmsnorm(x) * ffn_norm
  */
@@ -687,7 +687,6 @@ static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t
     pxl_ctx *ctx = m->ctx;
     const pxl_llm_info *I = &m->info;
     int64_t P = m->n_past;
-    int f16 = I->kv_type != PXL_F32;
     pxl_status s = PXL_OK;
     if (L->wqkv) {
         s = matmul_t_norm(m, x, L->attn_norm, L->wqkv, t->qkv);
@@ -704,10 +703,7 @@ static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t
         if (s == PXL_OK && L->bk) s = pxl_add(ctx, t->k, L->bk, t->k);
         if (s == PXL_OK && L->bv) s = pxl_add(ctx, t->v, L->bv, t->v);
     }
-    if (s == PXL_OK) s = pxl_rope_ext(ctx, t->q3, t->q3, P, ro);
-    if (s == PXL_OK) s = pxl_rope_ext(ctx, t->k3, f16 ? t->k3 : ck, P, ro);
-    if (s == PXL_OK) s = f16 ? pxl_convert(ctx, t->k3, ck) : PXL_OK;
-    if (s == PXL_OK) s = f16 ? pxl_convert(ctx, t->v, cv) : pxl_copy(ctx, t->v, cv);
+    if (s == PXL_OK) s = pxl_rope_kv(ctx, t->q3, t->k3, t->v, ck, cv, P, ro); /* one dispatch */
     if (s == PXL_OK) s = pxl_attention(ctx, t->q3, L->cache_k, L->cache_v, att3, P + 1, scale);
     if (s == PXL_OK) s = matmul_t_add(m, att, L->wo, x);
     pxl_matmul_options o = {0};

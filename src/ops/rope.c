@@ -88,6 +88,14 @@ typedef struct {
     int layout;
 } rope_job;
 
+/* The pair (xa, xb) turned by the angle of cosine c and sine s, into ya, yb
+ * (which may be xa, xb): the one rounding of every CPU rope result. */
+static inline void rope_pair(float xa, float xb, double c, double s, float *ya, float *yb) {
+    double a = (double)xa, b = (double)xb;
+    *ya = (float)(a * c - b * s);
+    *yb = (float)(a * s + b * c);
+}
+
 static void rope_range(void *arg, int64_t lo, int64_t hi) {
     const rope_job *j = arg;
     int64_t half = j->D / 2;
@@ -99,9 +107,7 @@ static void rope_range(void *arg, int64_t lo, int64_t hi) {
             int64_t base = (t * j->H + h) * j->D;
             int64_t ia = j->layout == PXL_ROPE_ADJACENT ? base + 2 * i : base + i;
             int64_t ib = j->layout == PXL_ROPE_ADJACENT ? ia + 1 : ia + half;
-            double a = (double)j->x[ia], b = (double)j->x[ib];
-            j->y[ia] = (float)(a * c - b * s);
-            j->y[ib] = (float)(a * s + b * c);
+            rope_pair(j->x[ia], j->x[ib], c, s, &j->y[ia], &j->y[ib]);
         }
     }
 }
@@ -149,6 +155,22 @@ static pxl_status rope_dispatch(pxl_ctx *ctx, const char *op, const pxl_tensor *
     return pxl_recorder_dispatch(rec, &d);
 }
 
+/* The checks of the parameters that are not tensors, shared by pxl_rope,
+ * pxl_rope_ext and pxl_rope_kv (T rows at positions pos_offset ..). */
+static pxl_status rope_check_params(pxl_ctx *ctx, const char *op, int64_t T, int64_t pos_offset, float base,
+                                    pxl_rope_layout layout, float fs) {
+    if (layout != PXL_ROPE_ADJACENT && layout != PXL_ROPE_HALVES)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: unknown layout %d", op, (int)layout);
+    if (!(base >= 1.0f) || isinf(base))
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: base %g must be finite and >= 1", op, (double)base);
+    if (!(fs > 0.0f) || isinf(fs))
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: freq_scale %g must be finite and > 0", op, (double)fs);
+    if (pos_offset <= -2147483648LL || pos_offset > 2147483647LL - (T - 1))
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: positions %lld..%lld outside (-2^31, 2^31)", op,
+                        (long long)pos_offset, (long long)pos_offset + (T - 1));
+    return PXL_OK;
+}
+
 static pxl_status rope_run(pxl_ctx *ctx, const char *op, const pxl_tensor *x, pxl_tensor *y, int64_t pos_offset,
                            float base, pxl_rope_layout layout, float fs, const pxl_tensor *ff) {
     pxl_status s;
@@ -166,15 +188,7 @@ static pxl_status rope_run(pxl_ctx *ctx, const char *op, const pxl_tensor *x, px
         if ((s = pxl_check_vec(ctx, op, "freq_factors", ff, half)) != PXL_OK) return s;
         if ((s = pxl_check_overlap(ctx, op, "y", y, "freq_factors", ff, 0)) != PXL_OK) return s;
     }
-    if (layout != PXL_ROPE_ADJACENT && layout != PXL_ROPE_HALVES)
-        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: unknown layout %d", op, (int)layout);
-    if (!(base >= 1.0f) || isinf(base))
-        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: base %g must be finite and >= 1", op, (double)base);
-    if (!(fs > 0.0f) || isinf(fs))
-        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: freq_scale %g must be finite and > 0", op, (double)fs);
-    if (pos_offset <= -2147483648LL || pos_offset > 2147483647LL - (T - 1))
-        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: positions %lld..%lld outside (-2^31, 2^31)", op,
-                        (long long)pos_offset, (long long)pos_offset + (T - 1));
+    if ((s = rope_check_params(ctx, op, T, pos_offset, base, layout, fs)) != PXL_OK) return s;
 
     if (!pxl_on_gpu(ctx)) {
         float *theta = pxl_calloc(ctx, (size_t)half, sizeof *theta);
@@ -226,4 +240,239 @@ pxl_status pxl_rope_ext(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *y, int64_
     if (opts) o = *opts;
     return rope_run(ctx, "pxl_rope_ext", x, y, pos_offset, o.base == 0.0f ? 10000.0f : o.base, o.layout,
                     o.freq_scale == 0.0f ? 1.0f : o.freq_scale, o.freq_factors);
+}
+
+/* ---- pxl_rope_kv: q in place, k into the cache row, v copied ------------------------
+ *
+ * The same theta'_i (rope_theta), angle and rounding as rope_run, so every
+ * value is the one pxl_rope_ext gives; k_out in f16 is then rounded by
+ * pxl_f32_to_f16 (CPU) or half_bits.wgsl (GPU), as pxl_convert rounds.
+ *
+ * GPU (rope_kv.wgsl): one dispatch per ROPE_KV_CHUNK pairs (D <= 1024: one
+ * in all). When k and v lie in q's buffer and neither output does, that
+ * buffer is bound once, read_write, over the span of the three views (entry
+ * rope_kv); otherwise q, k and v are bound each (rope_kv_sep: pxl_op_bind
+ * copies an input that shares a buffer with an output to scratch memory).
+ * The uniform block holds 16 A[] entries, not rope_params' 20: theta_i
+ * depends on i alone (A[] is base^(-2i'/D) at i' = i rounded down to a
+ * multiple of 32), so a smaller chunk gives the same values.
+ */
+
+#define ROPE_KV_HI 16
+#define ROPE_KV_CHUNK (ROPE_LO * ROPE_KV_HI)
+
+typedef struct {
+    int32_t pos_offset;
+    uint32_t T, Hq, Hkv, half, i0, cn, layout;
+    float lo[ROPE_LO], hi[ROPE_KV_HI];
+    uint32_t oq, ok, ov, oko, ovo; /* element offsets of q, k, v, k_out, v_out in their bindings */
+    float fs;
+    uint32_t off_ff;
+    uint32_t nv; /* words of v_out in this dispatch */
+} rope_kv_params;
+_Static_assert(sizeof(rope_kv_params) == 256, "mirrors struct Params in rope_kv.wgsl (and fills a uniform block)");
+
+typedef struct {
+    float *q;
+    const float *k;
+    float *ko;    /* k_out f32, or */
+    uint16_t *kh; /* k_out f16 */
+    const float *theta;
+    int64_t T, Hq, Hkv, D, pos_offset;
+    int layout;
+} rope_kv_job;
+
+/* one task per (t, pair): q's heads in place, then k's heads into k_out */
+static void rope_kv_range(void *arg, int64_t lo, int64_t hi) {
+    const rope_kv_job *j = arg;
+    int64_t half = j->D / 2;
+    for (int64_t n = lo; n < hi; n++) {
+        int64_t t = n / half, i = n % half;
+        long double ang = (long double)(j->pos_offset + t) * (long double)j->theta[i];
+        double c = (double)cosl(ang), s = (double)sinl(ang);
+        int64_t da = j->layout == PXL_ROPE_ADJACENT ? 2 * i : i, db = j->layout == PXL_ROPE_ADJACENT ? da + 1 : i + half;
+        for (int64_t h = 0; h < j->Hq; h++) {
+            float *x = j->q + (t * j->Hq + h) * j->D;
+            rope_pair(x[da], x[db], c, s, &x[da], &x[db]);
+        }
+        for (int64_t h = 0; h < j->Hkv; h++) {
+            int64_t base = (t * j->Hkv + h) * j->D;
+            float ya, yb;
+            rope_pair(j->k[base + da], j->k[base + db], c, s, &ya, &yb);
+            if (j->kh) {
+                j->kh[base + da] = pxl_f32_to_f16(ya);
+                j->kh[base + db] = pxl_f32_to_f16(yb);
+            } else {
+                j->ko[base + da] = ya;
+                j->ko[base + db] = yb;
+            }
+        }
+    }
+}
+
+static pxl_status check_cache_dtype(pxl_ctx *ctx, const char *op, const char *name, const pxl_tensor *t) {
+    pxl_status s = pxl_check_tensor(ctx, op, name, t);
+    if (s != PXL_OK) return s;
+    if (t->dtype != PXL_F32 && t->dtype != PXL_F16)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %s is %s, expected f32 or f16", op, name,
+                        pxl_dtype_name(t->dtype));
+    return pxl_check_output(ctx, op, name, t);
+}
+
+/* The GPU path for checked arguments. */
+static pxl_status rope_kv_gpu(pxl_ctx *ctx, const char *op, pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
+                              pxl_tensor *ko, pxl_tensor *vo, int64_t pos_offset, float base, pxl_rope_layout layout,
+                              float fs, const pxl_tensor *ff) {
+    int64_t T = q->shape[0], Hq = q->shape[1], Hkv = k->shape[1], D = q->shape[2], half = D / 2, n = k->nelem;
+    int64_t nhg = (Hq + ROPE_HG - 1) / ROPE_HG;
+    int k16 = ko->dtype == PXL_F16, v16 = vo->dtype == PXL_F16;
+    if (q->nelem > UINT32_MAX || n > UINT32_MAX ||
+        (uint64_t)T * (uint64_t)nhg * (uint64_t)(half < ROPE_KV_CHUNK ? half : ROPE_KV_CHUNK) + 2u * (uint64_t)n + 2u >
+            UINT32_MAX - ROPE_WG)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: more than 2^32 elements", op);
+    int shared = k->st == q->st && v->st == q->st && ko->st != q->st && vo->st != q->st;
+    pxl_op_bindings b;
+    pxl_status s;
+    rope_kv_params p;
+    memset(&p, 0, sizeof p);
+    if (shared) {
+        /* q, k and v: one read_write binding over the span of the three views */
+        size_t lo = q->offset, hi = q->offset + q->bytes;
+        const pxl_tensor *in[2] = {k, v};
+        for (int i = 0; i < 2; i++) {
+            if (in[i]->offset < lo) lo = in[i]->offset;
+            if (in[i]->offset + in[i]->bytes > hi) hi = in[i]->offset + in[i]->bytes;
+        }
+        pxl_tensor span = *q;
+        span.ndim = 1;
+        span.offset = lo;
+        span.bytes = hi - lo;
+        span.nelem = (int64_t)((hi - lo) / sizeof(float));
+        span.shape[0] = span.nelem;
+        const pxl_tensor *t[4] = {&span, ko, vo, ff};
+        if ((s = pxl_op_bind(ctx, op, t, ff ? 4 : 3, 7u, 0u, &b)) != PXL_OK) return s;
+        p.oq = b.off[0] + (uint32_t)((q->offset - lo) / sizeof(float));
+        p.ok = b.off[0] + (uint32_t)((k->offset - lo) / sizeof(float));
+        p.ov = b.off[0] + (uint32_t)((v->offset - lo) / sizeof(float));
+        if (ff) {
+            b.b[3].binding = 4;
+            p.off_ff = b.off[3];
+        }
+    } else {
+        const pxl_tensor *t[6] = {q, ko, vo, k, v, ff};
+        if ((s = pxl_op_bind(ctx, op, t, ff ? 6 : 5, 7u, 0u, &b)) != PXL_OK) return s;
+        p.oq = b.off[0];
+        p.ok = b.off[3];
+        p.ov = b.off[4];
+        b.b[3].binding = 5;
+        b.b[4].binding = 6;
+        if (ff) {
+            b.b[5].binding = 4;
+            p.off_ff = b.off[5];
+        }
+    }
+    p.oko = b.off[1];
+    p.ovo = b.off[2];
+    p.pos_offset = (int32_t)pos_offset;
+    p.T = (uint32_t)T;
+    p.Hq = (uint32_t)Hq;
+    p.Hkv = (uint32_t)Hkv;
+    p.half = (uint32_t)half;
+    p.layout = (uint32_t)layout;
+    p.fs = fs;
+    for (int i = 0; i < ROPE_LO; i++) p.lo[i] = rope_pow((double)base, i, D);
+    static const char *const entries[4] = {"rope_kv_sep", "rope_kv", "rope_kv_sep_ff", "rope_kv_ff"};
+    pxl_constant c[3] = {{"WG", ROPE_WG}, {"K16", k16}, {"V16", v16}};
+    pxl_kernel *kern;
+    if ((s = pxl_kernel_get_static(ctx, "rope_kv.wgsl", pxl_wgsl_ops_rope_kv, entries[shared + (ff ? 2 : 0)], c, 3,
+                                   &kern)) != PXL_OK)
+        return s;
+    /* output words: f32 one element each; f16 two, the first and last perhaps half outside the view */
+    uint64_t kw = k16 ? ((uint64_t)p.oko + (uint64_t)n + 1) / 2 - p.oko / 2 : (uint64_t)n;
+    uint64_t vw = v16 ? ((uint64_t)p.ovo + (uint64_t)n + 1) / 2 - p.ovo / 2 : (uint64_t)n;
+    for (int64_t i0 = 0; i0 < half; i0 += ROPE_KV_CHUNK) {
+        int64_t cn = half - i0 < ROPE_KV_CHUNK ? half - i0 : ROPE_KV_CHUNK;
+        p.i0 = (uint32_t)i0;
+        p.cn = (uint32_t)cn;
+        p.nv = i0 == 0 ? (uint32_t)vw : 0u;
+        for (int a = 0; a < ROPE_KV_HI; a++) p.hi[a] = rope_pow((double)base, i0 + a * ROPE_LO, D);
+        uint64_t jobs = (uint64_t)T * (uint64_t)nhg * (uint64_t)cn + kw + p.nv;
+        uint32_t g[2];
+        pxl_recorder *rec;
+        if ((s = pxl_op_grid(ctx, op, (jobs + ROPE_WG - 1) / ROPE_WG, g)) != PXL_OK) return s;
+        if ((s = pxl_gpu_stream(ctx, &rec)) != PXL_OK) return s;
+        pxl_dispatch d = {kern, b.b, b.n, &p, sizeof p, 3, {g[0], g[1], 1}};
+        if ((s = pxl_recorder_dispatch(rec, &d)) != PXL_OK) return s;
+    }
+    return PXL_OK;
+}
+
+pxl_status pxl_rope_kv(pxl_ctx *ctx, pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v, pxl_tensor *k_out,
+                       pxl_tensor *v_out, int64_t pos_offset, const pxl_rope_options *opts) {
+    static const char op[] = "pxl_rope_kv";
+    PXL_REQUIRE_CTX(ctx);
+    pxl_rope_options o;
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    float base = o.base == 0.0f ? 10000.0f : o.base, fs = o.freq_scale == 0.0f ? 1.0f : o.freq_scale;
+    const pxl_tensor *ff = o.freq_factors;
+    pxl_status s;
+    if ((s = pxl_check_dtype(ctx, op, "q", q, PXL_F32)) != PXL_OK) return s;
+    if ((s = pxl_check_dtype(ctx, op, "k", k, PXL_F32)) != PXL_OK) return s;
+    if ((s = pxl_check_dtype(ctx, op, "v", v, PXL_F32)) != PXL_OK) return s;
+    if ((s = check_cache_dtype(ctx, op, "k_out", k_out)) != PXL_OK) return s;
+    if ((s = check_cache_dtype(ctx, op, "v_out", v_out)) != PXL_OK) return s;
+    if ((s = pxl_check_output(ctx, op, "q", q)) != PXL_OK) return s;
+    if (q->ndim != 3) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: q has %d dimensions, expected 3 [T, Hq, D]", op, q->ndim);
+    if (k->ndim != 3) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: k has %d dimensions, expected 3 [T, Hkv, D]", op, k->ndim);
+    int64_t T = q->shape[0], D = q->shape[2];
+    if (D % 2) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: q has D = %lld, which is odd", op, (long long)D);
+    if (k->shape[0] != T || k->shape[2] != D)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: k is [%lld, %lld, %lld], expected [%lld, Hkv, %lld] (q's T and D)",
+                        op, (long long)k->shape[0], (long long)k->shape[1], (long long)k->shape[2], (long long)T,
+                        (long long)D);
+    if (v->nelem != k->nelem)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: v has %lld elements, k %lld", op, (long long)v->nelem,
+                        (long long)k->nelem);
+    if ((s = pxl_check_same_shape(ctx, op, "k", k, "k_out", k_out)) != PXL_OK) return s;
+    if ((s = pxl_check_same_shape(ctx, op, "v", v, "v_out", v_out)) != PXL_OK) return s;
+    /* q is an output too: it overlaps no input but itself; the outputs overlap nothing */
+    if ((s = pxl_check_overlap(ctx, op, "q", q, "k", k, 0)) != PXL_OK) return s;
+    if ((s = pxl_check_overlap(ctx, op, "q", q, "v", v, 0)) != PXL_OK) return s;
+    const char *names[4] = {"q", "k", "v", "k_out"};
+    const pxl_tensor *others[4] = {q, k, v, k_out};
+    for (int i = 0; i < 3; i++)
+        if ((s = pxl_check_overlap(ctx, op, "k_out", k_out, names[i], others[i], 0)) != PXL_OK) return s;
+    for (int i = 0; i < 4; i++)
+        if ((s = pxl_check_overlap(ctx, op, "v_out", v_out, names[i], others[i], 0)) != PXL_OK) return s;
+    if (ff) {
+        if ((s = pxl_check_dtype(ctx, op, "freq_factors", ff, PXL_F32)) != PXL_OK) return s;
+        if ((s = pxl_check_vec(ctx, op, "freq_factors", ff, D / 2)) != PXL_OK) return s;
+        if ((s = pxl_check_overlap(ctx, op, "q", q, "freq_factors", ff, 0)) != PXL_OK) return s;
+        if ((s = pxl_check_overlap(ctx, op, "k_out", k_out, "freq_factors", ff, 0)) != PXL_OK) return s;
+        if ((s = pxl_check_overlap(ctx, op, "v_out", v_out, "freq_factors", ff, 0)) != PXL_OK) return s;
+    }
+    if ((s = rope_check_params(ctx, op, T, pos_offset, base, o.layout, fs)) != PXL_OK) return s;
+
+    if (pxl_on_gpu(ctx)) return rope_kv_gpu(ctx, op, q, k, v, k_out, v_out, pos_offset, base, o.layout, fs, ff);
+
+    int64_t half = D / 2, n = k->nelem;
+    float *theta = pxl_calloc(ctx, (size_t)half, sizeof *theta);
+    if (!theta) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
+    const float *fv = ff ? (const float *)ff->host : NULL;
+    for (int64_t i = 0; i < half; i++) theta[i] = rope_theta((double)base, D, i, fs, fv);
+    rope_kv_job j = {q->host, k->host, NULL, NULL, theta, T, q->shape[1], k->shape[1], D, pos_offset, (int)o.layout};
+    if (k_out->dtype == PXL_F16) j.kh = k_out->host;
+    else j.ko = k_out->host;
+    pxl_parallel_range(ctx, T * half, (16384 + q->shape[1] + k->shape[1] - 1) / (q->shape[1] + k->shape[1]),
+                       rope_kv_range, &j);
+    pxl_free(ctx, theta);
+    if (v_out->dtype == PXL_F32) {
+        memcpy(v_out->host, v->host, v->bytes);
+    } else {
+        const float *src = v->host;
+        uint16_t *dst = v_out->host;
+        for (int64_t i = 0; i < n; i++) dst[i] = pxl_f32_to_f16(src[i]);
+    }
+    return PXL_OK;
 }
