@@ -24,6 +24,10 @@
  * slice. With an f16 cache (kv_type) both are made in f32 scratch rows and
  * pxl_convert rounds them into the cache slices (as llama.cpp's f16 cache
  * does); attention reads the f16 cache directly.
+ *
+ * On a GPU, one token (decoding) takes layer_token instead: the same
+ * formulas in 6 or 7 dispatches a layer, over weights loaded as one matrix
+ * per input (Q, K, V; gate, up), and the pass is submitted after each layer.
  */
 #include "llm_model.h"
 
@@ -358,10 +362,7 @@ static pxl_status alloc_state(pxl_llm *m) {
     if (s == PXL_OK) s = make(m, PXL_F32, 2, B, F, 0, &m->gate);
     if (s == PXL_OK) s = make(m, PXL_F32, 2, B, F, 0, &m->up);
     if (s == PXL_OK) s = make(m, PXL_F32, 2, 1, I->n_vocab, 0, &m->logits1);
-    if (s == PXL_OK && pxl_ctx_backend(m->ctx) == PXL_BACKEND_GPU) {
-        s = make(m, PXL_F32, 2, 1, Dq + 2 * Dkv, 0, &m->qkv1);
-        if (s == PXL_OK) s = make(m, PXL_F32, 2, 1, 2 * F, 0, &m->gu1);
-    }
+    if (s == PXL_OK && pxl_ctx_backend(m->ctx) == PXL_BACKEND_GPU) s = make(m, PXL_F32, 2, 1, Dq + 2 * Dkv, 0, &m->qkv1);
     for (int64_t l = 0; l < I->n_layer && s == PXL_OK; l++) {
         s = make(m, I->kv_type, 3, I->n_ctx, I->n_head_kv, D, &m->layers[l].cache_k);
         if (s == PXL_OK) s = make(m, I->kv_type, 3, I->n_ctx, I->n_head_kv, D, &m->layers[l].cache_v);
@@ -438,7 +439,7 @@ static pxl_status check_gpu_memory(pxl_llm *m, const pxl_llm_options *o) {
 void pxl_llm_free(pxl_llm *m) {
     if (!m) return;
     pxl_tensor *ts[] = {m->tok_embd, m->output_norm, m->output, m->rope_freqs, m->ids, m->x, m->h, m->q, m->k,
-                        m->v, m->att, m->gate, m->up, m->logits1, m->logits_all, m->qkv1, m->gu1};
+                        m->v, m->att, m->gate, m->up, m->logits1, m->logits_all, m->qkv1};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) pxl_tensor_free(ts[i]);
     if (m->layers) {
         for (int64_t l = 0; l < m->info.n_layer; l++) {
@@ -643,11 +644,14 @@ static pxl_status matmul_t_norm(pxl_llm *m, const pxl_tensor *x, const pxl_tenso
     return pxl_matmul(m->ctx, x, w, c, &o);
 }
 
-/* The views of one token's fused pass (GPU, T = 1) over m->qkv1 and m->gu1. */
+/* The views of one token's fused pass (GPU, T = 1): q, k and v back to back
+ * in m->qkv1, the SwiGLU output in m->gate. */
 typedef struct {
-    pxl_tensor *qkv, *qk, *q, *q3, *k, *k3, *v; /* [1, Dq+2Dkv], [1, Dq+Dkv], [1, Dq], [1, Hq, D], [1, Dkv] ... */
-    pxl_tensor *gu, *g, *u;                     /* [1, 2F], [1, F] x2 */
-    pxl_tensor *act;                            /* [1, F] in m->gate: silu(g) * u */
+    pxl_tensor *qkv, *qk;   /* [1, Dq + 2Dkv], [1, Dq + Dkv] */
+    pxl_tensor *q, *q3;     /* [1, Dq], [1, Hq, D] at 0 */
+    pxl_tensor *k, *k3;     /* [1, Dkv], [1, Hkv, D] at Dq */
+    pxl_tensor *v;          /* [1, Dkv] at Dq + Dkv */
+    pxl_tensor *act;        /* [1, F]: silu(g) * u */
 } token_views;
 
 static pxl_status token_views_make(pxl_llm *m, views *v, token_views *t) {
@@ -661,9 +665,6 @@ static pxl_status token_views_make(pxl_llm *m, views *v, token_views *t) {
     if (s == PXL_OK) s = view(m, v, m->qkv1, 2, 1, Dkv, 0, (size_t)Dq * f, &t->k);
     if (s == PXL_OK) s = view(m, v, m->qkv1, 3, 1, Hkv, D, (size_t)Dq * f, &t->k3);
     if (s == PXL_OK) s = view(m, v, m->qkv1, 2, 1, Dkv, 0, (size_t)(Dq + Dkv) * f, &t->v);
-    if (s == PXL_OK) s = view(m, v, m->gu1, 2, 1, 2 * F, 0, 0, &t->gu);
-    if (s == PXL_OK) s = view(m, v, m->gu1, 2, 1, F, 0, 0, &t->g);
-    if (s == PXL_OK) s = view(m, v, m->gu1, 2, 1, F, 0, (size_t)F * f, &t->u);
     if (s == PXL_OK) s = view(m, v, m->gate, 2, 1, F, 0, 0, &t->act);
     return s;
 }
