@@ -10,7 +10,9 @@
  * own 64 KiB blocks (written just before the submit, then back to a free
  * list) and that dispatch's bind group lives until the submit. Error scopes
  * around the whole recording turn validation errors into the status of
- * pxl_recorder_submit.
+ * pxl_recorder_submit. While the profiler (profile.c) is on, each dispatch
+ * gets a pass of its own between two timestamps, or each recording one pair
+ * (whole_submits), resolved at the submit and read after it.
  */
 #include "gpu_internal.h"
 
