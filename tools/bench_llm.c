@@ -121,6 +121,10 @@ int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, u
         cli_gguf_close(&m);
         return cli_fail(c->json, 2, cmd, "--profile times GPU kernels: it needs --backend gpu");
     }
+    if (profile && !pxl_gpu_get_info(m.ctx)->has_timestamps) {
+        cli_gguf_close(&m);
+        return cli_fail(c->json, 2, cmd, "--profile needs timestamp queries, which this GPU adapter does not offer");
+    }
     const pxl_llm_info *I = pxl_llm_get_info(m.model);
     if ((int64_t)pp > I->n_ctx || (int64_t)tg > I->n_ctx) {
         if (!c->quiet)
