@@ -822,8 +822,12 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logi
             size_t last = (size_t)((T - 1) * E) * sizeof(float);
             s = view(m, &v, m->x, 2, 1, E, 0, last, &xl);
             if (s == PXL_OK) s = view(m, &v, m->h, 2, 1, E, 0, 0, &hl);
-            if (s == PXL_OK) s = pxl_rmsnorm(ctx, xl, m->output_norm, hl, I->norm_eps);
-            if (s == PXL_OK) s = matmul_t(m, hl, wout, m->logits1);
+            if (s == PXL_OK && m->qkv1) { /* GPU: the norm inside the product (one dispatch) */
+                s = matmul_t_norm(m, xl, m->output_norm, wout, m->logits1);
+            } else if (s == PXL_OK) {
+                s = pxl_rmsnorm(ctx, xl, m->output_norm, hl, I->norm_eps);
+                if (s == PXL_OK) s = matmul_t(m, hl, wout, m->logits1);
+            }
             if (s == PXL_OK) s = pxl_tensor_read(ctx, m->logits1, logits, (size_t)V * sizeof(float));
         }
     }
