@@ -111,7 +111,8 @@ typedef struct pxl_ctx_options {
      *   qmv_xs=wg,xrb,steps      wg a power of two in [64, 1024], xrb a power of
      *                            two <= 16, steps in [1, 1024]
      *   kmv_tpr=N                a power of two in [1, 256]
-     *   kmv_rows=N               in [1, 8] (used where N * M <= 8)
+     *   kmv_rows=N               in [1, 8] (used where N * M <= 8; with M = 1
+     *                            the rows of kmv4/kmv6, and kmv_tpr their row group)
      *   llm_submit=N             the GGUF runtime's GPU pass submits its work every
      *                            N layers (0: once per pass)
      *   qmv_kernel=q|auto        q: the plain qmv kernel, never qmv_xs
@@ -120,6 +121,9 @@ typedef struct pxl_ctx_options {
      *   pllm_no_avx=0|1          1: Pixel-LLM training without its AVX code
      *   cpu_simd=0|1             0: the CPU ops' plain C code (matmul), never
      *                            their x86-64 AVX2 code (testing)
+     *   cpu_q8=0|1               1: the GGUF runtime's CPU products with Q8_0,
+     *                            Q4_0 and Q5_0 weights round A to 8 bits
+     *                            (pxl_matmul_options.a_q8)
      * Not copied: only read during pxl_ctx_create.
      */
     const char *tuning;
