@@ -215,38 +215,37 @@ static pxl_status tiles_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape
 #define KMV4_TPR 32u
 #define KMV4_ROWS 2u
 
+/* Whether kmv4 / kmv6 can take a product with B of dtype dt: Q6_K always,
+ * Q4_K when every offset into B (off_b, the up rows' rpg, rows, batches) is
+ * on 16 bytes. */
+static int kmv46_fits(pxl_dtype dt, const qmm_params *p) {
+    return dt == PXL_Q6_K || (dt == PXL_Q4_K && p->off_b % 16u == 0 && p->rpg % 16u == 0 &&
+                              p->row_bytes % 16u == 0 && p->stride_b % 16u == 0);
+}
+
+/* kmv4 (Q4_K) or kmv6 (Q6_K) for one row of A; with swiglu each row group
+ * takes one gate and one up row (ROWS 2, override SWIGLU). */
+static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const pxl_op_bindings *bd,
+                        const q_shape *s, const qmm_params *p, double norm, int swiglu) {
+    uint32_t wg = KMV_WG;
+    while (wg > gi->max_invocations_per_workgroup) wg /= 2;
+    const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* tuning benchmarks only */
+    uint32_t tpr = tune->kmv_tpr ? tune->kmv_tpr : KMV4_TPR;
+    if (tpr > wg) tpr = wg;
+    uint32_t rows = swiglu ? 2u : tune->kmv_rows ? tune->kmv_rows : KMV4_ROWS;
+    uint32_t g[2] = {0, 0};
+    pxl_status st = rows_grid(ctx, s, (uint64_t)(wg / tpr) * (swiglu ? rows / 2 : rows), g);
+    if (st != PXL_OK) return st;
+    pxl_constant k[5] = {{"WG", wg}, {"TPR", tpr}, {"ROWS", rows}, {"NORM", norm}, {"SWIGLU", swiglu}};
+    int q4 = dt == PXL_Q4_K;
+    return pxl_op_dispatch_ub(ctx, q4 ? "kmv4.wgsl" : "kmv6.wgsl", q4 ? pxl_wgsl_ops_kmv4 : pxl_wgsl_ops_kmv6,
+                              q4 ? "kmv4" : "kmv6", k, 5, bd, 3, p, sizeof *p, g[0], g[1], (uint32_t)s->batch);
+}
+
 static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3],
                         const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p, double norm) {
     double kq6 = t[1]->dtype == PXL_Q6_K ? 1 : 0;
-    if (s->M == 1 && t[1]->dtype == PXL_Q4_K && p->off_b % 16u == 0 && p->row_bytes % 16u == 0 &&
-        p->stride_b % 16u == 0) {
-        uint32_t wg = KMV_WG;
-        while (wg > gi->max_invocations_per_workgroup) wg /= 2;
-        const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* tuning benchmarks only */
-        uint32_t tpr = tune->kmv_tpr ? tune->kmv_tpr : KMV4_TPR;
-        if (tpr > wg) tpr = wg;
-        uint32_t rows = tune->kmv_rows ? tune->kmv_rows : KMV4_ROWS;
-        uint32_t g[2] = {0, 0};
-        pxl_status st = rows_grid(ctx, s, (uint64_t)(wg / tpr) * rows, g);
-        if (st != PXL_OK) return st;
-        pxl_constant k[4] = {{"WG", wg}, {"TPR", tpr}, {"ROWS", rows}, {"NORM", norm}};
-        return pxl_op_dispatch_ub(ctx, "kmv4.wgsl", pxl_wgsl_ops_kmv4, "kmv4", k, 4, bd, 3, p, sizeof *p, g[0], g[1],
-                                  (uint32_t)s->batch);
-    }
-    if (s->M == 1 && t[1]->dtype == PXL_Q6_K) {
-        uint32_t wg = KMV_WG;
-        while (wg > gi->max_invocations_per_workgroup) wg /= 2;
-        const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* tuning benchmarks only */
-        uint32_t tpr = tune->kmv_tpr ? tune->kmv_tpr : KMV4_TPR;
-        if (tpr > wg) tpr = wg;
-        uint32_t rows = tune->kmv_rows ? tune->kmv_rows : KMV4_ROWS;
-        uint32_t g[2] = {0, 0};
-        pxl_status st = rows_grid(ctx, s, (uint64_t)(wg / tpr) * rows, g);
-        if (st != PXL_OK) return st;
-        pxl_constant k[4] = {{"WG", wg}, {"TPR", tpr}, {"ROWS", rows}, {"NORM", norm}};
-        return pxl_op_dispatch_ub(ctx, "kmv6.wgsl", pxl_wgsl_ops_kmv6, "kmv6", k, 4, bd, 3, p, sizeof *p, g[0], g[1],
-                                  (uint32_t)s->batch);
-    }
+    if (s->M == 1 && kmv46_fits(t[1]->dtype, p)) return kmv46(ctx, gi, t[1]->dtype, bd, s, p, norm, 0);
     if (s->M <= QMV_MAX_NCOL) {
         uint32_t wg = KMV_WG;
         while (wg > gi->max_invocations_per_workgroup) wg /= 2;
@@ -427,18 +426,7 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
     double norm = o->norm != NULL, M = (double)s.M;
     uint32_t g[2] = {0, 0};
     const pxl_tuning *tune = pxl_ctx_tuning(ctx);
-    if (s.M == 1 && ((w->dtype == PXL_Q4_K && p.off_b % 16u == 0 && p.rpg % 16u == 0 && p.row_bytes % 16u == 0) ||
-                       w->dtype == PXL_Q6_K)) {
-        /* kmv4 / kmv6: one gate row and one up row per row group */
-        uint32_t wg = KMV_WG, tpr = tune->kmv_tpr ? tune->kmv_tpr : KMV4_TPR;
-        while (wg > gi->max_invocations_per_workgroup) wg /= 2;
-        if (tpr > wg) tpr = wg;
-        if ((st = rows_grid(ctx, &s, wg / tpr, g)) != PXL_OK) return st;
-        pxl_constant k[5] = {{"WG", wg}, {"TPR", tpr}, {"ROWS", 2}, {"NORM", norm}, {"SWIGLU", 1}};
-        int q4 = w->dtype == PXL_Q4_K;
-        return pxl_op_dispatch_ub(ctx, q4 ? "kmv4.wgsl" : "kmv6.wgsl", q4 ? pxl_wgsl_ops_kmv4 : pxl_wgsl_ops_kmv6,
-                                  q4 ? "kmv4" : "kmv6", k, 5, &bd, 3, &p, sizeof p, g[0], g[1], (uint32_t)s.batch);
-    }
+    if (s.M == 1 && kmv46_fits(w->dtype, &p)) return kmv46(ctx, gi, w->dtype, &bd, &s, &p, norm, 1);
     if (w->dtype == PXL_Q4_K || w->dtype == PXL_Q6_K || (w->dtype != PXL_Q8_0 && w->dtype != PXL_Q4_0)) {
         int kq = w->dtype == PXL_Q4_K || w->dtype == PXL_Q6_K;
         uint32_t wg = KMV_WG, tpr = kq && tune->kmv_tpr ? tune->kmv_tpr : KMV_TPR;

@@ -35,25 +35,8 @@ var<workgroup> red: array<f32, 2048>;   // WG * ROWS partial sums
 
 #include "norm_mv.wgsl"   // NORM: rmsnorm fused into the matvec (norm_inv, nscale, NW)
 #include "swiglu_mv.wgsl"   // SWIGLU: gate and up rows in one row group (out_rows, w_out, w_is_up, silu_mul)
-
-// The four bytes of w as floats, without int-to-float conversions: for
-// 0 <= n < 2^23 the float with bits 0x4B000000 | n is 2^23 + n.
-fn bytes4(w: u32) -> vec4<f32> {
-    let b = (vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(255u);
-    return bitcast<vec4<f32>>(b | vec4<u32>(0x4B000000u)) - 8388608.0;
-}
-
-// Sub-block s's 6-bit scale (x) and min (y) from the scale bytes 0..3 (s0),
-// 4..7 (s1) and 8..11 (s2); both cases computed and one selected.
-fn scale_min(s0: u32, s1: u32, s2: u32, s: u32) -> vec2<u32> {
-    let sh = 8u * (s & 3u);
-    let b0 = (s0 >> sh) & 255u;
-    let b1 = (s1 >> sh) & 255u;
-    let b8 = (s2 >> sh) & 255u;
-    let low = vec2<u32>(b0 & 63u, b1 & 63u);
-    let high = vec2<u32>((b8 & 15u) | ((b0 >> 6u) << 4u), (b8 >> 4u) | ((b1 >> 6u) << 4u));
-    return select(low, high, s >= 4u);
-}
+#include "rows_out.wgsl"   // rows_out: the row groups' sums reduced and stored
+#include "bytes.wgsl"   // bytes4, k_scale_min
 
 @compute @workgroup_size(WG)
 fn kmv4(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
@@ -90,38 +73,19 @@ fn kmv4(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             let hd = B[wb];
             let q = B[wb + 1u + c];
             let dm = unpack2x16float(hd.x);
-            let sm0 = scale_min(hd.y, hd.z, hd.w, 2u * j);
-            let sm1 = scale_min(hd.y, hd.z, hd.w, 2u * j + 1u);
+            let sm0 = k_scale_min(hd.y, hd.z, hd.w, 2u * j);
+            let sm1 = k_scale_min(hd.y, hd.z, hd.w, 2u * j + 1u);
             let a0 = dm.x * f32(sm0.x);
             let m0 = dm.y * f32(sm0.y);
             let a1 = dm.x * f32(sm1.x);
             let m1 = dm.y * f32(sm1.y);
             let lo = vec4<u32>(0x0f0f0f0fu);
-            var s = dot(a0 * bytes4(q.x & lo.x) - m0, x0) + dot(a0 * bytes4(q.y & lo.x) - m0, x1) +
-                    dot(a0 * bytes4(q.z & lo.x) - m0, x2) + dot(a0 * bytes4(q.w & lo.x) - m0, x3);
-            s = s + dot(a1 * bytes4((q.x >> 4u) & lo.x) - m1, y0) + dot(a1 * bytes4((q.y >> 4u) & lo.x) - m1, y1) +
-                dot(a1 * bytes4((q.z >> 4u) & lo.x) - m1, y2) + dot(a1 * bytes4((q.w >> 4u) & lo.x) - m1, y3);
+            var s = dot(a0 * bytes4(q.x & lo.x, 0.0) - m0, x0) + dot(a0 * bytes4(q.y & lo.x, 0.0) - m0, x1) +
+                    dot(a0 * bytes4(q.z & lo.x, 0.0) - m0, x2) + dot(a0 * bytes4(q.w & lo.x, 0.0) - m0, x3);
+            s = s + dot(a1 * bytes4((q.x >> 4u) & lo.x, 0.0) - m1, y0) + dot(a1 * bytes4((q.y >> 4u) & lo.x, 0.0) - m1, y1) +
+                dot(a1 * bytes4((q.z >> 4u) & lo.x, 0.0) - m1, y2) + dot(a1 * bytes4((q.w >> 4u) & lo.x, 0.0) - m1, y3);
             acc[r] = acc[r] + s;
         }
     }
-    for (var r = 0u; r < ROWS; r = r + 1u) { red[r * WG + lid.x] = acc[r]; }
-    workgroupBarrier();
-    for (var h = TPR / 2u; h > 0u; h = h >> 1u) {
-        if (t < h) {
-            for (var r = 0u; r < ROWS; r = r + 1u) { red[r * WG + lid.x] = red[r * WG + lid.x] + red[r * WG + lid.x + h]; }
-        }
-        workgroupBarrier();
-    }
-    if (t == 0u) {
-        for (var r = 0u; r < out_rows(); r = r + 1u) {
-            if (n0 + r < p.N) {
-                let idx = p.off_c + wid.z * p.stride_c + n0 + r;
-                var v = red[r * WG + lid.x];
-                if (SWIGLU) { v = silu_mul(v, red[(r + ROWS / 2u) * WG + lid.x]); }
-                var out = p.alpha * v;
-                if (p.beta != 0.0) { out = out + p.beta * C[idx]; }
-                C[idx] = out;
-            }
-        }
-    }
+    rows_out(lid.x, t, n0, wid.z, acc);
 }

@@ -34,22 +34,10 @@ var<workgroup> red: array<f32, 2048>;   // WG * ROWS partial sums
 
 #include "norm_mv.wgsl"   // NORM: rmsnorm fused into the matvec (norm_inv, nscale, NW)
 #include "swiglu_mv.wgsl"   // SWIGLU: gate and up rows in one row group (out_rows, w_out, w_is_up, silu_mul)
+#include "rows_out.wgsl"   // rows_out: the row groups' sums reduced and stored
+#include "bytes.wgsl"   // bytes4, half_of
 
-// The word at even byte offset o of B (o % 4 == 2: from two words). Both
-// words are read and one selected, so invocations do not diverge (a read
-// past the end is clamped by WebGPU's bounds checks and never selected).
-fn word_at(o: u32) -> u32 {
-    let i = o >> 2u;
-    let lo = B[i];
-    let hi = B[i + 1u];
-    return select(lo, (lo >> 16u) | (hi << 16u), (o & 2u) != 0u);
-}
-
-// The four bytes of w as floats minus 32 (see kmv4.wgsl's bytes4).
-fn q6(w: u32) -> vec4<f32> {
-    let b = (vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(255u);
-    return bitcast<vec4<f32>>(b | vec4<u32>(0x4B000000u)) - (8388608.0 + 32.0);
-}
+#include "word_at.wgsl"   // word_at
 
 // The signed scale byte k (0..3) of w, as a float.
 fn sbyte(w: u32, k: u32) -> f32 { return f32(bitcast<i32>((w >> (8u * k)) << 24u) >> 24u); }
@@ -87,33 +75,13 @@ fn kmv6(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             let qh = word_at(base + 128u + 32u * h + 4u * i);
             let s0 = word_at(base + 192u + 8u * h);   // scales 8h .. 8h + 3
             let s1 = word_at(base + 196u + 8u * h);   // 8h + 4 .. 8h + 7
-            let dw = B[(base + 208u) >> 2u];
-            let d = select(unpack2x16float(dw).x, unpack2x16float(dw).y, ((base + 208u) & 2u) != 0u);
-            let v0 = (d * sbyte(s0, k)) * q6((qa & 0x0f0f0f0fu) | ((qh & 0x03030303u) << 4u));
-            let v1 = (d * sbyte(s0, k + 2u)) * q6((qb & 0x0f0f0f0fu) | (((qh >> 2u) & 0x03030303u) << 4u));
-            let v2 = (d * sbyte(s1, k)) * q6(((qa >> 4u) & 0x0f0f0f0fu) | (((qh >> 4u) & 0x03030303u) << 4u));
-            let v3 = (d * sbyte(s1, k + 2u)) * q6(((qb >> 4u) & 0x0f0f0f0fu) | (((qh >> 6u) & 0x03030303u) << 4u));
+            let d = half_of(B[(base + 208u) >> 2u], base + 208u);
+            let v0 = (d * sbyte(s0, k)) * bytes4((qa & 0x0f0f0f0fu) | ((qh & 0x03030303u) << 4u), 32.0);
+            let v1 = (d * sbyte(s0, k + 2u)) * bytes4((qb & 0x0f0f0f0fu) | (((qh >> 2u) & 0x03030303u) << 4u), 32.0);
+            let v2 = (d * sbyte(s1, k)) * bytes4(((qa >> 4u) & 0x0f0f0f0fu) | (((qh >> 4u) & 0x03030303u) << 4u), 32.0);
+            let v3 = (d * sbyte(s1, k + 2u)) * bytes4(((qb >> 4u) & 0x0f0f0f0fu) | (((qh >> 6u) & 0x03030303u) << 4u), 32.0);
             acc[r] = acc[r] + dot(v0, x0) + dot(v1, x1) + dot(v2, x2) + dot(v3, x3);
         }
     }
-    for (var r = 0u; r < ROWS; r = r + 1u) { red[r * WG + lid.x] = acc[r]; }
-    workgroupBarrier();
-    for (var hh = TPR / 2u; hh > 0u; hh = hh >> 1u) {
-        if (t < hh) {
-            for (var r = 0u; r < ROWS; r = r + 1u) { red[r * WG + lid.x] = red[r * WG + lid.x] + red[r * WG + lid.x + hh]; }
-        }
-        workgroupBarrier();
-    }
-    if (t == 0u) {
-        for (var r = 0u; r < out_rows(); r = r + 1u) {
-            if (n0 + r < p.N) {
-                let idx = p.off_c + wid.z * p.stride_c + n0 + r;
-                var v = red[r * WG + lid.x];
-                if (SWIGLU) { v = silu_mul(v, red[(r + ROWS / 2u) * WG + lid.x]); }
-                var out = p.alpha * v;
-                if (p.beta != 0.0) { out = out + p.beta * C[idx]; }
-                C[idx] = out;
-            }
-        }
-    }
+    rows_out(lid.x, t, n0, wid.z, acc);
 }

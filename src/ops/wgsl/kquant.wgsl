@@ -41,25 +41,9 @@ struct Params {
 
 fn block_bytes() -> u32 { return select(144u, 210u, KQ6); }
 
-// The word at even byte offset o of B (o % 4 == 2: from two words). Both
-// words are always read and one is selected, so that invocations whose blocks
-// differ in alignment do not diverge (a read past the end is clamped by
-// WebGPU's bounds checks and never selected).
-fn word_at(o: u32) -> u32 {
-    let i = o >> 2u;
-    let lo = B[i];
-    let hi = B[i + 1u];
-    return select(lo, (lo >> 16u) | (hi << 16u), (o & 2u) != 0u);
-}
-#include "bytes.wgsl"   // half_of
+#include "word_at.wgsl"   // word_at
+#include "bytes.wgsl"   // half_of, bytes4, k_scale_min
 fn half_at(o: u32) -> f32 { return half_of(B[o >> 2u], o); }   // o even
-
-// The four bytes of w as floats, minus bias, without int-to-float
-// conversions: for 0 <= n < 2^23 the float with bits 0x4B000000 | n is 2^23 + n.
-fn bytes4(w: u32, bias: f32) -> vec4<f32> {
-    let b = (vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(255u);
-    return bitcast<vec4<f32>>(b | vec4<u32>(0x4B000000u)) - (8388608.0 + bias);
-}
 
 struct Eight {
     lo: vec4<f32>,   // elements 8c .. 8c+3 of the sub-block
@@ -67,19 +51,7 @@ struct Eight {
 }
 
 // Q4_K: sub-block s's 6-bit scale (x) and min (y) from the 12 scale bytes.
-fn q4k_scale_min(w0: u32, s: u32) -> vec2<u32> {
-    let s0 = B[w0 + 1u];
-    let s1 = B[w0 + 2u];
-    let s2 = B[w0 + 3u];
-    // both cases computed and one selected: no divergence between sub-blocks
-    let sh = 8u * (s & 3u);
-    let b0 = (s0 >> sh) & 255u;
-    let b1 = (s1 >> sh) & 255u;
-    let b8 = (s2 >> sh) & 255u;
-    let low = vec2<u32>(b0 & 63u, b1 & 63u);
-    let high = vec2<u32>((b8 & 15u) | ((b0 >> 6u) << 4u), (b8 >> 4u) | ((b1 >> 6u) << 4u));
-    return select(low, high, s >= 4u);
-}
+fn q4k_scale_min(w0: u32, s: u32) -> vec2<u32> { return k_scale_min(B[w0 + 1u], B[w0 + 2u], B[w0 + 3u], s); }
 
 // The scales of sub-block s of the block at byte `base`: Q4_K: x = d * sc,
 // y = dmin * m (one pair for all 32 elements); Q6_K: x = d * scale for

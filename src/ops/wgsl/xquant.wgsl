@@ -56,26 +56,10 @@ fn block_bytes() -> u32 {
 }
 fn subs() -> u32 { return select(1u, 8u, QT >= 3u); }   // sub-blocks of 32 per block
 
-// The word at even byte offset o of B (o % 4 == 2: from two words). Both
-// words are always read and one is selected, so that invocations whose blocks
-// differ in alignment do not diverge (a read past the end is clamped by
-// WebGPU's bounds checks and never selected).
-fn word_at(o: u32) -> u32 {
-    let i = o >> 2u;
-    let lo = B[i];
-    let hi = B[i + 1u];
-    return select(lo, (lo >> 16u) | (hi << 16u), (o & 2u) != 0u);
-}
-#include "bytes.wgsl"   // half_of
+#include "word_at.wgsl"   // word_at
+#include "bytes.wgsl"   // half_of, bytes4, k_scale_min
 fn half_at(o: u32) -> f32 { return half_of(B[o >> 2u], o); }   // o even
 fn byte_b(o: u32) -> u32 { return (word_at(o & ~1u) >> (8u * (o & 1u))) & 255u; }
-
-// The four bytes of w as floats, minus bias, without int-to-float
-// conversions: for 0 <= n < 2^23 the float with bits 0x4B000000 | n is 2^23 + n.
-fn bytes4(w: u32, bias: f32) -> vec4<f32> {
-    let b = (vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(255u);
-    return bitcast<vec4<f32>>(b | vec4<u32>(0x4B000000u)) - (8388608.0 + bias);
-}
 
 // Bits 0..3 of h moved to bit 4 of bytes 0..3 (the fifth bits of four quants).
 fn spread4(h: u32) -> u32 {
@@ -89,18 +73,7 @@ struct Eight {
 
 // Q5_K: sub-block s's 6-bit scale (x) and min (y) from the 12 scale bytes
 // (words w0 + 1 .. w0 + 3), packed as in Q4_K.
-fn k_scale_min(w0: u32, s: u32) -> vec2<u32> {
-    let s0 = B[w0 + 1u];
-    let s1 = B[w0 + 2u];
-    let s2 = B[w0 + 3u];
-    let sh = 8u * (s & 3u);
-    let b0 = (s0 >> sh) & 255u;
-    let b1 = (s1 >> sh) & 255u;
-    let b8 = (s2 >> sh) & 255u;
-    let low = vec2<u32>(b0 & 63u, b1 & 63u);
-    let high = vec2<u32>((b8 & 15u) | ((b0 >> 6u) << 4u), (b8 >> 4u) | ((b1 >> 6u) << 4u));
-    return select(low, high, s >= 4u);
-}
+fn q5k_scale_min(w0: u32, s: u32) -> vec2<u32> { return k_scale_min(B[w0 + 1u], B[w0 + 2u], B[w0 + 3u], s); }
 
 // Q3_K: 6-bit scale i (0..15) minus 32, from the 12 scale bytes at base + 96:
 // low 4 bits from byte i % 8 (its high nibble for i >= 8), high 2 bits from
@@ -120,7 +93,7 @@ fn sub_scales(base: u32, s: u32) -> vec4<f32> {
     if (QT == 3u) {
         let w0 = base >> 2u;
         let dm = unpack2x16float(B[w0]);
-        let sm = k_scale_min(w0, s);
+        let sm = q5k_scale_min(w0, s);
         let r = vec2<f32>(dm.x * f32(sm.x), dm.y * f32(sm.y));
         return vec4<f32>(r, r);
     }
