@@ -550,6 +550,16 @@ AVX2 static void qkern_avx(int mr, int nr, const q8blk *const *a, const int8_t *
 
 /* ---- the tasks ------------------------------------------------------------- */
 
+/* C[i, n] = alpha * acc[i][n] (+ beta * C[i, n] when beta != 0) for the
+ * tile's mb x nt sums, rows of C N floats apart. */
+static void store_tile(double acc[MB][NT], int mb, int nt, float *c, int64_t N, float alpha, float beta) {
+    for (int i = 0; i < mb; i++)
+        for (int n = 0; n < nt; n++) {
+            float v = (float)acc[i][n], *cp = c + i * N + n;
+            *cp = beta != 0.0f ? alpha * v + beta * *cp : alpha * v;
+        }
+}
+
 static void bt_range(void *arg, int64_t lo, int64_t hi) {
     const bt_job *j = arg;
     size_t bbytes;
@@ -600,11 +610,7 @@ static void bt_range(void *arg, int64_t lo, int64_t hi) {
                 }
             }
         }
-        for (int i = 0; i < mb; i++)
-            for (int n = 0; n < nt; n++) {
-                float v = (float)acc[i][n], *cp = c + i * j->N + n;
-                *cp = j->beta != 0.0f ? j->alpha * v + j->beta * *cp : j->alpha * v;
-            }
+        store_tile(acc, mb, nt, c, j->N, j->alpha, j->beta);
     }
 }
 
@@ -675,11 +681,7 @@ static void qbt_range(void *arg, int64_t lo, int64_t hi) {
                 }
             }
         }
-        for (int i = 0; i < mb; i++)
-            for (int n = 0; n < nt; n++) {
-                float v = (float)acc[i][n], *cp = c + i * j->N + n;
-                *cp = j->beta != 0.0f ? j->alpha * v + j->beta * *cp : j->alpha * v;
-            }
+        store_tile(acc, mb, nt, c, j->N, j->alpha, j->beta);
     }
 }
 
