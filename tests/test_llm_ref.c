@@ -97,6 +97,7 @@ int main(int argc, char **argv) {
     pxl_ctx_options o = pxl_ctx_options_default();
     o.backend = gpu ? PXL_BACKEND_GPU : PXL_BACKEND_CPU;
     o.quiet = 1;
+    o.tuning = getenv("PXL_TUNE"); /* as the CLI: PXL_TUNE=cpu_q8=1 runs the references on 8-bit activations */
     pxl_ctx *ctx = NULL;
     if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
         fprintf(stderr, "no %s context: %s\n", argv[3], ctx ? pxl_ctx_error(ctx) : "");

@@ -9,7 +9,7 @@
  * pairs (unpack2x16float); the rest is the same arithmetic.
  *
  * CPU reference: per (t, h), scores scale * (q . k_j) with products summed
- * in double, max-subtracted softmax and the weighted sum of V rows in double;
+ * in double (four partial sums), max-subtracted softmax and the weighted sum of V rows in double;
  * threads over (t, h).
  *
  * GPU (attention.wgsl): one workgroup per block of ATTN_R query rows of one
@@ -81,20 +81,42 @@ typedef struct {
     double *scratch; /* kv_len + D doubles per task */
 } attn_job;
 
+/* q . k over D elements in double (every product is exact there): four
+ * partial sums, so that the additions overlap, added pairwise at the end */
+static double dot_f32(const float *q, const float *k, int64_t D) {
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int64_t d = 0;
+    for (; d + 4 <= D; d += 4) {
+        s0 += (double)q[d] * (double)k[d];
+        s1 += (double)q[d + 1] * (double)k[d + 1];
+        s2 += (double)q[d + 2] * (double)k[d + 2];
+        s3 += (double)q[d + 3] * (double)k[d + 3];
+    }
+    for (; d < D; d++) s0 += (double)q[d] * (double)k[d];
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* dot_f32 with k in f16 */
+static double dot_f16(const float *q, const uint16_t *k, int64_t D) {
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int64_t d = 0;
+    for (; d + 4 <= D; d += 4) {
+        s0 += (double)q[d] * (double)pxl_f16_to_f32(k[d]);
+        s1 += (double)q[d + 1] * (double)pxl_f16_to_f32(k[d + 1]);
+        s2 += (double)q[d + 2] * (double)pxl_f16_to_f32(k[d + 2]);
+        s3 += (double)q[d + 3] * (double)pxl_f16_to_f32(k[d + 3]);
+    }
+    for (; d < D; d++) s0 += (double)q[d] * (double)pxl_f16_to_f32(k[d]);
+    return (s0 + s1) + (s2 + s3);
+}
+
 static void attn_row(const attn_job *j, int64_t t, int64_t h, double *s, double *acc) {
     int64_t D = j->D, hk = h / (j->Hq / j->Hkv), lim = j->kv_len - j->T + t + 1;
     const float *q = j->q + (t * j->Hq + h) * D;
     double m = -HUGE_VAL;
     for (int64_t i = 0; i < lim; i++) {
         int64_t r = (i * j->Hkv + hk) * D;
-        double dot = 0;
-        if (j->half) {
-            const uint16_t *k = (const uint16_t *)j->k + r;
-            for (int64_t d = 0; d < D; d++) dot += (double)q[d] * (double)pxl_f16_to_f32(k[d]);
-        } else {
-            const float *k = (const float *)j->k + r;
-            for (int64_t d = 0; d < D; d++) dot += (double)q[d] * (double)k[d];
-        }
+        double dot = j->half ? dot_f16(q, (const uint16_t *)j->k + r, D) : dot_f32(q, (const float *)j->k + r, D);
         s[i] = j->scale * dot;
         if (s[i] > m) m = s[i]; /* NaN never wins, but poisons l below */
     }

@@ -9,7 +9,9 @@
  * 32, or 256 f16 / bf16 values): the task decodes the chunk of each of its
  * NT B rows once into f32 (exactly the values pxl_dequantize gives) and
  * multiplies it with the chunk of all its A rows, 2 A rows x 4 B rows at a
- * time, so a decoded block serves every row of A.
+ * time, so a decoded block serves every row of A. With one row of A
+ * (decoding a token) and AVX2, gemv_avx instead multiplies each B row as it
+ * decodes it, 4 rows side by side, with the same sums.
  *
  * Order of the sums (the same for any number of threads, tile shape or
  * kernel variant): per output and chunk, 8 f32 lanes (lane l takes the
@@ -546,6 +548,111 @@ AVX2 static void qkern_avx(int mr, int nr, const q8blk *const *a, const int8_t *
             for (int i = 0; i < mr; i++) out[i][j] = o[i][0];
         }
 }
+
+/* ---- one row of A (decoding a token) --------------------------------------- */
+
+/* With M = 1 no row of A shares a decoded block of B, so gemv_avx multiplies
+ * each B row as it decodes it: Q8_0, Q4_0 and Q5_0 blocks are decoded into
+ * registers (decode_avx's values) and the other formats through a buffer of
+ * one chunk a row. The sums are kern_avx's, value for value: per chunk and
+ * row, 8 lanes of fused multiply-adds in k order, fold8, the tail, the chunk
+ * sum added in double. GV rows run side by side so that their chains of
+ * multiply-adds overlap. */
+#define GV 4
+
+/* Elements 8g .. 8g + 7 of the 32-element block at p (scale d, Q5_0's high
+ * bits qh) as decode_avx gives them. */
+AVX2 static inline __m256 blk8_avx(pxl_dtype dt, const uint8_t *p, __m256 d, uint32_t qh, int g) {
+    const __m256i lo4 = _mm256_set1_epi32(0x0f);
+    if (dt == PXL_Q8_0) return _mm256_mul_ps(d, f32x8(i8x8(p + 2 + 8 * g)));
+    if (dt == PXL_Q4_0) {
+        __m256i q = u8x8(p + 2 + 8 * (g & 1));
+        q = g < 2 ? _mm256_and_si256(q, lo4) : _mm256_srli_epi32(q, 4);
+        return _mm256_mul_ps(d, f32x8(_mm256_sub_epi32(q, _mm256_set1_epi32(8))));
+    }
+    __m256i q = u8x8(p + 6 + 8 * (g & 1)); /* Q5_0 */
+    q = _mm256_or_si256(g < 2 ? _mm256_and_si256(q, lo4) : _mm256_srli_epi32(q, 4), q5_high(qh, 8 * g));
+    return _mm256_mul_ps(f32x8(_mm256_sub_epi32(q, _mm256_set1_epi32(16))), d);
+}
+
+/* s[r] (r < R) += the lanes of a . row r over nblk 32-element blocks from
+ * p[r] (bb bytes a block) */
+AVX2 static inline __attribute__((always_inline)) void gemv_blocks_avx(pxl_dtype dt, int R, const float *a,
+                                                                       const uint8_t *const *p, int nblk,
+                                                                       size_t bb, __m256 *s) {
+    for (int k = 0; k < nblk; k++, a += 32) {
+        __m256 d[GV];
+        uint32_t qh[GV];
+        for (int r = 0; r < R; r++) {
+            const uint8_t *pb = p[r] + (size_t)k * bb;
+            d[r] = _mm256_set1_ps(half_avx(pb));
+            qh[r] = 0;
+            if (dt == PXL_Q5_0) memcpy(&qh[r], pb + 2, 4);
+        }
+        for (int g = 0; g < 4; g++) {
+            __m256 av = _mm256_loadu_ps(a + 8 * g);
+            for (int r = 0; r < R; r++)
+                s[r] = _mm256_fmadd_ps(av, blk8_avx(dt, p[r] + (size_t)k * bb, d[r], qh[r], g), s[r]);
+        }
+    }
+}
+
+/* out[r] = the chunk sums of a . rows p[r] (r < R) over len elements */
+AVX2 static inline __attribute__((always_inline)) void gemv_chunk_avx(pxl_dtype dt, int R, const float *a,
+                                                                      const uint8_t *const *p, int len, size_t bb,
+                                                                      float (*ybuf)[KC], float *out) {
+    __m256 s[GV];
+    for (int r = 0; r < R; r++) s[r] = _mm256_setzero_ps();
+    switch (dt) {
+    case PXL_Q8_0: gemv_blocks_avx(PXL_Q8_0, R, a, p, len / 32, bb, s); break;
+    case PXL_Q4_0: gemv_blocks_avx(PXL_Q4_0, R, a, p, len / 32, bb, s); break;
+    case PXL_Q5_0: gemv_blocks_avx(PXL_Q5_0, R, a, p, len / 32, bb, s); break;
+    default: {
+        const float *y[GV];
+        int len8 = len & ~7;
+        for (int r = 0; r < R; r++) y[r] = decode_avx(dt, p[r], ybuf[r], len);
+        for (int k = 0; k < len8; k += 8) {
+            __m256 av = _mm256_loadu_ps(a + k);
+            for (int r = 0; r < R; r++) s[r] = _mm256_fmadd_ps(av, _mm256_loadu_ps(y[r] + k), s[r]);
+        }
+        for (int r = 0; r < R; r++) {
+            float v = fold8_avx(s[r]);
+            for (int k = len8; k < len; k++) v = __builtin_fmaf(a[k], y[r][k], v);
+            out[r] = v;
+        }
+        return;
+    }
+    }
+    for (int r = 0; r < R; r++) out[r] = fold8_avx(s[r]);
+}
+
+/* acc[n] += the sums of a . B row n (n < nt, rows row_bytes apart from b)
+ * over the job's K */
+AVX2 static void gemv_avx(const bt_job *j, const float *a, const uint8_t *b, int nt, double *acc) {
+    size_t bbytes;
+    int belems;
+    block_geom(j->dt, &bbytes, &belems);
+    float ybuf[GV][KC];
+    for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
+        int len = (int)(j->K - k0 < KC ? j->K - k0 : KC);
+        size_t off = (size_t)(k0 / belems) * bbytes;
+        size_t cbytes = (size_t)(len / belems) * bbytes, ahead = off + 2 * cbytes;
+        for (int n = 0; n < nt; n += GV) {
+            int R = nt - n < GV ? 1 : GV;
+            const uint8_t *p[GV];
+            float out[GV];
+            for (int r = 0; r < R; r++) {
+                p[r] = b + (size_t)(n + r) * j->row_bytes + off;
+                if (ahead + cbytes <= j->row_bytes)
+                    for (size_t q = 0; q < cbytes; q += 64) __builtin_prefetch(p[r] - off + ahead + q);
+            }
+            if (R == GV) gemv_chunk_avx(j->dt, GV, a + k0, p, len, bbytes, ybuf, out);
+            else gemv_chunk_avx(j->dt, 1, a + k0, p, len, bbytes, ybuf, out);
+            for (int r = 0; r < R; r++) acc[n + r] += (double)out[r];
+            if (R == 1 && GV > 1) n -= GV - 1; /* one row at a time at the end */
+        }
+    }
+}
 #endif
 
 /* ---- the tasks ------------------------------------------------------------- */
@@ -576,6 +683,13 @@ static void bt_range(void *arg, int64_t lo, int64_t hi) {
         float *c = j->c + (bt * j->M + m0) * j->N + n0;
         for (int i = 0; i < mb; i++)
             for (int n = 0; n < nt; n++) acc[i][n] = 0;
+#ifdef PXL_CPU_X86
+        if (j->simd && mb == 1) {
+            gemv_avx(j, a, b, nt, acc[0]);
+            store_tile(acc, mb, nt, c, j->N, j->alpha, j->beta);
+            continue;
+        }
+#endif
         for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
             int len = (int)(j->K - k0 < KC ? j->K - k0 : KC);
             size_t off = (size_t)(k0 / belems) * bbytes;
