@@ -23,6 +23,13 @@
 #include <string.h>
 
 typedef struct bench_case bench_case;
+
+/* The quantized cases use copies of their weights in turn, as many as make
+ * BENCH_COLD_BYTES (4, at most BENCH_MAX_COPIES), so that no call finds its
+ * weights in the GPU's cache, as a model's layers do not: an H100's L2 holds
+ * 50 MB, and TinyLlama's 2.4 MB output product takes 57 copies. */
+#define BENCH_COLD_BYTES (128.0 * 1024 * 1024)
+#define BENCH_MAX_COPIES 64
 typedef pxl_status (*bench_fn)(pxl_ctx *ctx, bench_case *c);
 
 struct bench_case {
@@ -39,6 +46,8 @@ struct bench_case {
     double host_us; /* host time to record one call (the op's CPU-side cost), median */
     pxl_buffer *buf[2]; /* record_* cases */
     pxl_kernel *kernel;
+    pxl_tensor *w[2 * BENCH_MAX_COPIES]; /* the weight copies (quantized cases; swiglu: gate, up views) */
+    int nw;                              /* copies in w */
 };
 
 static float frand(uint32_t *s) {
@@ -79,31 +88,34 @@ static pxl_status mm_setup(pxl_ctx *ctx, bench_case *c) {
 }
 static pxl_status mm_run(pxl_ctx *ctx, bench_case *c) { return pxl_matmul(ctx, c->t[0], c->t[1], c->t[2], NULL); }
 
-/* quantized matvec: weight [N, K] (trans_b), x [M, K] (n[0] = M, 1 for a matvec). Four copies of the
- * weight are used in turn so that no call finds its weight in the L2 cache
- * (a 4096 x 14336 Q4_0 weight is 33 MB; an H100's L2 holds 50 MB). */
+/* how many copies of a weight of `bytes` the quantized cases use */
+static int cold_copies(size_t bytes) {
+    double n = BENCH_COLD_BYTES / (double)(bytes ? bytes : 1);
+    return n < 4 ? 4 : n > BENCH_MAX_COPIES ? BENCH_MAX_COPIES : (int)n + 1;
+}
+
+/* quantized matvec: weight [N, K] (trans_b), x [M, K] (n[0] = M, 1 for a
+ * matvec), the weight copies in w (cold_copies) */
 static pxl_status qmv_setup(pxl_ctx *ctx, bench_case *c) {
     int64_t sa[2] = {c->n[0], c->n[2]}, sb[2] = {c->n[1], c->n[2]}, sc[2] = {c->n[0], c->n[1]};
     pxl_status s = make(ctx, PXL_F32, 2, sa, 1, &c->t[0]);
     if (s == PXL_OK) s = make(ctx, PXL_F32, 2, sc, 0, &c->t[2]);
-    for (int i = 0; i < 4 && s == PXL_OK; i++) s = make(ctx, (pxl_dtype)c->n[3], 2, sb, 1, &c->t[i == 0 ? 1 : 2 + i]);
+    int n = cold_copies(pxl_dtype_row_bytes((pxl_dtype)c->n[3], c->n[2]) * (size_t)c->n[1]);
+    for (; c->nw < n && s == PXL_OK; c->nw++) s = make(ctx, (pxl_dtype)c->n[3], 2, sb, 1, &c->w[c->nw]);
     return s;
 }
 static pxl_status qmv_run(pxl_ctx *ctx, bench_case *c) {
     pxl_matmul_options o = {0};
     o.trans_b = 1;
-    int i = c->turn++ & 3;
-    return pxl_matmul(ctx, c->t[0], c->t[i == 0 ? 1 : 2 + i], c->t[2], &o);
+    return pxl_matmul(ctx, c->t[0], c->w[c->turn++ % c->nw], c->t[2], &o);
 }
 
-/* the quantized matvec with the fused RMSNorm (the norm option): as qmv_setup with three weight copies
- * (t[1], t[3], t[4]) and the norm weights in t[5] */
+/* the quantized matvec with the fused RMSNorm (the norm option): as
+ * qmv_setup, the norm weights in t[5] */
 static pxl_status qmvn_setup(pxl_ctx *ctx, bench_case *c) {
-    int64_t sa[2] = {c->n[0], c->n[2]}, sb[2] = {c->n[1], c->n[2]}, sc[2] = {c->n[0], c->n[1]}, sn[1] = {c->n[2]};
-    pxl_status s = make(ctx, PXL_F32, 2, sa, 1, &c->t[0]);
-    if (s == PXL_OK) s = make(ctx, PXL_F32, 2, sc, 0, &c->t[2]);
+    int64_t sn[1] = {c->n[2]};
+    pxl_status s = qmv_setup(ctx, c);
     if (s == PXL_OK) s = make(ctx, PXL_F32, 1, sn, 1, &c->t[5]);
-    for (int i = 0; i < 3 && s == PXL_OK; i++) s = make(ctx, (pxl_dtype)c->n[3], 2, sb, 1, &c->t[i == 0 ? 1 : 2 + i]);
     return s;
 }
 static pxl_status qmvn_run(pxl_ctx *ctx, bench_case *c) {
@@ -111,23 +123,24 @@ static pxl_status qmvn_run(pxl_ctx *ctx, bench_case *c) {
     o.trans_b = 1;
     o.norm = c->t[5];
     o.norm_eps = 1e-5f;
-    int i = c->turn++ % 3;
-    return pxl_matmul(ctx, c->t[0], c->t[i == 0 ? 1 : 2 + i], c->t[2], &o);
+    return pxl_matmul(ctx, c->t[0], c->w[c->turn++ % c->nw], c->t[2], &o);
 }
 
-/* pxl_matmul_swiglu with both weights in one tensor [2F, K] (one dispatch on a GPU): n = {M, F, K, dtype};
- * two such tensors used in turn, their gate / up views in t[2], t[3] and t[4], t[5] */
+/* pxl_matmul_swiglu with both weights in one tensor [2F, K] (one dispatch on
+ * a GPU): n = {M, F, K, dtype}; copies of that tensor (cold_copies), their
+ * gate / up views in w[2i], w[2i + 1] */
 static pxl_status swiglu_setup(pxl_ctx *ctx, bench_case *c) {
     int64_t sa[2] = {c->n[0], c->n[2]}, sw[2] = {c->n[1], c->n[2]}, sb[2] = {2 * c->n[1], c->n[2]};
     int64_t so[2] = {c->n[0], c->n[1]};
     size_t half = pxl_dtype_row_bytes((pxl_dtype)c->n[3], c->n[2]) * (size_t)c->n[1];
     pxl_status s = make(ctx, PXL_F32, 2, sa, 1, &c->t[0]);
     if (s == PXL_OK) s = make(ctx, PXL_F32, 2, so, 0, &c->t[1]);
-    for (int i = 0; i < 2 && s == PXL_OK; i++) {
+    int n = cold_copies(2 * half);
+    for (int i = 0; i < n && s == PXL_OK; i++) {
         pxl_tensor *base = NULL;
         s = make(ctx, (pxl_dtype)c->n[3], 2, sb, 1, &base);
-        if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, sw, 0, &c->t[2 + 2 * i]);
-        if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, sw, half, &c->t[3 + 2 * i]);
+        if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, sw, 0, &c->w[c->nw++]);
+        if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, sw, half, &c->w[c->nw++]);
         pxl_tensor_free(base); /* the views keep the memory */
     }
     return s;
@@ -135,8 +148,8 @@ static pxl_status swiglu_setup(pxl_ctx *ctx, bench_case *c) {
 static pxl_status swiglu_run(pxl_ctx *ctx, bench_case *c) {
     pxl_matmul_options o = {0};
     o.trans_b = 1;
-    int i = c->turn++ & 1;
-    return pxl_matmul_swiglu(ctx, c->t[0], c->t[2 + 2 * i], c->t[3 + 2 * i], c->t[1], &o);
+    int i = c->turn++ % (c->nw / 2);
+    return pxl_matmul_swiglu(ctx, c->t[0], c->w[2 * i], c->w[2 * i + 1], c->t[1], &o);
 }
 
 /* memory-bound row/element ops on [rows, cols]: n = {rows, cols} */
@@ -315,6 +328,8 @@ static void measure(pxl_ctx *ctx, bench_case *c, uint32_t reps) {
         pxl_tensor_free(c->t[i]);
         c->t[i] = NULL;
     }
+    for (int i = 0; i < c->nw; i++) pxl_tensor_free(c->w[i]);
+    c->nw = 0;
     for (int i = 0; i < 2; i++) {
         pxl_buffer_free(c->buf[i]);
         c->buf[i] = NULL;
@@ -333,34 +348,34 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
     int64_t tl_ = small ? 256 : 2048, tf_ = small ? 512 : 5632, tv_ = small ? 1024 : 32000;
     double tl = (double)tl_, tf = (double)tf_, tv = (double)tv_;
     bench_case cases[] = {
-        {"matmul_f32_4096", "TFLOP/s", 2.0 * fb * fb * fb, mm_setup, mm_run, {0}, {big, big, big, PXL_F32}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"matmul_f32_8192", "TFLOP/s", 2.0 * fh * fh * fh, mm_setup, mm_run, {0}, {huge, huge, huge, PXL_F32}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"matmul_f16_8192", "TFLOP/s", 2.0 * fh * fh * fh, mm_setup, mm_run, {0}, {huge, huge, huge, PXL_F16}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"softmax_64M", "GB/s", 8.0 * e, rows_setup, softmax_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"rmsnorm_64M", "GB/s", 8.0 * e, rows_setup, rmsnorm_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"add_64M", "GB/s", 12.0 * e, rows_setup, add_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"silu_64M", "GB/s", 8.0 * e, rows_setup, silu_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"q4_0_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_0}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"q8_0_matvec_4096x14336", "GB/s", qbytes * 34.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"q4_k_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"q6_k_matvec_4096x14336", "GB/s", qbytes * 26.25, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"f16_matvec_4096x14336", "GB/s", qbytes * 64.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_F16}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"matmul_f32_4096", "TFLOP/s", 2.0 * fb * fb * fb, mm_setup, mm_run, {0}, {big, big, big, PXL_F32}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"matmul_f32_8192", "TFLOP/s", 2.0 * fh * fh * fh, mm_setup, mm_run, {0}, {huge, huge, huge, PXL_F32}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"matmul_f16_8192", "TFLOP/s", 2.0 * fh * fh * fh, mm_setup, mm_run, {0}, {huge, huge, huge, PXL_F16}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"softmax_64M", "GB/s", 8.0 * e, rows_setup, softmax_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"rmsnorm_64M", "GB/s", 8.0 * e, rows_setup, rmsnorm_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"add_64M", "GB/s", 12.0 * e, rows_setup, add_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"silu_64M", "GB/s", 8.0 * e, rows_setup, silu_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q4_0_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q8_0_matvec_4096x14336", "GB/s", qbytes * 34.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q4_k_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q6_k_matvec_4096x14336", "GB/s", qbytes * 26.25, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"f16_matvec_4096x14336", "GB/s", qbytes * 64.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_F16}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         /* a TinyLlama-1.1B layer (Q4_K_M: 2048 wide, FFN 5632, output head Q6_K 32000): decode and a 32-token prefill */
-        {"q4_k_matvec_2048x2048", "GB/s", tl * tl / 32.0 * 18.0, qmv_setup, qmv_run, {0}, {1, tl_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"q4_k_matvec_2048x5632", "GB/s", tl * tf / 32.0 * 18.0, qmv_setup, qmv_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"q4_k_matvec_2048x2048", "GB/s", tl * tl / 32.0 * 18.0, qmv_setup, qmv_run, {0}, {1, tl_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q4_k_matvec_2048x5632", "GB/s", tl * tf / 32.0 * 18.0, qmv_setup, qmv_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         /* fused: the 2048x5632 matvec with the RMSNorm of x (compare q4_k_matvec_2048x5632), gate, up and
          * SwiGLU in one dispatch (twice the weights of q4_k_matvec_2048x5632) */
-        {"q4_k_matvec_norm_2048x5632", "GB/s", tl * tf / 32.0 * 18.0, qmvn_setup, qmvn_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"q4_k_swiglu_2048x5632", "GB/s", 2.0 * tl * tf / 32.0 * 18.0, swiglu_setup, swiglu_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"q6_k_matvec_2048x32000", "GB/s", tl * tv / 32.0 * 26.25, qmv_setup, qmv_run, {0}, {1, tv_, tl_, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"q4_k_matmul_32x2048x5632", "GFLOP/s", 2.0 * 32.0 * tl * tf, qmv_setup, qmv_run, {0}, {32, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"attention_decode_32x8x128_ctx4096", "us", 0, attn_setup, attn_run, {0}, {32, 8, 128, ctxlen}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"q4_k_matvec_norm_2048x5632", "GB/s", tl * tf / 32.0 * 18.0, qmvn_setup, qmvn_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q4_k_swiglu_2048x5632", "GB/s", 2.0 * tl * tf / 32.0 * 18.0, swiglu_setup, swiglu_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q6_k_matvec_2048x32000", "GB/s", tl * tv / 32.0 * 26.25, qmv_setup, qmv_run, {0}, {1, tv_, tl_, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q4_k_matmul_32x2048x5632", "GFLOP/s", 2.0 * 32.0 * tl * tf, qmv_setup, qmv_run, {0}, {32, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"attention_decode_32x8x128_ctx4096", "us", 0, attn_setup, attn_run, {0}, {32, 8, 128, ctxlen}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         /* TinyLlama's decode shape: 32 query heads, 4 KV heads of 64 */
-        {"rope_kv_decode_32x4x64_f16", "us", 0, ropekv_setup, ropekv_run, {0}, {32, 4, 64}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"rope_kv_split_decode_32x4x64_f16", "us", 0, ropekv_setup, ropekv_split_run, {0}, {32, 4, 64}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"dispatch_chain_1000", "us", 0, chain_setup, chain_run, {0}, {0}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"record_alternate_1000", "us", 0, record_setup, record_run, {0}, {1}, 0, 0, 0, "", 0, 0, {0}, 0},
-        {"record_same_1000", "us", 0, record_setup, record_run, {0}, {0}, 0, 0, 0, "", 0, 0, {0}, 0},
+        {"rope_kv_decode_32x4x64_f16", "us", 0, ropekv_setup, ropekv_run, {0}, {32, 4, 64}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"rope_kv_split_decode_32x4x64_f16", "us", 0, ropekv_setup, ropekv_split_run, {0}, {32, 4, 64}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"dispatch_chain_1000", "us", 0, chain_setup, chain_run, {0}, {0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"record_alternate_1000", "us", 0, record_setup, record_run, {0}, {1}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"record_same_1000", "us", 0, record_setup, record_run, {0}, {0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
     };
     size_t n = sizeof cases / sizeof cases[0];
     pxl_progress *prog = pxl_progress_begin(ctx, "bench ops", n);

@@ -30,6 +30,7 @@ typedef struct pxl_tuning {
     int qmv_xs_n;
     uint32_t kmv_tpr;    /* 0: default */
     uint32_t kmv_rows;   /* 0: default */
+    uint32_t kmv_wg;     /* 0: default */
     uint32_t llm_submit; /* 0: default; else 1 + layers per submit of the GPU forward pass (1: one per pass) */
     int qmv_plain;       /* qmv_kernel=q: never qmv_xs */
     int vm_dp4_soft;     /* vm_dp4=soft */

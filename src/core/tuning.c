@@ -72,6 +72,10 @@ static int apply(pxl_tuning *t, const char *key, const char *v, const char **wha
         *what = "a power of two in [1, 256]";
         if (parse_list(v, a, 1) != 1 || !pow2(a[0]) || a[0] > 256) return 1;
         t->kmv_tpr = a[0];
+    } else if (!strcmp(key, "kmv_wg")) {
+        *what = "a power of two in [32, 1024]";
+        if (parse_list(v, a, 1) != 1 || !pow2(a[0]) || a[0] < 32 || a[0] > 1024) return 1;
+        t->kmv_wg = a[0];
     } else if (!strcmp(key, "kmv_rows")) {
         *what = "a number in [1, 8]";
         if (parse_list(v, a, 1) != 1 || a[0] < 1 || a[0] > 8) return 1;
@@ -158,7 +162,7 @@ pxl_status pxl_tuning_parse(pxl_ctx *ctx, const char *text, pxl_tuning *t) {
         if (apply(t, key, val, &what)) {
             if (!what)
                 return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
-                                "tuning: unknown key '%s' (known: dot, attn, qmv, qmv_xs, kmv_tpr, kmv_rows, "
+                                "tuning: unknown key '%s' (known: dot, attn, qmv, qmv_xs, kmv_tpr, kmv_rows, kmv_wg, "
                                 "llm_submit, qmv_kernel, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8)",
                                 key);
             return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "tuning: bad value '%s' for '%s' (takes %s)", val, key,

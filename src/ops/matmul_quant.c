@@ -212,6 +212,7 @@ static pxl_status tiles_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape
  * bytes a block) keep; else kmv runs. Q6_K with M = 1 (wgsl/kmv6.wgsl): the
  * same shape over 16-element units, neighbouring invocations on neighbouring
  * words. The tuning options kmv_tpr and kmv_rows override the shape. */
+#define KMV4_WG 256u
 #define KMV4_TPR 32u
 #define KMV4_ROWS 2u
 
@@ -227,9 +228,9 @@ static int kmv46_fits(pxl_dtype dt, const qmm_params *p) {
  * takes one gate and one up row (ROWS 2, override SWIGLU). */
 static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const pxl_op_bindings *bd,
                         const q_shape *s, const qmm_params *p, double norm, int swiglu) {
-    uint32_t wg = KMV_WG;
-    while (wg > gi->max_invocations_per_workgroup) wg /= 2;
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* tuning benchmarks only */
+    uint32_t wg = tune->kmv_wg ? tune->kmv_wg : KMV4_WG;
+    while (wg > gi->max_invocations_per_workgroup) wg /= 2;
     uint32_t tpr = tune->kmv_tpr ? tune->kmv_tpr : KMV4_TPR;
     if (tpr > wg) tpr = wg;
     uint32_t rows = swiglu ? 2u : tune->kmv_rows ? tune->kmv_rows : KMV4_ROWS;
