@@ -11,7 +11,9 @@
 // one quant word of one block for ROWS rows of B: invocation t of a row group
 // of TPR takes units t, t + TPR, ..., so neighbouring invocations read
 // neighbouring words and the block's 256 floats of A. Values are formed in the
-// CPU decoder's order: (d * scale) * q - dmin * min.
+// CPU decoder's order: (d * scale) * q - dmin * min. With NORM the loop also
+// sums the squares of A, which each row group reads whole, and the epilogue
+// applies the norm's inverse (rows_out.wgsl): no pass over A comes first.
 
 struct Params {
     M: u32, N: u32, K: u32, nb: u32,                          // nb = K / 256
@@ -31,11 +33,11 @@ override ROWS: u32 = 2u;    // rows of B per row group, sharing the loads of A (
 
 const NCOL: u32 = 1u;       // one row of A (norm_mv.wgsl)
 
-var<workgroup> red: array<f32, 2048>;   // WG * ROWS partial sums
+var<workgroup> red: array<f32, 2304>;   // WG * (ROWS + 1) partial sums (rows_out.wgsl)
 
-#include "norm_mv.wgsl"   // NORM: rmsnorm fused into the matvec (norm_inv, nscale, NW)
+#include "norm_mv.wgsl"   // NORM: rmsnorm fused into the matvec (nweight, NW)
 #include "swiglu_mv.wgsl"   // SWIGLU: gate and up rows in one row group (out_rows, w_out, w_is_up, silu_mul)
-#include "rows_out.wgsl"   // rows_out: the row groups' sums reduced and stored
+#include "rows_out.wgsl"   // rows_out: the row groups' sums reduced, normalised and stored
 #include "bytes.wgsl"   // bytes4, k_scale_min
 
 @compute @workgroup_size(WG)
@@ -44,14 +46,13 @@ fn kmv4(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     let t = lid.x % TPR;
     let n0 = ((wid.y * nwg.x + wid.x) * (WG / TPR) + lid.x / TPR) * out_rows();
     let abase = (p.off_a + wid.z * p.stride_a) >> 2u;   // in vec4
-    var inv: array<f32, 8>;
-    if (NORM) { inv = norm_inv(lid.x, abase); }
     var acc: array<f32, 8>;
     var rows: array<u32, 8>;   // the group's B rows, in 16-byte words (clamped to the last row)
     for (var r = 0u; r < ROWS; r = r + 1u) {
         acc[r] = 0.0;
         rows[r] = (select(p.off_b, p.off_u, w_is_up(r)) + wid.z * p.stride_b + min(w_out(n0, r), p.N - 1u) * p.row_bytes) >> 4u;
     }
+    var ss = 0.0;   // the sum of squares of A (NORM)
     let units = p.nb * 8u;
     for (var u = t; u < units; u = u + TPR) {
         let blk = u >> 3u;
@@ -59,15 +60,27 @@ fn kmv4(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
         let j = c >> 1u;
         // A: elements 256 blk + 64 j + 16 (c % 2) + (0..15), and 32 further
         let ai = abase + blk * 64u + 16u * j + 4u * (c & 1u);
-        let aj = ai - abase;   // the vec4 index within the row (nscale)
-        let x0 = nscale(A[ai], inv[0], aj);
-        let x1 = nscale(A[ai + 1u], inv[0], aj + 1u);
-        let x2 = nscale(A[ai + 2u], inv[0], aj + 2u);
-        let x3 = nscale(A[ai + 3u], inv[0], aj + 3u);
-        let y0 = nscale(A[ai + 8u], inv[0], aj + 8u);
-        let y1 = nscale(A[ai + 9u], inv[0], aj + 9u);
-        let y2 = nscale(A[ai + 10u], inv[0], aj + 10u);
-        let y3 = nscale(A[ai + 11u], inv[0], aj + 11u);
+        let aj = ai - abase;   // the vec4 index within the row (nweight)
+        var x0 = A[ai];
+        var x1 = A[ai + 1u];
+        var x2 = A[ai + 2u];
+        var x3 = A[ai + 3u];
+        var y0 = A[ai + 8u];
+        var y1 = A[ai + 9u];
+        var y2 = A[ai + 10u];
+        var y3 = A[ai + 11u];
+        if (NORM) {
+            ss = ss + dot(x0, x0) + dot(x1, x1) + dot(x2, x2) + dot(x3, x3) + dot(y0, y0) + dot(y1, y1) +
+                 dot(y2, y2) + dot(y3, y3);
+            x0 = nweight(x0, aj);
+            x1 = nweight(x1, aj + 1u);
+            x2 = nweight(x2, aj + 2u);
+            x3 = nweight(x3, aj + 3u);
+            y0 = nweight(y0, aj + 8u);
+            y1 = nweight(y1, aj + 9u);
+            y2 = nweight(y2, aj + 10u);
+            y3 = nweight(y3, aj + 11u);
+        }
         for (var r = 0u; r < ROWS; r = r + 1u) {
             let wb = rows[r] + blk * 9u;
             let hd = B[wb];
@@ -87,5 +100,5 @@ fn kmv4(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             acc[r] = acc[r] + s;
         }
     }
-    rows_out(lid.x, t, n0, wid.z, acc);
+    rows_out(lid.x, t, n0, wid.z, acc, ss);
 }

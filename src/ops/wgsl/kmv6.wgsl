@@ -11,6 +11,8 @@
 // takes units t, t + TPR, ..., so neighbouring invocations read neighbouring
 // words. Blocks sit at even offsets: a word at offset 2 mod 4 is assembled
 // from two. Values are formed in the CPU decoder's order: (d * scale) * (q - 32).
+// With NORM the loop also sums the squares of A and the epilogue applies the
+// norm's inverse (rows_out.wgsl), as in kmv4.
 
 struct Params {
     M: u32, N: u32, K: u32, nb: u32,                          // nb = K / 256
@@ -30,11 +32,11 @@ override ROWS: u32 = 2u;    // rows of B per row group, sharing the loads of A (
 
 const NCOL: u32 = 1u;       // one row of A (norm_mv.wgsl)
 
-var<workgroup> red: array<f32, 2048>;   // WG * ROWS partial sums
+var<workgroup> red: array<f32, 2304>;   // WG * (ROWS + 1) partial sums (rows_out.wgsl)
 
-#include "norm_mv.wgsl"   // NORM: rmsnorm fused into the matvec (norm_inv, nscale, NW)
+#include "norm_mv.wgsl"   // NORM: rmsnorm fused into the matvec (nweight, NW)
 #include "swiglu_mv.wgsl"   // SWIGLU: gate and up rows in one row group (out_rows, w_out, w_is_up, silu_mul)
-#include "rows_out.wgsl"   // rows_out: the row groups' sums reduced and stored
+#include "rows_out.wgsl"   // rows_out: the row groups' sums reduced, normalised and stored
 #include "bytes.wgsl"   // bytes4, half_of
 
 #include "word_at.wgsl"   // word_at
@@ -48,25 +50,31 @@ fn kmv6(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     let t = lid.x % TPR;
     let n0 = ((wid.y * nwg.x + wid.x) * (WG / TPR) + lid.x / TPR) * out_rows();
     let abase = (p.off_a + wid.z * p.stride_a) >> 2u;   // in vec4
-    var inv: array<f32, 8>;
-    if (NORM) { inv = norm_inv(lid.x, abase); }
     var acc: array<f32, 8>;
     var rows: array<u32, 8>;   // byte offsets of the group's B rows (clamped to the last row)
     for (var r = 0u; r < ROWS; r = r + 1u) {
         acc[r] = 0.0;
         rows[r] = select(p.off_b, p.off_u, w_is_up(r)) + wid.z * p.stride_b + min(w_out(n0, r), p.N - 1u) * p.row_bytes;
     }
+    var ss = 0.0;   // the sum of squares of A (NORM)
     let units = p.nb * 16u;
     for (var u = t; u < units; u = u + TPR) {
         let blk = u >> 4u;
         let h = (u >> 3u) & 1u;
         let i = u & 7u;
         let ai = abase + blk * 64u + 32u * h + i;   // elements 256 blk + 128 h + 4 i, then + 32 g
-        let aj = ai - abase;   // the vec4 index within the row (nscale)
-        let x0 = nscale(A[ai], inv[0], aj);
-        let x1 = nscale(A[ai + 8u], inv[0], aj + 8u);
-        let x2 = nscale(A[ai + 16u], inv[0], aj + 16u);
-        let x3 = nscale(A[ai + 24u], inv[0], aj + 24u);
+        let aj = ai - abase;   // the vec4 index within the row (nweight)
+        var x0 = A[ai];
+        var x1 = A[ai + 8u];
+        var x2 = A[ai + 16u];
+        var x3 = A[ai + 24u];
+        if (NORM) {
+            ss = ss + dot(x0, x0) + dot(x1, x1) + dot(x2, x2) + dot(x3, x3);
+            x0 = nweight(x0, aj);
+            x1 = nweight(x1, aj + 8u);
+            x2 = nweight(x2, aj + 16u);
+            x3 = nweight(x3, aj + 24u);
+        }
         let k = i >> 2u;   // l / 16
         for (var r = 0u; r < ROWS; r = r + 1u) {
             let base = rows[r] + blk * 210u;
@@ -83,5 +91,5 @@ fn kmv6(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             acc[r] = acc[r] + dot(v0, x0) + dot(v1, x1) + dot(v2, x2) + dot(v3, x3);
         }
     }
-    rows_out(lid.x, t, n0, wid.z, acc);
+    rows_out(lid.x, t, n0, wid.z, acc, ss);
 }

@@ -1,6 +1,7 @@
 // RMSNorm fused into the matrix-vector kernels (qmv in quant.wgsl, kmv in
-// kquant.wgsl, xmv in xquant.wgsl): with the override NORM, each row c of A
-// is replaced by rmsnorm(A[c]) * w as the kernel loads it, the same formula
+// kquant.wgsl, xmv in xquant.wgsl; kmv4 and kmv6 use nweight only): with
+// the override NORM, each row c of A is replaced by rmsnorm(A[c]) * w as
+// the kernel loads it, the same formula
 // as rowwise.wgsl's rmsnorm: x * inv * w, inv = inverseSqrt(mean(x^2) + eps).
 // Every workgroup computes inv for its NCOL rows of A itself (K floats each,
 // read again from cache by the product), so no other dispatch is needed.
@@ -39,6 +40,14 @@ fn norm_inv(t: u32, xa: u32) -> array<f32, 8> {
     for (var c = 0u; c < NCOL; c = c + 1u) { inv[c] = inverseSqrt(red[c * WG] / f32(p.K) + p.eps); }
     workgroupBarrier();
     return inv;
+}
+
+// vec4 j of a row of A times the norm's weights (NORM; x without): kmv4 and
+// kmv6, which sum the squares of A themselves and apply inv in their
+// epilogue (rows_out.wgsl)
+fn nweight(x: vec4<f32>, j: u32) -> vec4<f32> {
+    if (NORM) { return x * NW[p.off_n / 4u + j]; }
+    return x;
 }
 
 // vec4 j of a row of A, x, as the kernel uses it (inv: that row's norm_inv)
