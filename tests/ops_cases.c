@@ -1138,6 +1138,11 @@ static const op_case k_cases[] = {
     /* Q6_K with M = 1 (kmv6.wgsl): the same, and views at 3 blocks (630 bytes: words assembled from two) */
     MM(1, 1, 1, 131, 2816, PXL_Q6_K, CF_TB, 1, 1), MM(1, 1, 1, 9, 512, PXL_Q6_K, CF_TB | CF_VIEW, 1, 0),
     MM(1, 1, 1, 6, 768, PXL_Q6_K, CF_TB | CF_SLICE, -0.5f, 0), MM(3, 1, 1, 17, 256, PXL_Q6_K, CF_TB, 1, 0.5f),
+    /* f16 / bf16 with M = 1 and K a multiple of 8 (hmv.wgsl, 16-byte loads): odd N, a unit count that is not a
+     * multiple of the row group, the residual added, a batch with a broadcast A, views and row slices */
+    MM(1, 1, 1, 67, 1024, PXL_F16, CF_TB, 1, 0), MM(1, 1, 1, 33, 264, PXL_BF16, CF_TB, -0.5f, 1),
+    MM(1, 3, 1, 19, 128, PXL_F16, CF_TB, 1, 0.5f), MM(1, 1, 1, 9, 512, PXL_F16, CF_TB | CF_VIEW, 1, 0),
+    MM(1, 1, 1, 6, 768, PXL_BF16, CF_TB | CF_SLICE, 1, 0), MM(2, 2, 1, 5, 8, PXL_F16, CF_TB, 1, 0),
     /* quantized views: blocks at an offset of 3 blocks (102 / 54 / 432 / 630 bytes), row slices */
     MM(1, 1, 3, 9, 64, PXL_Q8_0, CF_TB | CF_VIEW, 1, 0), MM(1, 1, 1, 9, 64, PXL_Q4_0, CF_TB | CF_VIEW, 1, 0),
     MM(1, 1, 10, 5, 256, PXL_Q4_K, CF_TB | CF_VIEW, 1, 0), MM(1, 1, 1, 5, 256, PXL_Q6_K, CF_TB | CF_SLICE, 1, 0),
@@ -1202,6 +1207,7 @@ static const op_case k_cases[] = {
     NMM(2, 2, 1, 50, 96, PXL_F32, CF_TB, 1, 0, 1e-5f), NMM(1, 1, 1, 33, 64, PXL_F32, CF_TB | CF_VIEW, 1, 1, 1e-5f),
     NMM(1, 1, 1, 100, 257, PXL_F16, CF_TB, -0.5f, 0.25f, 1e-5f), NMM(1, 1, 3, 20, 33, PXL_F16, CF_TB, 1, 0, 1e-5f),
     NMM(1, 1, 1, 33, 70, PXL_BF16, CF_TB, 1, 1, 1e-5f), NMM(1, 1, 1, 13, 17, PXL_F32, CF_TB | CF_SLICE, 1, 0, 1e-5f),
+    NMM(1, 1, 1, 33, 512, PXL_F16, CF_TB, 1, 1, 1e-5f), NMM(1, 1, 1, 20, 264, PXL_BF16, CF_TB, -0.5f, 0, 1e-6f),
     NMM(1, 1, 1, 45, 1056, PXL_Q8_0, CF_TB, 1, 0, 1e-5f), NMM(1, 1, 1, 37, 4096, PXL_Q4_0, CF_TB, 1, 1, 1e-5f),
     NMM(1, 1, 1, 37, 9216, PXL_Q4_0, CF_TB, 1, 0, 1e-6f), NMM(1, 1, 1, 9, 96, PXL_Q8_0, CF_TB, 1, 1, 1e-5f),
     NMM(1, 1, 2, 33, 96, PXL_Q8_0, CF_TB, 1, 0, 1e-5f), NMM(1, 1, 8, 33, 160, PXL_Q4_0, CF_TB, -0.75f, 1, 1e-5f),
@@ -1240,6 +1246,8 @@ static const op_case k_cases[] = {
     /* both weights in one buffer: one dispatch on a GPU (f32 / f16 / bf16 at M = 1, GGUF blocks at M <= 4) */
     SWG(1, 33, 100, PXL_F32, CF_PACKED, 0), SWG(1, 33, 100, PXL_F32, CF_PACKED | CF_NORM, 1e-5f),
     SWG(1, 45, 257, PXL_F16, CF_PACKED | CF_NORM, 1e-5f), SWG(1, 33, 70, PXL_BF16, CF_PACKED, 0),
+    SWG(1, 33, 512, PXL_F16, CF_PACKED | CF_NORM, 1e-5f), SWG(1, 20, 264, PXL_BF16, CF_PACKED, 0),
+    SWG(1, 9, 1024, PXL_BF16, CF_PACKED | CF_NORM, 1e-5f),
     SWG(2, 9, 31, PXL_F32, CF_PACKED | CF_NORM, 1e-5f), SWG(1, 45, 1056, PXL_Q8_0, CF_PACKED | CF_NORM, 1e-5f),
     SWG(1, 45, 96, PXL_Q8_0, CF_PACKED, 0), SWG(2, 33, 96, PXL_Q8_0, CF_PACKED | CF_NORM, 1e-5f),
     SWG(4, 33, 160, PXL_Q8_0, CF_PACKED | CF_NORM, 1e-5f), SWG(8, 33, 160, PXL_Q8_0, CF_PACKED | CF_NORM, 1e-5f),

@@ -13,7 +13,8 @@ typedef struct {
     float alpha, beta;
     uint32_t off_c, off_n; /* off_n: the norm's offset in floats (gemv_t with NORM) */
     float eps;
-    uint32_t pad[3];
+    uint32_t off_u; /* the up weights' offset (pxl_matmul_swiglu) */
+    uint32_t pad[2];
 } mm_params;
 _Static_assert(sizeof(mm_params) == 64, "mirrors struct Params in matmul.wgsl");
 
@@ -21,6 +22,34 @@ typedef struct {
     int64_t batch, M, N, K;
     int64_t batch_a, batch_b; /* 1 or batch */
 } mm_shape;
+
+/* One row of A with f16 or bf16 B stored [N, K] (wgsl/hmv.wgsl): B read 16
+ * bytes at a time, a row group of HMV_TPR invocations per HMV_ROWS rows
+ * (with swiglu: HMV_ROWS / 2 gate and as many up rows), HMV_WG invocations
+ * a workgroup. The caller checked K, off_b (and off_u) on 8 elements and
+ * bound A and the norm as vec4. The tuning options kmv_wg, kmv_tpr and
+ * kmv_rows override the shape, as for kmv4. */
+#define HMV_WG 256u
+#define HMV_TPR 32u
+#define HMV_ROWS 2u
+
+static pxl_status hmv_dispatch(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_op_bindings *bd, const mm_params *p,
+                               uint32_t batch, int bf16, int norm, int swiglu) {
+    const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* tuning benchmarks only */
+    uint32_t wg = tune->kmv_wg ? tune->kmv_wg : HMV_WG;
+    while (wg > gi->max_invocations_per_workgroup) wg /= 2;
+    uint32_t tpr = tune->kmv_tpr ? tune->kmv_tpr : HMV_TPR;
+    if (tpr > wg) tpr = wg;
+    uint32_t rows = tune->kmv_rows ? tune->kmv_rows : HMV_ROWS;
+    if (swiglu && rows < 2) rows = 2;
+    if (swiglu) rows &= ~1u;
+    uint64_t per_wg = (uint64_t)(wg / tpr) * (swiglu ? rows / 2 : rows);
+    uint32_t g[2];
+    pxl_status st = pxl_op_grid(ctx, swiglu ? "pxl_matmul_swiglu" : "pxl_matmul", (p->N + per_wg - 1) / per_wg, g);
+    if (st != PXL_OK) return st;
+    pxl_constant k[6] = {{"WG", wg}, {"TPR", tpr}, {"ROWS", rows}, {"BF16", bf16}, {"NORM", norm}, {"SWIGLU", swiglu}};
+    return pxl_op_dispatch_ub(ctx, "hmv.wgsl", pxl_wgsl_ops_hmv, "hmv", k, 6, bd, 3, p, sizeof *p, g[0], g[1], batch);
+}
 
 /* op(X) dims: rows x cols of the stored matrix, per its last two dims. */
 static pxl_status shapes(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, const pxl_tensor *c,
@@ -169,24 +198,26 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
     /* gemv_t (M = 1, trans_b) binds a fourth tensor at binding 4: the norm
      * (override NORM), or A again (bound, not read) */
     int gemv_t = s.M == 1 && o.trans_b;
+    int f16 = b->dtype == PXL_F16, bf16 = b->dtype == PXL_BF16;
+    int hmv = gemv_t && (f16 || bf16) && s.K % 8 == 0; /* A and the norm then read as vec4 */
     const pxl_tensor *t[4] = {a, b, c, o.norm ? o.norm : a};
     pxl_op_bindings bd;
-    if ((st = pxl_op_bind(ctx, op, t, gemv_t ? 4 : 3, 4u, 0u, &bd)) != PXL_OK) return st;
+    if ((st = pxl_op_bind(ctx, op, t, gemv_t ? 4 : 3, 4u, hmv ? 9u : 0u, &bd)) != PXL_OK) return st;
     mm_params p = {(uint32_t)s.M, (uint32_t)s.N, (uint32_t)s.K, bd.off[0],
                    (uint32_t)(s.batch_a == 1 ? 0 : s.M * s.K), (uint32_t)(s.batch_b == 1 ? 0 : s.K * s.N),
-                   (uint32_t)(s.M * s.N), bd.off[1], o.alpha, o.beta, bd.off[2], 0, o.norm_eps, {0, 0, 0}};
-    int f16 = b->dtype == PXL_F16, bf16 = b->dtype == PXL_BF16;
+                   (uint32_t)(s.M * s.N), bd.off[1], o.alpha, o.beta, bd.off[2], 0, o.norm_eps, 0, {0, 0}};
     uint32_t maxd = gi->max_workgroups_per_dimension;
 
     if (s.M == 1) {
         uint32_t wg = gi->max_invocations_per_workgroup >= 256 ? 256 : gi->max_invocations_per_workgroup;
         if (o.trans_b) {
+            bd.b[3].binding = 4;
+            p.off_n = bd.off[3];
+            if (hmv && p.off_b % 8 == 0) return hmv_dispatch(ctx, gi, &bd, &p, (uint32_t)s.batch, bf16, o.norm != NULL, 0);
             uint32_t rows = 4;
             uint32_t g[2];
             st = pxl_op_grid(ctx, "pxl_matmul", ((uint64_t)s.N + rows - 1) / rows, g);
             if (st != PXL_OK) return st;
-            bd.b[3].binding = 4;
-            p.off_n = bd.off[3];
             pxl_constant k[5] = {{"WG", wg}, {"ROWS", rows}, {"B_F16", f16}, {"B_BF16", bf16}, {"NORM", o.norm != NULL}};
             return pxl_op_dispatch_ub(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemv_t", k, 5, &bd, 3, &p, sizeof p,
                                       g[0], g[1], (uint32_t)s.batch);
@@ -225,14 +256,17 @@ pxl_status pxl_matmul_swiglu_dense(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
     if (batch > gi->max_workgroups_per_dimension)
         return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: batch %lld exceeds the device grid", op, (long long)batch);
     const pxl_tensor *t[4] = {a, w, out, o->norm ? o->norm : a};
+    int hmv = w->dtype != PXL_F32 && K % 8 == 0; /* A and the norm then read as vec4 */
     pxl_op_bindings bd;
-    pxl_status st = pxl_op_bind(ctx, op, t, 4, 4u, 0u, &bd);
+    pxl_status st = pxl_op_bind(ctx, op, t, 4, 4u, hmv ? 9u : 0u, &bd);
     if (st != PXL_OK) return st;
     bd.b[3].binding = 4;
     uint32_t esz = w->dtype == PXL_F32 ? 4 : 2;
     mm_params p = {1, (uint32_t)F, (uint32_t)K, bd.off[0], (uint32_t)(batch == 1 ? 0 : K), 0, (uint32_t)F,
                    bd.off[1] + (uint32_t)(gate_off / esz), 1.0f, 0.0f, bd.off[2], bd.off[3], o->norm_eps,
-                   {bd.off[1] + (uint32_t)(up_off / esz), 0, 0}};
+                   bd.off[1] + (uint32_t)(up_off / esz), {0, 0}};
+    if (hmv && p.off_b % 8 == 0 && p.off_u % 8 == 0)
+        return hmv_dispatch(ctx, gi, &bd, &p, (uint32_t)batch, w->dtype == PXL_BF16, o->norm != NULL, 1);
     uint32_t wg = gi->max_invocations_per_workgroup >= 256 ? 256 : gi->max_invocations_per_workgroup, g[2];
     if ((st = pxl_op_grid(ctx, op, ((uint64_t)F + 1) / 2, g)) != PXL_OK) return st;
     pxl_constant k[6] = {{"WG", wg}, {"ROWS", 4}, {"B_F16", w->dtype == PXL_F16}, {"B_BF16", w->dtype == PXL_BF16},
