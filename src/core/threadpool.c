@@ -21,8 +21,20 @@
 #include <stdatomic.h>
 #include <string.h>
 
-/* longest poll before sleeping, seconds */
+/* seconds: the longest poll before sleeping; a gap between two clock reads
+ * of a poll that means the thread was descheduled. The most waits skipped
+ * after polls that failed (poll_state). */
 #define POOL_SPIN_S 50e-6
+#define POOL_GAP_S 20e-6
+#define POOL_BACKOFF_MAX 256u
+
+/* A thread's polling state: after a poll that ran out or was descheduled,
+ * the next `skip` waits sleep at once; `backoff` (the skip given last)
+ * doubles with each such poll in a row, up to POOL_BACKOFF_MAX, and a poll
+ * that sees the job clears it. */
+typedef struct {
+    unsigned skip, backoff;
+} poll_state;
 
 struct pxl_threadpool {
     pthread_mutex_t mu;
@@ -38,6 +50,7 @@ struct pxl_threadpool {
     size_t n_tasks;
     atomic_size_t next;
     atomic_int active_workers; /* workers still inside the current job */
+    poll_state caller_poll;    /* the calling thread's */
 };
 
 static inline void cpu_relax(void) {
@@ -56,42 +69,48 @@ static void run_tasks(pxl_threadpool *p) {
     }
 }
 
-/* Polls until generation differs from seen or stop is set, for at most
- * POOL_SPIN_S; returns 1 when one of them happened, 0 when the time ran out. */
-static int poll_job(pxl_threadpool *p, uint64_t seen) {
-    double end = 0.0;
-    for (unsigned i = 1;; i++) {
-        if (atomic_load_explicit(&p->generation, memory_order_acquire) != seen ||
-            atomic_load_explicit(&p->stop, memory_order_acquire))
+/* Polls, for at most POOL_SPIN_S, until the job is there (done 0: generation
+ * differs from seen, or stop is set) or over (done 1: no worker is left in
+ * it); returns 1 when it is, 0 when the caller should sleep instead. Polling
+ * pays only while both threads run; where there are more runnable threads
+ * than cores, a poll takes time from the thread it waits for (which then
+ * often does not come within POOL_SPIN_S) or is itself descheduled (a gap
+ * of more than POOL_GAP_S between two reads of the clock): either makes the
+ * thread skip its next polls (poll_state). */
+static int poll_for(pxl_threadpool *p, int done, uint64_t seen, poll_state *st) {
+    double start = 0.0, last = 0.0;
+    if (st->skip) {
+        st->skip--;
+        return 0;
+    }
+    for (unsigned i = 0;; i++) {
+        if (done ? atomic_load_explicit(&p->active_workers, memory_order_acquire) == 0
+                 : atomic_load_explicit(&p->generation, memory_order_acquire) != seen ||
+                       atomic_load_explicit(&p->stop, memory_order_acquire)) {
+            st->backoff = 0;
             return 1;
-        cpu_relax();
+        }
         if (i % 64 == 0) { /* the clock every 64 polls: about a microsecond apart */
             double now = pxl_time_now();
-            if (end == 0.0) end = now + POOL_SPIN_S;
-            else if (now >= end) return 0;
+            if (i == 0) {
+                start = now;
+            } else if (now - last > POOL_GAP_S || now - start >= POOL_SPIN_S) {
+                st->backoff = st->backoff ? (st->backoff < POOL_BACKOFF_MAX ? 2 * st->backoff : POOL_BACKOFF_MAX) : 1;
+                st->skip = st->backoff;
+                return 0;
+            }
+            last = now;
         }
-    }
-}
-
-/* The same for the caller: until every worker has left the job. */
-static int poll_done(pxl_threadpool *p) {
-    double end = 0.0;
-    for (unsigned i = 1;; i++) {
-        if (atomic_load_explicit(&p->active_workers, memory_order_acquire) == 0) return 1;
         cpu_relax();
-        if (i % 64 == 0) {
-            double now = pxl_time_now();
-            if (end == 0.0) end = now + POOL_SPIN_S;
-            else if (now >= end) return 0;
-        }
     }
 }
 
 static void *worker(void *arg) {
     pxl_threadpool *p = arg;
     uint64_t seen = 0;
+    poll_state st = {0, 0};
     for (;;) {
-        if (!poll_job(p, seen)) {
+        if (!poll_for(p, 0, seen, &st)) {
             pthread_mutex_lock(&p->mu);
             while (!atomic_load_explicit(&p->stop, memory_order_acquire) &&
                    atomic_load_explicit(&p->generation, memory_order_acquire) == seen)
@@ -167,7 +186,7 @@ void pxl_threadpool_run(pxl_threadpool *p, size_t n_tasks, pxl_task_fn fn, void 
 
     run_tasks(p);
 
-    if (!poll_done(p)) {
+    if (!poll_for(p, 1, 0, &p->caller_poll)) {
         pthread_mutex_lock(&p->mu);
         while (atomic_load_explicit(&p->active_workers, memory_order_acquire) > 0) pthread_cond_wait(&p->done, &p->mu);
         pthread_mutex_unlock(&p->mu);
