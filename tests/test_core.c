@@ -5,6 +5,7 @@
 #include "pxl/ops.h"
 
 #include <string.h>
+#include <time.h>
 
 /* An allocator that fails after `budget` successful allocations. */
 typedef struct {
@@ -141,6 +142,23 @@ static void test_threadpool(void) {
             for (size_t i = 0; i < n; i++) CHECK(out[i] == (long long)(i * i));
         }
         pxl_parallel_for(ctx, 0, outer, NULL); /* no tasks: no call */
+        /* jobs back to back (the workers still polling for the next one) and
+         * after a pause longer than the pool's poll (asleep on the condition
+         * variable): every task runs once in each */
+        for (int round = 0; round < 3000; round++) {
+            size_t n = (size_t)(round % 13 + 2);
+            long long out[16];
+            for (int i = 0; i < 16; i++) out[i] = -2;
+            pool_job j = {ctx, out, 0};
+            if (round % 500 == 499) {
+                struct timespec ts = {0, 2000000}; /* 2 ms */
+                nanosleep(&ts, NULL);
+            }
+            pxl_parallel_for(ctx, n, outer, &j);
+            int ok = 1;
+            for (size_t i = 0; i < n; i++) ok &= out[i] == (long long)(i * i);
+            CHECK_MSG(ok, "pool round %d on %d threads", round, threads);
+        }
         pxl_ctx_free(ctx);
     }
 }

@@ -139,6 +139,73 @@ static void attention_long_stream(pxl_ctx *cpu, pxl_ctx *gpu) {
     free(k), free(v);
 }
 
+/* One CPU RoPE call on ctx: pxl_rope_ext (kv 0) or pxl_rope_kv (kv 1: q a
+ * copy of x, k = v = x) of x [T, 2, D] at pos with base, fs and factors ff
+ * (NULL: none); y gets the result (q's for kv). */
+typedef struct {
+    int64_t T, D, pos;
+    float base, fs;
+    int kv;
+} rope_step;
+
+static pxl_status rope_step_run(pxl_ctx *ctx, const rope_step *r, const float *x, const float *ff, float *y) {
+    int64_t shape[3] = {r->T, 2, r->D}, half = r->D / 2;
+    size_t n = (size_t)(r->T * 2 * r->D);
+    pxl_tensor *tx = NULL, *ty = NULL, *tk = NULL, *tv = NULL, *tf = NULL;
+    pxl_status s = pxl_tensor_create(ctx, PXL_F32, 3, shape, &tx);
+    if (!s) s = pxl_tensor_create(ctx, PXL_F32, 3, shape, &ty);
+    if (!s) s = pxl_tensor_create(ctx, PXL_F32, 3, shape, &tk);
+    if (!s) s = pxl_tensor_create(ctx, PXL_F32, 3, shape, &tv);
+    if (!s && ff) s = pxl_tensor_create(ctx, PXL_F32, 1, &half, &tf);
+    if (!s) s = pxl_tensor_write(ctx, tx, x, n * sizeof *x);
+    if (!s && ff) s = pxl_tensor_write(ctx, tf, ff, (size_t)half * sizeof *ff);
+    pxl_rope_options o = {r->base, PXL_ROPE_ADJACENT, r->fs, tf};
+    if (!s && !r->kv) s = pxl_rope_ext(ctx, tx, ty, r->pos, &o);
+    if (!s && r->kv) s = pxl_tensor_write(ctx, ty, x, n * sizeof *x);
+    if (!s && r->kv) s = pxl_rope_kv(ctx, ty, tx, tx, tk, tv, r->pos, &o);
+    if (!s) s = pxl_tensor_read(ctx, ty, y, n * sizeof *y);
+    pxl_tensor_free(tx), pxl_tensor_free(ty), pxl_tensor_free(tk), pxl_tensor_free(tv), pxl_tensor_free(tf);
+    return s;
+}
+
+/* The CPU keeps the last call's RoPE angles in the context (src/ops/rope.c):
+ * a run of calls on one context whose key changes in each way (position, T,
+ * D, base, freq_scale, the factors' values in place, a table too large to
+ * keep) must give, bit for bit, what a fresh context gives. */
+static void rope_table_reuse(pxl_ctx *ctx) {
+    static const rope_step steps[] = {
+        {3, 8, 5, 10000.0f, 1.0f, 0},      {3, 8, 5, 10000.0f, 1.0f, 0},   {3, 8, 6, 10000.0f, 1.0f, 0},
+        {1, 8, 6, 10000.0f, 1.0f, 0},      {1, 8, 6, 10000.0f, 1.0f, 1},   {1, 8, 6, 10000.0f, 0.25f, 0},
+        {1, 8, 6, 500000.0f, 0.25f, 0},    {1, 16, 6, 500000.0f, 0.25f, 0}, {1, 8, 6, 10000.0f, 1.0f, 2},
+        {1, 8, 6, 10000.0f, 1.0f, 3},      {1, 8, 6, 10000.0f, 1.0f, 3},   {30000, 8, 1000, 10000.0f, 1.0f, 0},
+        {30000, 8, 1000, 10000.0f, 1.0f, 1}, {2, 8, 1000, 10000.0f, 1.0f, 0},
+    };
+    size_t nmax = 30000 * 2 * 16;
+    float *x = malloc(nmax * sizeof *x), *y = malloc(nmax * sizeof *y), *w = malloc(nmax * sizeof *w);
+    float ff[8];
+    uint64_t rng = 7;
+    for (size_t i = 0; i < nmax; i++) x[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 - 1.0);
+    for (size_t k = 0; k < sizeof steps / sizeof *steps; k++) {
+        rope_step r = steps[k];
+        /* kv 2 and 3: factors (3: other values, in the same array), as rope_ext */
+        const float *f = NULL;
+        if (r.kv >= 2) {
+            for (int i = 0; i < 4; i++) ff[i] = r.kv == 2 ? 1.0f + (float)i : 4.0f - (float)i * 0.5f;
+            f = ff;
+            r.kv = 0;
+        }
+        pxl_ctx *fresh = test_ctx(PXL_BACKEND_CPU, 1);
+        pxl_status s = rope_step_run(ctx, &r, x, f, y);
+        CHECK_MSG(s == PXL_OK, "rope table step %zu: %s", k, pxl_ctx_error(ctx));
+        s = fresh ? rope_step_run(fresh, &r, x, f, w) : PXL_ERR_OUT_OF_MEMORY;
+        CHECK_MSG(s == PXL_OK, "rope table step %zu (fresh context)", k);
+        size_t n = (size_t)(r.T * 2 * r.D);
+        CHECK_MSG(memcmp(y, w, n * sizeof *y) == 0, "rope table step %zu: differs from a fresh context's", k);
+        pxl_ctx_free(fresh);
+    }
+    free(x), free(y), free(w);
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "cpu";
     case_env env;
@@ -164,6 +231,7 @@ int main(int argc, char **argv) {
         int n = ops_cases_run_values(&env, env.gpu != NULL);
         int b = ops_cases_run_bad(&env, env.gpu != NULL);
         golden(env.cpu, "cpu");
+        rope_table_reuse(env.cpu);
         if (env.gpu) {
             golden(env.gpu, "gpu");
             attention_long_stream(env.cpu, env.gpu);

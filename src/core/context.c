@@ -143,6 +143,7 @@ void pxl_ctx_free(pxl_ctx *ctx) {
     if (!ctx) return;
     if (ctx->close_backend) ctx->close_backend(ctx);
     pxl_threadpool_free(ctx, ctx->pool);
+    pxl_free(ctx, ctx->rope_table);
     pxl_free(ctx, ctx->webgpu_library);
     pxl_free(ctx, ctx->webgpu_library_env);
     pxl_free(ctx, ctx->dawn_toggles);

@@ -57,6 +57,8 @@ struct pxl_ctx {
     int cpu_f16c;         /* cpuid's F16C bit, read once at creation (cpuid traps to the
                            * hypervisor in a VM: too slow to ask per op) */
     pxl_threadpool *pool; /* created on first parallel_for with n_threads > 1 */
+    void *rope_table;     /* the CPU RoPE's angle table (src/ops/rope.c): one pxl_calloc block
+                           * that pxl_ctx_free frees, or NULL */
     pxl_gpu *gpu;         /* opaque to core; NULL unless active == PXL_BACKEND_GPU */
     void (*close_backend)(pxl_ctx *ctx); /* set by whoever opened a backend; pxl_ctx_free calls it */
     char error[PXL_ERR_MAX];

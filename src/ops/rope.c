@@ -78,13 +78,124 @@ static float rope_theta(double base, int64_t D, int64_t i, float fs, const float
     return t;
 }
 
+/* ---- CPU angle table -----------------------------------------------------------------
+ *
+ * A CPU call needs theta'_i for each pair and the cosine and sine of the
+ * angle pos * theta'_i (the long double product, cosl and sinl, each rounded
+ * to double) for each of its rows. A model's forward pass asks for the same
+ * ones in every layer (q and k of each layer, the same positions), so the
+ * context keeps the last call's table in ctx->rope_table (one pxl_calloc
+ * block; pxl_ctx_free frees it). Its key: base, freq_scale, D and the
+ * factors' values for theta'; in addition pos_offset and T for the angles. A
+ * call whose key differs recomputes, by the same formulas, what its key
+ * changes, so every value is the one a fresh computation gives. A block of
+ * more than ROPE_TABLE_KEEP bytes is freed after its call.
+ */
+
+#define ROPE_TABLE_KEEP ((size_t)1 << 20)
+
+typedef struct {
+    size_t bytes;         /* of the whole block */
+    int64_t half_cap;     /* room in theta[] and ff[] */
+    size_t cs_cap;        /* room in cs[], doubles */
+    int theta_ok;         /* theta[] holds theta'_i for (base, fs, D, ff) below */
+    int cs_ok;            /* and cs[] the angles of rows pos_offset .. pos_offset + T - 1 */
+    float base, fs;
+    int64_t D, T, pos_offset;
+    int has_ff;           /* factors given: ff[] holds a copy of their values */
+    double *cs;           /* [T][D/2] pairs (cos, sin) */
+    float *theta, *ff;    /* [D/2] each */
+} rope_table;
+
+typedef struct {
+    const float *theta;
+    double *cs;
+    int64_t half, pos_offset;
+} rope_fill_job;
+
+static void rope_fill_range(void *arg, int64_t lo, int64_t hi) {
+    const rope_fill_job *j = arg;
+    for (int64_t n = lo; n < hi; n++) {
+        int64_t t = n / j->half, i = n % j->half;
+        long double ang = (long double)(j->pos_offset + t) * (long double)j->theta[i];
+        j->cs[2 * n] = (double)cosl(ang);
+        j->cs[2 * n + 1] = (double)sinl(ang);
+    }
+}
+
+/* The angles of T rows at positions pos_offset .. of D/2 pairs each, as
+ * [T][D/2] pairs (cos, sin), from the context's table (made or refreshed
+ * here). The array belongs to the context and stays valid until the next
+ * CPU RoPE call or rope_table_done. NULL (with the message set) when out of
+ * memory. */
+static const double *rope_angles(pxl_ctx *ctx, const char *op, int64_t T, int64_t D, int64_t pos_offset, float base,
+                                 float fs, const float *ff) {
+    int64_t half = D / 2;
+    size_t n_cs, cs_bytes, half_bytes, bytes;
+    size_t head = (sizeof(rope_table) + 15) / 16 * 16;
+    if (!pxl_mul_size((size_t)T, (size_t)half, &n_cs) || !pxl_mul_size(n_cs, 2 * sizeof(double), &cs_bytes) ||
+        !pxl_mul_size((size_t)half, sizeof(float), &half_bytes) || !pxl_add_size(head, cs_bytes, &bytes) ||
+        !pxl_add_size(bytes, 2 * half_bytes, &bytes)) {
+        pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
+        return NULL;
+    }
+    rope_table *tb = ctx->rope_table;
+    if (tb && (tb->half_cap < half || tb->cs_cap < 2 * n_cs)) {
+        pxl_free(ctx, tb);
+        ctx->rope_table = tb = NULL;
+    }
+    if (!tb) {
+        unsigned char *blk = pxl_calloc(ctx, 1, bytes);
+        if (!blk) {
+            pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
+            return NULL;
+        }
+        tb = (rope_table *)(void *)blk;
+        tb->bytes = bytes;
+        tb->half_cap = half;
+        tb->cs_cap = 2 * n_cs;
+        tb->cs = (double *)(void *)(blk + head);
+        tb->theta = (float *)(void *)(blk + head + cs_bytes);
+        tb->ff = tb->theta + half;
+        ctx->rope_table = tb;
+    }
+    if (!(tb->theta_ok && tb->base == base && tb->fs == fs && tb->D == D && tb->has_ff == (ff != NULL) &&
+          (!ff || !memcmp(tb->ff, ff, (size_t)half * sizeof *ff)))) {
+        for (int64_t i = 0; i < half; i++) tb->theta[i] = rope_theta((double)base, D, i, fs, ff);
+        if (ff) memcpy(tb->ff, ff, (size_t)half * sizeof *ff);
+        tb->base = base;
+        tb->fs = fs;
+        tb->D = D;
+        tb->has_ff = ff != NULL;
+        tb->theta_ok = 1;
+        tb->cs_ok = 0;
+    }
+    if (!(tb->cs_ok && tb->pos_offset == pos_offset && tb->T == T)) {
+        rope_fill_job j = {tb->theta, tb->cs, half, pos_offset};
+        pxl_parallel_range(ctx, T * half, 256, rope_fill_range, &j);
+        tb->pos_offset = pos_offset;
+        tb->T = T;
+        tb->cs_ok = 1;
+    }
+    return tb->cs;
+}
+
+/* Called when a CPU call is done with its angles: frees a large table. */
+static void rope_table_done(pxl_ctx *ctx) {
+    rope_table *tb = ctx->rope_table;
+    if (tb && tb->bytes > ROPE_TABLE_KEEP) {
+        pxl_free(ctx, tb);
+        ctx->rope_table = NULL;
+    }
+}
+
 /* ---- CPU reference: one task per (t, pair), the rotation shared by all heads ---- */
 
 typedef struct {
     const float *x;
     float *y;
-    const float *theta;
-    int64_t T, H, D, pos_offset;
+    const double *cs; /* rope_angles */
+    int64_t T, H, D;
     int layout;
 } rope_job;
 
@@ -101,8 +212,7 @@ static void rope_range(void *arg, int64_t lo, int64_t hi) {
     int64_t half = j->D / 2;
     for (int64_t n = lo; n < hi; n++) {
         int64_t t = n / half, i = n % half;
-        long double ang = (long double)(j->pos_offset + t) * (long double)j->theta[i];
-        double c = (double)cosl(ang), s = (double)sinl(ang);
+        double c = j->cs[2 * n], s = j->cs[2 * n + 1];
         for (int64_t h = 0; h < j->H; h++) {
             int64_t base = (t * j->H + h) * j->D;
             int64_t ia = j->layout == PXL_ROPE_ADJACENT ? base + 2 * i : base + i;
@@ -191,13 +301,11 @@ static pxl_status rope_run(pxl_ctx *ctx, const char *op, const pxl_tensor *x, px
     if ((s = rope_check_params(ctx, op, T, pos_offset, base, layout, fs)) != PXL_OK) return s;
 
     if (!pxl_on_gpu(ctx)) {
-        float *theta = pxl_calloc(ctx, (size_t)half, sizeof *theta);
-        if (!theta) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
-        const float *fv = ff ? (const float *)ff->host : NULL;
-        for (int64_t i = 0; i < half; i++) theta[i] = rope_theta((double)base, D, i, fs, fv);
-        rope_job j = {x->host, y->host, theta, T, H, D, pos_offset, (int)layout};
+        const double *cs = rope_angles(ctx, op, T, D, pos_offset, base, fs, ff ? (const float *)ff->host : NULL);
+        if (!cs) return PXL_ERR_OUT_OF_MEMORY;
+        rope_job j = {x->host, y->host, cs, T, H, D, (int)layout};
         pxl_parallel_range(ctx, T * half, (16384 + H - 1) / H, rope_range, &j);
-        pxl_free(ctx, theta);
+        rope_table_done(ctx);
         return PXL_OK;
     }
 
@@ -277,8 +385,8 @@ typedef struct {
     const float *k;
     float *ko;    /* k_out f32, or */
     uint16_t *kh; /* k_out f16 */
-    const float *theta;
-    int64_t T, Hq, Hkv, D, pos_offset;
+    const double *cs; /* rope_angles */
+    int64_t T, Hq, Hkv, D;
     int layout;
 } rope_kv_job;
 
@@ -288,8 +396,7 @@ static void rope_kv_range(void *arg, int64_t lo, int64_t hi) {
     int64_t half = j->D / 2;
     for (int64_t n = lo; n < hi; n++) {
         int64_t t = n / half, i = n % half;
-        long double ang = (long double)(j->pos_offset + t) * (long double)j->theta[i];
-        double c = (double)cosl(ang), s = (double)sinl(ang);
+        double c = j->cs[2 * n], s = j->cs[2 * n + 1];
         int64_t da = j->layout == PXL_ROPE_ADJACENT ? 2 * i : i, db = j->layout == PXL_ROPE_ADJACENT ? da + 1 : i + half;
         for (int64_t h = 0; h < j->Hq; h++) {
             float *x = j->q + (t * j->Hq + h) * j->D;
@@ -457,16 +564,14 @@ pxl_status pxl_rope_kv(pxl_ctx *ctx, pxl_tensor *q, const pxl_tensor *k, const p
     if (pxl_on_gpu(ctx)) return rope_kv_gpu(ctx, op, q, k, v, k_out, v_out, pos_offset, base, o.layout, fs, ff);
 
     int64_t half = D / 2, n = k->nelem;
-    float *theta = pxl_calloc(ctx, (size_t)half, sizeof *theta);
-    if (!theta) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
-    const float *fv = ff ? (const float *)ff->host : NULL;
-    for (int64_t i = 0; i < half; i++) theta[i] = rope_theta((double)base, D, i, fs, fv);
-    rope_kv_job j = {q->host, k->host, NULL, NULL, theta, T, q->shape[1], k->shape[1], D, pos_offset, (int)o.layout};
+    const double *cs = rope_angles(ctx, op, T, D, pos_offset, base, fs, ff ? (const float *)ff->host : NULL);
+    if (!cs) return PXL_ERR_OUT_OF_MEMORY;
+    rope_kv_job j = {q->host, k->host, NULL, NULL, cs, T, q->shape[1], k->shape[1], D, (int)o.layout};
     if (k_out->dtype == PXL_F16) j.kh = k_out->host;
     else j.ko = k_out->host;
     pxl_parallel_range(ctx, T * half, (16384 + q->shape[1] + k->shape[1] - 1) / (q->shape[1] + k->shape[1]),
                        rope_kv_range, &j);
-    pxl_free(ctx, theta);
+    rope_table_done(ctx);
     if (v_out->dtype == PXL_F32) {
         memcpy(v_out->host, v->host, v->bytes);
     } else {
