@@ -1,5 +1,5 @@
 // RMSNorm fused into the matrix-vector kernels (qmv in quant.wgsl, kmv in
-// kquant.wgsl, xmv in xquant.wgsl; kmv4 and kmv6 use nweight only): with
+// kquant.wgsl, xmv in xquant.wgsl; kmv4, kmv6 and hmv use nweight only): with
 // the override NORM, each row c of A is replaced by rmsnorm(A[c]) * w as
 // the kernel loads it, the same formula
 // as rowwise.wgsl's rmsnorm: x * inv * w, inv = inverseSqrt(mean(x^2) + eps).
@@ -42,8 +42,8 @@ fn norm_inv(t: u32, xa: u32) -> array<f32, 8> {
     return inv;
 }
 
-// vec4 j of a row of A times the norm's weights (NORM; x without): kmv4 and
-// kmv6, which sum the squares of A themselves and apply inv in their
+// vec4 j of a row of A times the norm's weights (NORM; x without): kmv4,
+// kmv6 and hmv, which sum the squares of A themselves and apply inv in their
 // epilogue (rows_out.wgsl)
 fn nweight(x: vec4<f32>, j: u32) -> vec4<f32> {
     if (NORM) { return x * NW[p.off_n / 4u + j]; }

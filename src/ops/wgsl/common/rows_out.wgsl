@@ -1,5 +1,5 @@
-// The epilogue of the one-row matrix-vector kernels kmv4.wgsl and
-// kmv6.wgsl: a row group's ROWS partial sums (and with NORM its partial sum
+// The epilogue of the one-row matrix-vector kernels kmv4.wgsl, kmv6.wgsl
+// and hmv.wgsl: a row group's ROWS partial sums (and with NORM its partial sum
 // of the squares of A) reduced over its TPR invocations in workgroup memory,
 // and the group's outputs stored by its first invocation: alpha * v (+ beta *
 // C when beta != 0), or with SWIGLU silu(gate) * up (swiglu_mv.wgsl, included
