@@ -76,6 +76,24 @@ static pxl_status run(pxl_ctx *ctx, const char *op_name, int op, const char *an,
     int y_tail_free = a->nelem % 4 == 0 || y->offset + y->bytes == y->st->bytes;
     int vec = y_tail_free && pxl_op_offset(ctx, a) % 4 == 0 && (!binary || pxl_op_offset(ctx, b) % 4 == 0) &&
               pxl_op_offset(ctx, y) % 4 == 0;
+    /* exactly in place: y bound once (binding 1 unary, 2 binary), a not bound,
+     * so it needs no copy to scratch (wgsl/elementwise.wgsl) */
+    if (a->st == y->st && a->offset == y->offset) {
+        const pxl_tensor *t[2] = {binary ? b : y, y};
+        size_t n = binary ? 2 : 1;
+        pxl_op_bindings bd;
+        if ((st = pxl_op_bind(ctx, op_name, t, n, 1u << (n - 1), vec ? (binary ? 1u : 0u) : 0u, &bd)) != PXL_OK)
+            return st;
+        for (size_t i = 0; i < n; i++) bd.b[i].binding = (uint32_t)i + 1;
+        ew_params p = {(uint32_t)a->nelem, (uint32_t)cols, s, bd.off[n - 1], binary ? bd.off[0] : 0, bd.off[n - 1], 0, 0};
+        pxl_constant k[2] = {{"WG", EW_WG}, {"OP", op}};
+        uint64_t items = vec ? ((uint64_t)a->nelem + 3) / 4 : (uint64_t)a->nelem;
+        uint32_t g[2];
+        if ((st = pxl_op_grid(ctx, op_name, (items + EW_WG - 1) / EW_WG, g)) != PXL_OK) return st;
+        const char *entry = binary ? (vec ? "ew4i" : "ew1i") : (vec ? "ew4ui" : "ew1ui");
+        return pxl_op_dispatch_ub(ctx, "elementwise.wgsl", pxl_wgsl_ops_elementwise, entry, k, 2, &bd, binary ? 3u : 2u,
+                                  &p, sizeof p, g[0], g[1], 1);
+    }
     /* binary: (a, b, y) and params at 3; unary: (a, y) and params at 2 */
     const pxl_tensor *t[3] = {a, binary ? b : y, y};
     size_t n = binary ? 3 : 2;

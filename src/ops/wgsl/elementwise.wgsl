@@ -8,6 +8,11 @@
 // vec4 of y is y's own (n a multiple of 4, or y ends where its buffer's
 // 16-byte padding begins). ew1 handles one element per invocation, for any
 // view. The grid is 2-D (see pxl_op_dispatch): i = (wid.y * nwg.x + wid.x) * WG + lid.x.
+//
+// In place (y is exactly a): binary ops bind (b, y) at 1 and 2 and run ew4i /
+// ew1i, unary ops bind y at 1 and run ew4ui / ew1ui; y is read and written
+// through its one read_write binding, so a needs no copy (each invocation
+// reads its elements before it writes them).
 
 override WG: u32 = 256u;
 override OP: u32 = 0u;  // 0 gelu-tanh, 1 gelu-erf, 2 silu, 3 scale, 4 add, 5 mul, 6 swiglu
@@ -130,4 +135,38 @@ fn ew4u(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     let i = index(lid, wid, nwg);
     if (i >= (pu.n + 3u) / 4u) { return; }
     yu4[(pu.off_y >> 2u) + i] = f4(a4[(pu.off_a >> 2u) + i], vec4<f32>(0.0), pu.s);
+}
+
+@compute @workgroup_size(WG)
+fn ew4i(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = index(lid, wid, nwg);
+    if (i >= (p.n + 3u) / 4u) { return; }
+    let o = (p.off_y >> 2u) + i;
+    y4[o] = f4(y4[o], b_vec(i), p.s);
+}
+
+@compute @workgroup_size(WG)
+fn ew1i(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let e = index(lid, wid, nwg);
+    if (e >= p.n) { return; }
+    y1[p.off_y + e] = f4(vec4<f32>(y1[p.off_y + e]), vec4<f32>(b_elem(e)), p.s).x;
+}
+
+@compute @workgroup_size(WG)
+fn ew4ui(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+         @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = index(lid, wid, nwg);
+    if (i >= (pu.n + 3u) / 4u) { return; }
+    let o = (pu.off_y >> 2u) + i;
+    yu4[o] = f4(yu4[o], vec4<f32>(0.0), pu.s);
+}
+
+@compute @workgroup_size(WG)
+fn ew1ui(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+         @builtin(num_workgroups) nwg: vec3<u32>) {
+    let e = index(lid, wid, nwg);
+    if (e >= pu.n) { return; }
+    yu1[pu.off_y + e] = f4(vec4<f32>(yu1[pu.off_y + e]), vec4<f32>(0.0), pu.s).x;
 }
