@@ -60,6 +60,16 @@ static double run_once(cli_gguf *m, uint32_t n_prompt, uint32_t n_gen, int32_t *
     return *s == PXL_OK ? t : -1;
 }
 
+/* The name of a GGUF general.file_type (llama.cpp's llama_ftype numbering),
+ * or NULL for a number this table does not name. */
+static const char *file_type_name(uint64_t ft) {
+    static const char *const names[] = {"F32",    "F16",    "Q4_0",   "Q4_1",   NULL,     NULL,   NULL,
+                                        "Q8_0",   "Q5_0",   "Q5_1",   "Q2_K",   "Q3_K_S", "Q3_K_M", "Q3_K_L",
+                                        "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K"};
+    if (ft < sizeof names / sizeof names[0]) return names[ft];
+    return ft == 32 ? "BF16" : NULL;
+}
+
 static void fmt_count(char *buf, size_t cap, double v, const char *const *units, double step) {
     int u = 0;
     while (v >= step && units[u + 1]) {
@@ -145,8 +155,15 @@ int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, u
     uint32_t main_type = 0;
     for (uint32_t k = 1; k < 64; k++)
         if (by_type[k] > by_type[main_type]) main_type = k;
+    /* the file's own type (general.file_type) where it names one, as llama-bench shows it; a mixed file
+     * (Q4_K_M keeps some Q6_K and, at small widths, Q5_0 / Q8_0) is then not named by its largest tensors */
+    const char *type_name = pxl_ggml_type_name(main_type);
+    int64_t ki = pxl_gguf_find_key(m.file, "general.file_type");
+    uint64_t ft = 0;
+    if (ki >= 0 && pxl_gguf_kv_uint(m.file, (size_t)ki, &ft) == PXL_OK && file_type_name(ft))
+        type_name = file_type_name(ft);
     char model_name[96], size_s[32], params_s[32];
-    snprintf(model_name, sizeof model_name, "%s %s", I->arch, pxl_ggml_type_name(main_type));
+    snprintf(model_name, sizeof model_name, "%s %s", I->arch, type_name);
     static const char *const byte_units[] = {"B", "KiB", "MiB", "GiB", "TiB", NULL};
     static const char *const count_units[] = {"", "K", "M", "B", "T", NULL};
     fmt_count(size_s, sizeof size_s, (double)bytes, byte_units, 1024);
