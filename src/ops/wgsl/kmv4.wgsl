@@ -37,21 +37,18 @@ var<workgroup> red: array<f32, 2304>;   // WG * (ROWS + 1) partial sums (rows_ou
 
 #include "norm_mv.wgsl"   // NORM: rmsnorm fused into the matvec (nweight, NW)
 #include "swiglu_mv.wgsl"   // SWIGLU: gate and up rows in one row group (out_rows, w_out, w_is_up, silu_mul)
-#include "rows_out.wgsl"   // rows_out: the row groups' sums reduced, normalised and stored
+#include "rows_out.wgsl"   // group_n0, group_row; rows_out: the sums reduced, normalised and stored
 #include "bytes.wgsl"   // bytes4, k_scale_min
 
 @compute @workgroup_size(WG)
 fn kmv4(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = lid.x % TPR;
-    let n0 = ((wid.y * nwg.x + wid.x) * (WG / TPR) + lid.x / TPR) * out_rows();
+    let n0 = group_n0(lid.x, wid, nwg);
     let abase = (p.off_a + wid.z * p.stride_a) >> 2u;   // in vec4
-    var acc: array<f32, 8>;
+    var acc: array<f32, 8>;    // the group's sums, one a row (zero-initialised)
     var rows: array<u32, 8>;   // the group's B rows, in 16-byte words (clamped to the last row)
-    for (var r = 0u; r < ROWS; r = r + 1u) {
-        acc[r] = 0.0;
-        rows[r] = (select(p.off_b, p.off_u, w_is_up(r)) + wid.z * p.stride_b + min(w_out(n0, r), p.N - 1u) * p.row_bytes) >> 4u;
-    }
+    for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = group_row(n0, r, wid.z, p.row_bytes) >> 4u; }
     var ss = 0.0;   // the sum of squares of A (NORM)
     let units = p.nb * 8u;
     for (var u = t; u < units; u = u + TPR) {

@@ -6,9 +6,24 @@
 // first). With NORM the sums are of A times the norm's weights, and v is the
 // sum times inv = inverseSqrt(mean(A^2) + eps): rmsnorm(A) . B^T, the norm's
 // one multiplication by inv moved out of the sum.
+// Also the row groups' layout that these kernels share (group_n0, group_row).
 // Needs from the including module: overrides WG, TPR, ROWS; `red`, a
 // workgroup array<f32> of WG * (ROWS + 1); C, a storage array<f32>; p with
-// N, K, off_c, stride_c, alpha, beta and eps; NORM (norm_mv.wgsl).
+// N, K, off_b, off_u, stride_b, off_c, stride_c, alpha, beta and eps; NORM
+// (norm_mv.wgsl).
+
+// The first output row of the row group of invocation lid (local index) of
+// workgroup wid of nwg: WG / TPR groups a workgroup, out_rows() rows each.
+fn group_n0(lid: u32, wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return ((wid.y * nwg.x + wid.x) * (WG / TPR) + lid / TPR) * out_rows();
+}
+
+// Where the group's weight row r starts in batch z, in the units of off_b,
+// off_u and stride_b, rows `stride` apart: a gate or an up row with SWIGLU;
+// past the last row, the last row (read, never stored).
+fn group_row(n0: u32, r: u32, z: u32, stride: u32) -> u32 {
+    return select(p.off_b, p.off_u, w_is_up(r)) + z * p.stride_b + min(w_out(n0, r), p.N - 1u) * stride;
+}
 
 // Every invocation of the workgroup must call it (it has barriers): lid its
 // local index, t = lid % TPR, n0 the group's first output row, z its batch,
