@@ -113,7 +113,8 @@ typedef struct pxl_ctx_options {
      *   kmv_tpr=N                a power of two in [1, 256]
      *   kmv_rows=N               in [1, 8] (used where N * M <= 8; with M = 1
      *                            the rows of kmv4/kmv6/hmv, and kmv_tpr their row group)
-     *   kmv_wg=N                 a power of two in [32, 1024]: kmv4/kmv6/hmv's workgroup
+     *   kmv_wg=N                 a power of two in [32, 256]: kmv4/kmv6/hmv's workgroup
+     *                            (their workgroup memory holds 256 x 9 sums)
      *   llm_submit=N             the GGUF runtime's GPU pass submits its work every
      *                            N layers (0: once per pass)
      *   qmv_kernel=q|auto        q: the plain qmv kernel, never qmv_xs

@@ -73,8 +73,8 @@ static int apply(pxl_tuning *t, const char *key, const char *v, const char **wha
         if (parse_list(v, a, 1) != 1 || !pow2(a[0]) || a[0] > 256) return 1;
         t->kmv_tpr = a[0];
     } else if (!strcmp(key, "kmv_wg")) {
-        *what = "a power of two in [32, 1024]";
-        if (parse_list(v, a, 1) != 1 || !pow2(a[0]) || a[0] < 32 || a[0] > 1024) return 1;
+        *what = "a power of two in [32, 256]";
+        if (parse_list(v, a, 1) != 1 || !pow2(a[0]) || a[0] < 32 || a[0] > 256) return 1;
         t->kmv_wg = a[0];
     } else if (!strcmp(key, "kmv_rows")) {
         *what = "a number in [1, 8]";
