@@ -358,6 +358,7 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         {"q4_0_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q8_0_matvec_4096x14336", "GB/s", qbytes * 34.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_k_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q5_k_matvec_4096x14336", "GB/s", qbytes * 22.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q5_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q6_k_matvec_4096x14336", "GB/s", qbytes * 26.25, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"f16_matvec_4096x14336", "GB/s", qbytes * 64.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_F16}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         /* a TinyLlama-1.1B layer (Q4_K_M: 2048 wide, FFN 5632, output head Q6_K 32000): decode and a 32-token prefill */
