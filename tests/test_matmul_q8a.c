@@ -16,22 +16,13 @@
  *     the same bits as a_q8 = 1 (else the option would do nothing).
  * Exit 0 on success, 1 on a failure (each printed).
  */
+#include "check.h"
 #include "pxl/ops.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures;
-
-#define CHECK(c)                                                         \
-    do {                                                                 \
-        if (!(c)) {                                                      \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
-            failures++;                                                  \
-        }                                                                \
-    } while (0)
 
 static pxl_ctx *cpu_ctx(int threads, const char *tuning) {
     pxl_ctx_options o = pxl_ctx_options_default();
@@ -142,6 +133,5 @@ int main(void) {
     pxl_ctx_free(c1);
     pxl_ctx_free(c2);
     pxl_ctx_free(cs);
-    if (failures) fprintf(stderr, "%d checks failed\n", failures);
-    return failures ? 1 : 0;
+    return test_result("test_matmul_q8a");
 }
