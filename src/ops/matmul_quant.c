@@ -36,7 +36,7 @@ typedef struct {
     uint32_t off_a, off_b, off_c, off_n; /* view offsets: a, c, the norm in floats, b in bytes */
     float eps;                            /* the fused RMSNorm's (NORM) */
 } qmm_params;
-_Static_assert(sizeof(qmm_params) == 64, "mirrors struct Params in quant.wgsl and kquant.wgsl");
+_Static_assert(sizeof(qmm_params) == 64, "mirrors struct Params in quant.wgsl and common/qmm_params.wgsl");
 
 typedef struct {
     int64_t batch, batch_a, batch_b, M, N, K;

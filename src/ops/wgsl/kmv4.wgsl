@@ -15,12 +15,7 @@
 // sums the squares of A, which each row group reads whole, and the epilogue
 // applies the norm's inverse (rows_out.wgsl): no pass over A comes first.
 
-struct Params {
-    M: u32, N: u32, K: u32, nb: u32,                          // nb = K / 256
-    row_bytes: u32, stride_a: u32, stride_b: u32, stride_c: u32, // A, C in floats; B in bytes
-    alpha: f32, beta: f32, off_u: u32, off_a: u32,               // off_u: the up weights (SWIGLU)
-    off_b: u32, off_c: u32, off_n: u32, eps: f32,    // view offsets: A, C, NW in floats, B in bytes (16k); NORM's eps
-}
+#include "qmm_params.wgsl"   // Params: qmm_params of src/ops/matmul_quant.c (here off_b on 16 bytes)
 
 @group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> B: array<vec4<u32>>;

@@ -32,12 +32,7 @@
 
 override QT: u32 = 0u;
 
-struct Params {
-    M: u32, N: u32, K: u32, nb: u32,                          // nb = K / block
-    row_bytes: u32, stride_a: u32, stride_b: u32, stride_c: u32, // A, C in floats; B in bytes
-    alpha: f32, beta: f32, off_u: u32, off_a: u32,               // off_u: the up weights (xmv with SWIGLU)
-    off_b: u32, off_c: u32, off_n: u32, eps: f32,    // view offsets: A, C, NW in floats, B in bytes; eps: NORM's
-}
+#include "qmm_params.wgsl"   // Params: qmm_params of src/ops/matmul_quant.c
 
 @group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> B: array<u32>;
