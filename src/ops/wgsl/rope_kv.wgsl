@@ -230,6 +230,29 @@ fn job(li: u32, wid: vec3<u32>, nwg: vec3<u32>) -> Job {
     return Job(3u, 0u);
 }
 
+// Word w of k_out from e0 and e1 (k_el), their pairs' values x0 and x1 (read
+// by the entry from its k binding) and their angles' theta' t0 and t1.
+fn k_word(w: Word, e0: KEl, e1: KEl, x0: vec2<f32>, x1: vec2<f32>, t0: f32, t1: f32) {
+    var bits = vec2<u32>(0u, 0u);
+    if (e0.on) { bits.x = k_bits(e0, x0.x, x0.y, t0); }
+    if (e1.on) { bits.y = k_bits(e1, x1.x, x1.y, t1); }
+    ko_put(w.w, bits, vec2<bool>(e0.on, e1.on));
+}
+
+// Word w of v_out from v's elements m0 and m1 of the word, x (read by the
+// entry from its v binding; an element outside the view is not stored)
+fn v_word(w: Word, x: vec2<f32>) {
+    var bits = vec2<u32>(0u, 0u);
+    if (w.in0) { bits.x = out_bits(x.x, V16); }
+    if (w.in1) { bits.y = out_bits(x.y, V16); }
+    vo_put(w.w, bits, vec2<bool>(w.in0, w.in1));
+}
+
+// The four entries differ only in where they read k and v (q's binding, or
+// ks / vs) and in whether theta' is divided by the factors ff: WGSL passes
+// no buffer to a function, and a binding any of an entry's code names is
+// part of its layout, so each reads its own bindings and hands the values on.
+
 @compute @workgroup_size(WG)
 fn rope_kv(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>,
            @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -241,16 +264,10 @@ fn rope_kv(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid:
         let w = out_word(jb.idx, p.oko, K16);
         let e0 = k_el(w.m0, w.in0);
         let e1 = k_el(w.m1, w.in1);
-        var bits = vec2<u32>(0u, 0u);
-        if (e0.on) { bits.x = k_bits(e0, q[e0.pa.x], q[e0.pa.y], e0.theta); }
-        if (e1.on) { bits.y = k_bits(e1, q[e1.pa.x], q[e1.pa.y], e1.theta); }
-        ko_put(w.w, bits, vec2<bool>(e0.on, e1.on));
+        k_word(w, e0, e1, vec2<f32>(q[e0.pa.x], q[e0.pa.y]), vec2<f32>(q[e1.pa.x], q[e1.pa.y]), e0.theta, e1.theta);
     } else if (jb.kind == 2u) {
         let w = out_word(jb.idx, p.ovo, V16);
-        var bits = vec2<u32>(0u, 0u);
-        if (w.in0) { bits.x = out_bits(q[p.ov + w.m0], V16); }
-        if (w.in1) { bits.y = out_bits(q[p.ov + w.m1], V16); }
-        vo_put(w.w, bits, vec2<bool>(w.in0, w.in1));
+        v_word(w, vec2<f32>(q[p.ov + w.m0], q[p.ov + w.m1]));
     }
 }
 
@@ -265,16 +282,11 @@ fn rope_kv_ff(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) w
         let w = out_word(jb.idx, p.oko, K16);
         let e0 = k_el(w.m0, w.in0);
         let e1 = k_el(w.m1, w.in1);
-        var bits = vec2<u32>(0u, 0u);
-        if (e0.on) { bits.x = k_bits(e0, q[e0.pa.x], q[e0.pa.y], div_keep(e0.theta, ff[p.off_ff + e0.i])); }
-        if (e1.on) { bits.y = k_bits(e1, q[e1.pa.x], q[e1.pa.y], div_keep(e1.theta, ff[p.off_ff + e1.i])); }
-        ko_put(w.w, bits, vec2<bool>(e0.on, e1.on));
+        k_word(w, e0, e1, vec2<f32>(q[e0.pa.x], q[e0.pa.y]), vec2<f32>(q[e1.pa.x], q[e1.pa.y]),
+               div_keep(e0.theta, ff[p.off_ff + e0.i]), div_keep(e1.theta, ff[p.off_ff + e1.i]));
     } else if (jb.kind == 2u) {
         let w = out_word(jb.idx, p.ovo, V16);
-        var bits = vec2<u32>(0u, 0u);
-        if (w.in0) { bits.x = out_bits(q[p.ov + w.m0], V16); }
-        if (w.in1) { bits.y = out_bits(q[p.ov + w.m1], V16); }
-        vo_put(w.w, bits, vec2<bool>(w.in0, w.in1));
+        v_word(w, vec2<f32>(q[p.ov + w.m0], q[p.ov + w.m1]));
     }
 }
 
@@ -289,16 +301,10 @@ fn rope_kv_sep(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) 
         let w = out_word(jb.idx, p.oko, K16);
         let e0 = k_el(w.m0, w.in0);
         let e1 = k_el(w.m1, w.in1);
-        var bits = vec2<u32>(0u, 0u);
-        if (e0.on) { bits.x = k_bits(e0, ks[e0.pa.x], ks[e0.pa.y], e0.theta); }
-        if (e1.on) { bits.y = k_bits(e1, ks[e1.pa.x], ks[e1.pa.y], e1.theta); }
-        ko_put(w.w, bits, vec2<bool>(e0.on, e1.on));
+        k_word(w, e0, e1, vec2<f32>(ks[e0.pa.x], ks[e0.pa.y]), vec2<f32>(ks[e1.pa.x], ks[e1.pa.y]), e0.theta, e1.theta);
     } else if (jb.kind == 2u) {
         let w = out_word(jb.idx, p.ovo, V16);
-        var bits = vec2<u32>(0u, 0u);
-        if (w.in0) { bits.x = out_bits(vs[p.ov + w.m0], V16); }
-        if (w.in1) { bits.y = out_bits(vs[p.ov + w.m1], V16); }
-        vo_put(w.w, bits, vec2<bool>(w.in0, w.in1));
+        v_word(w, vec2<f32>(vs[p.ov + w.m0], vs[p.ov + w.m1]));
     }
 }
 
@@ -313,15 +319,10 @@ fn rope_kv_sep_ff(@builtin(local_invocation_index) li: u32, @builtin(workgroup_i
         let w = out_word(jb.idx, p.oko, K16);
         let e0 = k_el(w.m0, w.in0);
         let e1 = k_el(w.m1, w.in1);
-        var bits = vec2<u32>(0u, 0u);
-        if (e0.on) { bits.x = k_bits(e0, ks[e0.pa.x], ks[e0.pa.y], div_keep(e0.theta, ff[p.off_ff + e0.i])); }
-        if (e1.on) { bits.y = k_bits(e1, ks[e1.pa.x], ks[e1.pa.y], div_keep(e1.theta, ff[p.off_ff + e1.i])); }
-        ko_put(w.w, bits, vec2<bool>(e0.on, e1.on));
+        k_word(w, e0, e1, vec2<f32>(ks[e0.pa.x], ks[e0.pa.y]), vec2<f32>(ks[e1.pa.x], ks[e1.pa.y]),
+               div_keep(e0.theta, ff[p.off_ff + e0.i]), div_keep(e1.theta, ff[p.off_ff + e1.i]));
     } else if (jb.kind == 2u) {
         let w = out_word(jb.idx, p.ovo, V16);
-        var bits = vec2<u32>(0u, 0u);
-        if (w.in0) { bits.x = out_bits(vs[p.ov + w.m0], V16); }
-        if (w.in1) { bits.y = out_bits(vs[p.ov + w.m1], V16); }
-        vo_put(w.w, bits, vec2<bool>(w.in0, w.in1));
+        v_word(w, vec2<f32>(vs[p.ov + w.m0], vs[p.ov + w.m1]));
     }
 }
