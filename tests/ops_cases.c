@@ -1131,6 +1131,8 @@ static const op_case k_cases[] = {
     MM(3, 3, 1, 45, 512, PXL_Q4_K, CF_TB, 1, 0), MM(1, 2, 2, 19, 256, PXL_Q6_K, CF_TB, 2, 0.5f),
     MM(4, 1, 1, 33, 256, PXL_Q6_K, CF_TB, 1, -1), MM(2, 1, 17, 65, 512, PXL_Q4_K, CF_TB, -1, 0.25f),
     MM(1, 3, 66, 31, 256, PXL_Q6_K, CF_TB, 0.5f, 0),
+    /* tiled (kmm): every quarter of a 64 x 64 tile and a partial second tile each way, beta 1; a batch */
+    MM(1, 1, 100, 100, 768, PXL_Q4_K, CF_TB, 0.5f, 1), MM(2, 2, 40, 96, 512, PXL_Q6_K, CF_TB, 1, 0),
     /* Q4_K with M = 1 (kmv4.wgsl, 16-byte loads): an odd block count with the residual added (beta 1), an odd
      * N, views at 3 blocks and row slices, a broadcast B over a batch */
     MM(1, 1, 1, 131, 2816, PXL_Q4_K, CF_TB, 1, 1), MM(1, 1, 1, 9, 512, PXL_Q4_K, CF_TB | CF_VIEW, 1, 0),
