@@ -17,7 +17,8 @@
 // Both phases work from registers that were loaded one step ahead: the next
 // chunk's K is requested once the current scores are done, its V once the
 // current values are, so the memory latency overlaps the other phase.
-// At the end the SLICES states of each row are merged in workgroup memory.
+// At the end the SLICES states of each row are merged in workgroup memory:
+// the R rows' maxima and sums at once, then the accumulators row by row.
 // Without SPLIT the row's output acc / l goes to y; with SPLIT the state goes
 // to the partial buffer (acc [row][split][D], then (m, l) [row][split]) and
 // attn_combine merges the splits (flash-decoding).
@@ -78,6 +79,7 @@ struct Params {
 var<workgroup> qs: array<vec4<f32>, R * D4>;
 var<workgroup> sp: array<vec4<f32>, WG>;
 var<workgroup> ml: array<vec2<f32>, R * SLICES>;
+var<workgroup> mrow: array<vec2<f32>, R>;     // each row's merged (M, L)
 
 // Lanes of the vec4 at column d0 .. d0 + 3 that lie inside the row.
 fn lanes(d0: u32, D: u32) -> vec4<bool> {
@@ -239,12 +241,28 @@ fn attn(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
         workgroupBarrier();
     }
 
-    // merge the slices' states, row by row
+    // merge the slices' states: every row's M and L from its SLICES (m, l)
+    // pairs at once, then row by row each slice's accumulator rescaled to M
+    // and summed over the slices, column by column
     if (slice < SLICES && col == 0u) {
         ml[slice] = vec2<f32>(m0, l0);
         ml[SLICES + slice] = vec2<f32>(m1, l1);
         ml[2u * SLICES + slice] = vec2<f32>(m2, l2);
         ml[3u * SLICES + slice] = vec2<f32>(m3, l3);
+    }
+    workgroupBarrier();
+    if (li < R) {
+        var M = NEG;
+        for (var s = 0u; s < SLICES; s++) {
+            let x = ml[li * SLICES + s].x;
+            if (x > M) { M = x; }
+        }
+        var L = 0.0;
+        for (var s = 0u; s < SLICES; s++) {
+            let x = ml[li * SLICES + s];
+            L += x.y * exp2(x.x - M);
+        }
+        mrow[li] = vec2<f32>(M, L);
     }
     workgroupBarrier();
     for (var r = 0u; r < R; r++) {
@@ -255,18 +273,9 @@ fn attn(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
         if (r == 1u) { mr = m1; ar = a1; }
         if (r == 2u) { mr = m2; ar = a2; }
         if (r == 3u) { mr = m3; ar = a3; }
-        var M = NEG;
-        for (var s = 0u; s < SLICES; s++) {
-            let x = ml[r * SLICES + s].x;
-            if (x > M) { M = x; }
-        }
-        var L = 0.0;
-        for (var s = 0u; s < SLICES; s++) {
-            let x = ml[r * SLICES + s];
-            L += x.y * exp2(x.x - M);
-        }
+        let ML = mrow[r];
         var mine = vec4<f32>(0.0);
-        if (slice < SLICES) { mine = ar * exp2(mr - M); }
+        if (slice < SLICES) { mine = ar * exp2(mr - ML.x); }
         sp[li] = mine;
         workgroupBarrier();
         if (li < D4) {
@@ -277,15 +286,15 @@ fn attn(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
             if (SPLIT) {
                 let st = row_id * p.nsplit + split;
                 if (li == 0u) {
-                    dst[p.ml_off + 2u * st] = M;
-                    dst[p.ml_off + 2u * st + 1u] = L;
+                    dst[p.ml_off + 2u * st] = ML.x;
+                    dst[p.ml_off + 2u * st + 1u] = ML.y;
                 }
                 for (var c = 0u; c < 4u; c++) {
                     if (d0 + c < p.D) { dst[st * p.D + d0 + c] = acc[c]; }
                 }
             } else {
                 for (var c = 0u; c < 4u; c++) {
-                    if (d0 + c < p.D) { dst[p.oy + row_id * p.D + d0 + c] = acc[c] / L; }
+                    if (d0 + c < p.D) { dst[p.oy + row_id * p.D + d0 + c] = acc[c] / ML.y; }
                 }
             }
         }
