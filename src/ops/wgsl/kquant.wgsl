@@ -21,9 +21,8 @@
 // sub-blocks that share quant bytes (Q4_K: a pair, 64 elements; Q6_K: a half
 // block, 128), for all NCOL rows of A (each vector of A loaded once for the
 // ROWS rows); the group's partial sums are reduced in workgroup memory.
-// kmm (M > 8): 64 x 64 output tiles, 256 invocations in four slices of 64,
-// each invocation computing 8 x 8 outputs over a quarter of each sub-block;
-// K advances one sub-block (32) at a time through workgroup memory.
+// kmm (M > 8): 64 x 64 output tiles, 256 invocations each computing 4 x 4; K
+// advances one sub-block (32) at a time through workgroup memory.
 // kemb: out[i, 8e .. 8e+7] = table[ids[i], 8e .. 8e+7], one invocation each.
 
 override KQ6: bool = false;
@@ -65,82 +64,37 @@ fn sub_scales(base: u32, s: u32) -> vec2<f32> {
     return vec2<f32>(dm.x * f32(sm.x), dm.y * f32(sm.y));
 }
 
-// The words of B that elements 8c .. 8c+7 of sub-block s need (fetch8),
-// decoded by unpack8 once they have arrived, so that kmm can issue a step's
-// loads one step ahead. Q4_K: a = d and dmin, b, c, d = the three scale
-// words, e, f = the quant words. Q6_K: a, b, c = the words that cover the
-// 8 low-nibble bytes, d, e, f those of the 8 high-bit bytes (an even offset:
-// from two or three words), g = the word with the two scale bytes, h = the
-// word with d.
-struct Raw8 {
-    a: u32, b: u32, c: u32, d: u32, e: u32, f: u32, g: u32, h: u32,
-}
-
-fn fetch8(base: u32, s: u32, c: u32) -> Raw8 {
-    var r: Raw8;
+// Elements 8c .. 8c+7 of sub-block s of the block at byte `base` of B, with
+// the sub-block's scales sc (sub_scales).
+fn dec8s(base: u32, s: u32, c: u32, sc: vec2<f32>) -> Eight {
+    var r: Eight;
     if (KQ6) {
-        let li = (base + 64u * (s >> 2u) + 32u * (s & 1u) + 8u * c) >> 2u;
-        let hi = (base + 128u + 32u * (s >> 2u) + 8u * c) >> 2u;
-        r.a = B[li];
-        r.b = B[li + 1u];
-        r.c = B[li + 2u];   // past the end for the last block: clamped, and not used then
-        r.d = B[hi];
-        r.e = B[hi + 1u];
-        r.f = B[hi + 2u];
-        r.g = B[(base + 192u + 8u * (s >> 2u) + 2u * (s & 3u)) >> 2u];
-        r.h = B[(base + 208u) >> 2u];
+        let h = s >> 2u;
+        let g = s & 3u;
+        let lo = base + 64u * h + 32u * (g & 1u) + 8u * c;
+        let ho = base + 128u + 32u * h + 8u * c;
+        let nsh = 4u * (g >> 1u);
+        let hsh = 2u * g;
+        let v0 = ((word_at(lo) >> nsh) & 0x0f0f0f0fu) | (((word_at(ho) >> hsh) & 0x03030303u) << 4u);
+        let v1 = ((word_at(lo + 4u) >> nsh) & 0x0f0f0f0fu) | (((word_at(ho + 4u) >> hsh) & 0x03030303u) << 4u);
+        let a = select(sc.x, sc.y, c >= 2u);
+        r.lo = a * bytes4(v0, 32.0);
+        r.hi = a * bytes4(v1, 32.0);
     } else {
-        let w0 = base >> 2u;
-        let qw = w0 + 4u + 8u * (s >> 1u) + 2u * c;
-        r.a = B[w0];
-        r.b = B[w0 + 1u];
-        r.c = B[w0 + 2u];
-        r.d = B[w0 + 3u];
-        r.e = B[qw];
-        r.f = B[qw + 1u];
+        let qw = (base >> 2u) + 4u + 8u * (s >> 1u) + 2u * c;
+        let sh = 4u * (s & 1u);
+        r.lo = sc.x * bytes4((B[qw] >> sh) & 0x0f0f0f0fu, 0.0) - sc.y;
+        r.hi = sc.x * bytes4((B[qw + 1u] >> sh) & 0x0f0f0f0fu, 0.0) - sc.y;
     }
     return r;
 }
 
-// The word at byte 2 of x (y the next word) when odd, else x itself.
-fn shift16(x: u32, y: u32, odd: bool) -> u32 { return select(x, (x >> 16u) | (y << 16u), odd); }
-
-// Elements 8c .. 8c+7 of sub-block s of the block at byte `base` of B, from
-// its words r (fetch8).
-fn unpack8(r: Raw8, base: u32, s: u32, c: u32) -> Eight {
-    var e: Eight;
-    if (KQ6) {
-        let odd = (base & 2u) != 0u;   // every offset fetch8 used is base plus a multiple of 4, save the scales'
-        let g = s & 3u;
-        let nsh = 4u * (g >> 1u);
-        let hsh = 2u * g;
-        let v0 = ((shift16(r.a, r.b, odd) >> nsh) & 0x0f0f0f0fu) | (((shift16(r.d, r.e, odd) >> hsh) & 0x03030303u) << 4u);
-        let v1 = ((shift16(r.b, r.c, odd) >> nsh) & 0x0f0f0f0fu) | (((shift16(r.e, r.f, odd) >> hsh) & 0x03030303u) << 4u);
-        let i = base + 192u + 8u * (s >> 2u) + 2u * (s & 3u);
-        let w = r.g >> (8u * (i & 3u));
-        let d = half_of(r.h, base + 208u);
-        let byte = select(w << 24u, (w >> 8u) << 24u, c >= 2u);   // elements 0..15: the first scale byte
-        let a = d * f32(bitcast<i32>(byte) >> 24u);
-        e.lo = a * bytes4(v0, 32.0);
-        e.hi = a * bytes4(v1, 32.0);
-    } else {
-        let dm = unpack2x16float(r.a);
-        let sm = k_scale_min(r.b, r.c, r.d, s);
-        let x = dm.x * f32(sm.x);
-        let y = dm.y * f32(sm.y);
-        let sh = 4u * (s & 1u);
-        e.lo = x * bytes4((r.e >> sh) & 0x0f0f0f0fu, 0.0) - y;
-        e.hi = x * bytes4((r.f >> sh) & 0x0f0f0f0fu, 0.0) - y;
-    }
-    return e;
-}
-
 // Elements 8c .. 8c+7 of sub-block s of the block at byte `base` of B.
 fn dec8(base: u32, s: u32, c: u32) -> Eight {
-    return unpack8(fetch8(base, s, c), base, s, c);
+    return dec8s(base, s, c, sub_scales(base, s));
 }
 
-#include "tile_4x4.wgsl"   // store_c and the tiles As, Bs (kmm)
+#include "tile_4x4.wgsl"   // store_c, and the qmm/kmm tile helpers (see ---- kmm)
 
 // ---- kmv ------------------------------------------------------------------------
 
@@ -266,155 +220,50 @@ fn kmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
 
 // ---- kmm ------------------------------------------------------------------------
 
-// The 64 x 64 tile of C of workgroup (wid.x, wid.y) = (n / 64, m / 64). Per
-// step of 32 values of k (one sub-block of B), invocation (g, j), g = slice
-// 0..3, j = 0..63, loads k = 8g .. 8g+7 of row j of both tiles (two vec4s of
-// A, one dec8 of B) into As and Bs (tile_4x4.wgsl: k-major, row k holds 16
-// vec4s of m or n), and then adds the products over those same 8 values of k
-// to its 8 x 8 outputs: rows 4ty .. 4ty+3 and 32+4ty .. 32+4ty+3, columns
-// likewise with tx (j = 8ty + tx), so the invocations of a subgroup read few
-// distinct vec4s of the tiles. The next step's global loads are issued before
-// this step's products. At the end slices 3, 2 and 1 add their sums into
-// slice 0's through As and Bs, and slice 0 stores the tile.
+// As, Bs (k-major tiles in workgroup memory), tile_fma32, tile_store
 
-// Four values of k (k0 .. k0+3) of row (4 sv + sc) of the k-major tiles.
-fn put_a(k0: u32, sv: u32, sc: u32, v: vec4<f32>) {
-    As[k0 * 16u + sv][sc] = v.x;
-    As[(k0 + 1u) * 16u + sv][sc] = v.y;
-    As[(k0 + 2u) * 16u + sv][sc] = v.z;
-    As[(k0 + 3u) * 16u + sv][sc] = v.w;
-}
-fn put_b(k0: u32, sv: u32, sc: u32, v: vec4<f32>) {
-    Bs[k0 * 16u + sv][sc] = v.x;
-    Bs[(k0 + 1u) * 16u + sv][sc] = v.y;
-    Bs[(k0 + 2u) * 16u + sv][sc] = v.z;
-    Bs[(k0 + 3u) * 16u + sv][sc] = v.w;
-}
-
-// Row m of C at columns n .. n+3 (v0) and n+32 .. n+35 (v1), inside [M, N].
-fn put_c(base_c: u32, m: u32, n: u32, v0: vec4<f32>, v1: vec4<f32>) {
-    if (m >= p.M) { return; }
-    for (var c = 0u; c < 4u; c = c + 1u) {
-        if (n + c < p.N) { store_c(base_c + m * p.N + n + c, v0[c]); }
-        if (n + 32u + c < p.N) { store_c(base_c + m * p.N + n + 32u + c, v1[c]); }
-    }
-}
-
-@compute @workgroup_size(256)
+@compute @workgroup_size(16, 16)
 fn kmm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
-    let g = lid.x / 64u;
-    let j = lid.x % 64u;
-    let tx = j % 8u;
-    let ty = j / 8u;
+    let tx = lid.x;
+    let ty = lid.y;
+    let tid = ty * 16u + tx;
     let m0 = wid.y * 64u;
     let n0 = wid.x * 64u;
-    let am = m0 + j;
+    // loaders: row tid % 64 of the tile, elements 8 * (tid / 64) .. +8 of the sub-block
+    let lr = tid % 64u;
+    let lc = tid / 64u;
+    let am = m0 + lr;
     let a_ok = am < p.M;
     let a_row = (p.off_a + wid.z * p.stride_a + min(am, p.M - 1u) * p.K) / 4u;   // vec4 index
-    let bn = n0 + j;
+    let bn = n0 + lr;
     let b_ok = bn < p.N;
     let b_row = p.off_b + wid.z * p.stride_b + min(bn, p.N - 1u) * p.row_bytes;
     let bb = block_bytes();
-    let sv = j / 4u;
-    let sc = j % 4u;
-    let z = vec4<f32>(0.0);
+    let sv = lr / 4u;
+    let sc = lr % 4u;
 
-    var acc: array<vec4<f32>, 16>;   // [8 * half_m + 2 * row + half_n]: constant indices only
-    var x0 = A[a_row + 2u * g];
-    var x1 = A[a_row + 2u * g + 1u];
-    var r = fetch8(b_row, 0u, g);
+    var acc: array<vec4<f32>, 4>;
     let nsub = p.nb * 8u;
     for (var sb = 0u; sb < nsub; sb = sb + 1u) {
-        let e = unpack8(r, b_row + (sb >> 3u) * bb, sb & 7u, g);
-        put_a(8u * g, sv, sc, select(z, x0, a_ok));
-        put_a(8u * g + 4u, sv, sc, select(z, x1, a_ok));
-        put_b(8u * g, sv, sc, select(z, e.lo, b_ok));
-        put_b(8u * g + 4u, sv, sc, select(z, e.hi, b_ok));
+        let blk = sb >> 3u;
+        let s = sb & 7u;
+        let kv = (blk * 256u + 32u * s + 8u * lc) / 4u;
+        let av0 = select(vec4<f32>(0.0), A[a_row + kv], a_ok);
+        let av1 = select(vec4<f32>(0.0), A[a_row + kv + 1u], a_ok);
+        let v = dec8(b_row + blk * bb, s, lc);
+        let bv0 = select(vec4<f32>(0.0), v.lo, b_ok);
+        let bv1 = select(vec4<f32>(0.0), v.hi, b_ok);
+        for (var e = 0u; e < 4u; e = e + 1u) {
+            As[(8u * lc + e) * 16u + sv][sc] = av0[e];
+            As[(8u * lc + 4u + e) * 16u + sv][sc] = av1[e];
+            Bs[(8u * lc + e) * 16u + sv][sc] = bv0[e];
+            Bs[(8u * lc + 4u + e) * 16u + sv][sc] = bv1[e];
+        }
         workgroupBarrier();
-        let nx = sb + 1u;
-        if (nx < nsub) {
-            x0 = A[a_row + 8u * nx + 2u * g];
-            x1 = A[a_row + 8u * nx + 2u * g + 1u];
-            r = fetch8(b_row + (nx >> 3u) * bb, nx & 7u, g);
-        }
-        for (var kk = 0u; kk < 8u; kk = kk + 1u) {
-            let k = 8u * g + kk;
-            let a0 = As[k * 16u + ty];
-            let a1 = As[k * 16u + 8u + ty];
-            let b0 = Bs[k * 16u + tx];
-            let b1 = Bs[k * 16u + 8u + tx];
-            acc[0] = fma(vec4<f32>(a0.x), b0, acc[0]);
-            acc[1] = fma(vec4<f32>(a0.x), b1, acc[1]);
-            acc[2] = fma(vec4<f32>(a0.y), b0, acc[2]);
-            acc[3] = fma(vec4<f32>(a0.y), b1, acc[3]);
-            acc[4] = fma(vec4<f32>(a0.z), b0, acc[4]);
-            acc[5] = fma(vec4<f32>(a0.z), b1, acc[5]);
-            acc[6] = fma(vec4<f32>(a0.w), b0, acc[6]);
-            acc[7] = fma(vec4<f32>(a0.w), b1, acc[7]);
-            acc[8] = fma(vec4<f32>(a1.x), b0, acc[8]);
-            acc[9] = fma(vec4<f32>(a1.x), b1, acc[9]);
-            acc[10] = fma(vec4<f32>(a1.y), b0, acc[10]);
-            acc[11] = fma(vec4<f32>(a1.y), b1, acc[11]);
-            acc[12] = fma(vec4<f32>(a1.z), b0, acc[12]);
-            acc[13] = fma(vec4<f32>(a1.z), b1, acc[13]);
-            acc[14] = fma(vec4<f32>(a1.w), b0, acc[14]);
-            acc[15] = fma(vec4<f32>(a1.w), b1, acc[15]);
-        }
+        tile_fma32(&acc, tx, ty);
         workgroupBarrier();
     }
-    // slices 3, 2, 1 in turn hand their sums to slice 0 through As and Bs
-    for (var h = 3u; h > 0u; h = h - 1u) {
-        if (g == h) {
-            As[0u * 64u + j] = acc[0];
-            As[1u * 64u + j] = acc[1];
-            As[2u * 64u + j] = acc[2];
-            As[3u * 64u + j] = acc[3];
-            As[4u * 64u + j] = acc[4];
-            As[5u * 64u + j] = acc[5];
-            As[6u * 64u + j] = acc[6];
-            As[7u * 64u + j] = acc[7];
-            Bs[0u * 64u + j] = acc[8];
-            Bs[1u * 64u + j] = acc[9];
-            Bs[2u * 64u + j] = acc[10];
-            Bs[3u * 64u + j] = acc[11];
-            Bs[4u * 64u + j] = acc[12];
-            Bs[5u * 64u + j] = acc[13];
-            Bs[6u * 64u + j] = acc[14];
-            Bs[7u * 64u + j] = acc[15];
-        }
-        workgroupBarrier();
-        if (g == 0u) {
-            acc[0] = acc[0] + As[0u * 64u + j];
-            acc[1] = acc[1] + As[1u * 64u + j];
-            acc[2] = acc[2] + As[2u * 64u + j];
-            acc[3] = acc[3] + As[3u * 64u + j];
-            acc[4] = acc[4] + As[4u * 64u + j];
-            acc[5] = acc[5] + As[5u * 64u + j];
-            acc[6] = acc[6] + As[6u * 64u + j];
-            acc[7] = acc[7] + As[7u * 64u + j];
-            acc[8] = acc[8] + Bs[0u * 64u + j];
-            acc[9] = acc[9] + Bs[1u * 64u + j];
-            acc[10] = acc[10] + Bs[2u * 64u + j];
-            acc[11] = acc[11] + Bs[3u * 64u + j];
-            acc[12] = acc[12] + Bs[4u * 64u + j];
-            acc[13] = acc[13] + Bs[5u * 64u + j];
-            acc[14] = acc[14] + Bs[6u * 64u + j];
-            acc[15] = acc[15] + Bs[7u * 64u + j];
-        }
-        workgroupBarrier();
-    }
-    if (g != 0u) { return; }
-    let base_c = p.off_c + wid.z * p.stride_c;
-    let mr = m0 + 4u * ty;
-    let nc = n0 + 4u * tx;
-    put_c(base_c, mr, nc, acc[0], acc[1]);
-    put_c(base_c, mr + 1u, nc, acc[2], acc[3]);
-    put_c(base_c, mr + 2u, nc, acc[4], acc[5]);
-    put_c(base_c, mr + 3u, nc, acc[6], acc[7]);
-    put_c(base_c, mr + 32u, nc, acc[8], acc[9]);
-    put_c(base_c, mr + 33u, nc, acc[10], acc[11]);
-    put_c(base_c, mr + 34u, nc, acc[12], acc[13]);
-    put_c(base_c, mr + 35u, nc, acc[14], acc[15]);
+    tile_store(acc, p.off_c + wid.z * p.stride_c, m0, n0, tx, ty);
 }
 
 // ---- kemb -----------------------------------------------------------------------

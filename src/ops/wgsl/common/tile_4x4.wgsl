@@ -1,8 +1,7 @@
 // The 64 x 64 output tile of the quantized matrix products (qmm in
-// quant.wgsl, xmm in xquant.wgsl): 16 x 16 invocations, each owning a 4 x 4
+// quant.wgsl, kmm in kquant.wgsl): 16 x 16 invocations, each owning a 4 x 4
 // block of C, accumulated from k-major tiles in workgroup memory 32 values
-// of k at a time, and C = alpha * acc + beta * C on the way out. kmm in
-// kquant.wgsl uses the same tiles and store_c with its own 8 x 8 blocks.
+// of k at a time, and C = alpha * acc + beta * C on the way out.
 //
 // The including module provides: `p` with fields M, N, alpha, beta (u32,
 // u32, f32, f32) and `C: array<f32>` (read_write). It gets the workgroup
