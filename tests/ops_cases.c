@@ -163,7 +163,67 @@ static pxl_matmul_options mm_opts(const op_case *c) {
     o.trans_b = (c->flags & CF_TB) != 0;
     o.alpha = c->alpha;
     o.beta = c->beta;
+    o.a_q8 = (c->flags & CF_Q8A) != 0;
     return o;
+}
+
+/*
+ * CF_Q8A: rows x K values of A (K a multiple of 32) replaced by their
+ * rounding as pxl_matmul_options.a_q8 defines it, in the f32 arithmetic of
+ * both backends: per 32 values s = amax / 127, d = s as an f16, q =
+ * round-to-even(a * (1 / s)) in [-127, 127], a' = d q. Into q8 (unless
+ * NULL): per value, d where a backend may round it to the neighbouring step
+ * instead (a GPU's 1 / s and a / s are not correctly rounded: a * (1 / s)
+ * within 1e-4 of a half), else 0; per block (rows * K / 32 values after
+ * those), 1 where a GPU's s may round to another f16 (s within 4 f32 steps
+ * of a change), else 0.
+ */
+static void q8a_round(double *a, int64_t rows, int64_t K, double *q8) {
+    int64_t nb = rows * K / 32;
+    for (int64_t b = 0; b < nb; b++) {
+        double *x = a + b * 32;
+        float amax = 0.0f;
+        for (int i = 0; i < 32; i++) amax = fmaxf(amax, fabsf((float)x[i]));
+        float s = amax >= 0x1p-100f ? amax / 127.0f : 0.0f;
+        float id = s != 0.0f ? 1.0f / s : 0.0f;
+        float d = s <= 65504.0f ? pxl_f16_to_f32(pxl_f32_to_f16(s)) : s;
+        if (q8) {
+            float lo = s, hi = s;
+            for (int i = 0; i < 4; i++) lo = nextafterf(lo, 0.0f), hi = nextafterf(hi, INFINITY);
+            q8[rows * K + b] = s <= 65504.0f && (pxl_f32_to_f16(lo) != pxl_f32_to_f16(s) ||
+                                                 pxl_f32_to_f16(hi) != pxl_f32_to_f16(s));
+        }
+        for (int i = 0; i < 32; i++) {
+            double t = (double)((float)x[i] * id);
+            if (q8) q8[b * 32 + i] = fabs(fabs(t - floor(t)) - 0.5) < 1e-4 && fabs(t) < 127.0 ? (double)d : 0.0;
+            x[i] = (double)d * rint(fmin(fmax(t, -127.0), 127.0));
+        }
+    }
+}
+
+/*
+ * The extra tolerance of a product of rounded rows ar (CF_Q8A, q8 from
+ * q8a_round) with B rows [N, K]: d |b| for each value that may round to the
+ * other step; 2^-10 of the block's |sum a' b| where its d may be another
+ * f16, and in every block with `norm` (the fused norm's kernels round d
+ * before they apply the norm's inverse, the CPU after: 2^-11 apart). Added
+ * to tol[m * N + n] for rows m of ar (times `scale`).
+ */
+static void q8a_slack(const double *ar, const double *q8, const double *b, int64_t rows, int64_t N, int64_t K,
+                      int norm, double scale, double *tol) {
+    for (int64_t m = 0; m < rows; m++)
+        for (int64_t n = 0; n < N; n++) {
+            double e = 0;
+            for (int64_t blk = 0; blk < K / 32; blk++) {
+                double cb = 0;
+                for (int64_t k = blk * 32; k < blk * 32 + 32; k++) {
+                    cb += ar[m * K + k] * b[n * K + k];
+                    e += q8[m * K + k] * fabs(b[n * K + k]);
+                }
+                if (norm || q8[rows * K + m * (K / 32) + blk] != 0.0) e += 0x1p-10 * fabs(cb);
+            }
+            tol[m * N + n] += scale * e;
+        }
 }
 
 static pxl_status mm_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
@@ -173,9 +233,50 @@ static pxl_status mm_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) 
 
 static double mm_alpha(const op_case *c) { return c->alpha == 0.0f ? 1.0 : (double)c->alpha; }
 
+/* A as the product sees it: v[0], or with CF_Q8A a rounded copy (dq: its
+ * scales, when asked) that the caller frees */
+static double *mm_a(const op_case *c, double *const *v, double **dq) {
+    if (!(c->flags & CF_Q8A)) return v[0];
+    int64_t rows = c->s[0] * c->s[2], K = c->s[4];
+    double *a = malloc((size_t)(rows * K) * sizeof *a);
+    memcpy(a, v[0], (size_t)(rows * K) * sizeof *a);
+    if (dq) *dq = malloc((size_t)(rows * K + rows * K / 32) * sizeof **dq);
+    q8a_round(a, rows, K, dq ? *dq : NULL);
+    return a;
+}
+
 static void mm_oracle(const op_case *c, double *const *v, double **want) {
-    oracle_matmul(v[0], v[1], v[2], want[0], c->s[0], c->s[1], mm_batch(c), c->s[2], c->s[3], c->s[4],
+    double *a = mm_a(c, v, NULL);
+    oracle_matmul(a, v[1], v[2], want[0], c->s[0], c->s[1], mm_batch(c), c->s[2], c->s[3], c->s[4],
                   (c->flags & CF_TA) != 0, (c->flags & CF_TB) != 0, mm_alpha(c), c->beta);
+    if (a != v[0]) free(a);
+}
+
+static void mm_tol_of(const op_case *c, double *const *v, int mode, double *tol);
+
+/* mm_tol_of the product of A as the product sees it (mm_a), plus with
+ * CF_Q8A the rounding's slack (q8a_slack; one batch of A and B, trans_b) */
+static void mm_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
+    (void)want, (void)out;
+    double *dq = NULL, *a = mm_a(c, v, &dq);
+    double *w[3] = {a, v[1], v[2]};
+    mm_tol_of(c, w, mode, tol);
+    if (a != v[0]) {
+        for (int64_t bi = 0; bi < mm_batch(c); bi++) {
+            int64_t M = c->s[2], N = c->s[3], K = c->s[4];
+            const double *ab = a + (c->s[0] == 1 ? 0 : bi) * M * K, *bb = v[1] + (c->s[1] == 1 ? 0 : bi) * N * K;
+            /* q8a_slack's layout for the one batch */
+            int64_t ra = c->s[0] * M, b0 = c->s[0] == 1 ? 0 : bi;
+            double *q8 = malloc((size_t)(M * K + M * K / 32) * sizeof *q8);
+            memcpy(q8, dq + b0 * M * K, (size_t)(M * K) * sizeof *q8);
+            memcpy(q8 + M * K, dq + ra * K + b0 * M * (K / 32), (size_t)(M * K / 32) * sizeof *q8);
+            q8a_slack(ab, q8, bb, M, N, K, c->op == OP_MATMUL_NORM,
+                      fabs(mm_alpha(c)) * (mode == TOL_GPU_CPU ? 2.0 : 1.0), tol + bi * M * N);
+            free(q8);
+        }
+        free(a);
+    }
+    free(dq);
 }
 
 /*
@@ -187,8 +288,7 @@ static void mm_oracle(const op_case *c, double *const *v, double **want) {
  * quantized weights are exact in f32 (the oracle sees the decoded values).
  * An indexing error is of the order of S itself. GPU against CPU: the sum.
  */
-static void mm_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
-    (void)want, (void)out;
+static void mm_tol_of(const op_case *c, double *const *v, int mode, double *tol) {
     int64_t ba = c->s[0], bb = c->s[1], M = c->s[2], N = c->s[3], K = c->s[4], bt = mm_batch(c);
     int ta = (c->flags & CF_TA) != 0, tb = (c->flags & CF_TB) != 0;
     double f = 8.0 * (sqrt((double)K) + 4.0) * U23 * (mode == TOL_GPU_CPU ? 2.0 : 1.0);
@@ -450,13 +550,14 @@ static double *mmn_norm_a(const op_case *c, double *const *v) {
 
 static void mmn_oracle(const op_case *c, double *const *v, double **want) {
     double *an = mmn_norm_a(c, v);
+    if (c->flags & CF_Q8A) q8a_round(an, c->s[0] * c->s[2], c->s[4], NULL);
     oracle_matmul(an, v[1], v[3], want[0], c->s[0], c->s[1], mm_batch(c), c->s[2], c->s[3], c->s[4], 0,
                   (c->flags & CF_TB) != 0, mm_alpha(c), c->beta);
     free(an);
 }
 
 /*
- * mm_tol of the product of the normalised A, plus the error of the
+ * mm_tol of the product of the normalised A (rounded there with CF_Q8A), plus the error of the
  * normalised values themselves, relative: 2^-23 on the CPU (pxl_rmsnorm in
  * double, one rounding), B(K) u on the GPU (rms_tol), both GPU against CPU.
  */
@@ -487,6 +588,7 @@ static pxl_status sw_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) 
     o.trans_b = 1;
     o.trans_a = (c->flags & CF_TA) != 0; /* refused */
     o.beta = c->beta;                    /* nonzero: refused */
+    o.a_q8 = (c->flags & CF_Q8A) != 0;
     int nrm = (c->flags & CF_NORM) != 0;
     if (nrm) o.norm = t[3], o.norm_eps = c->p;
     if (!(c->flags & CF_PACKED)) return pxl_matmul_swiglu(ctx, t[0], t[1], t[2], t[3 + nrm], &o);
@@ -504,12 +606,25 @@ static pxl_status sw_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) 
     return s;
 }
 
-/* g = A' . Wg^T and u = A' . Wu^T, [M, F], A' = A or its rmsnorm */
-static void sw_products(const op_case *c, double *const *v, double *g, double *u, double *sg, double *su) {
+/* g = A' . Wg^T and u = A' . Wu^T, [M, F], A' = A or its rmsnorm (rounded
+ * with CF_Q8A); sg, su (NULL: not wanted): the sums of |products|, and the
+ * rounding's slack (q8a_slack) added to lg and lu (zeroed here) */
+static void sw_products(const op_case *c, double *const *v, double *g, double *u, double *sg, double *su, double *lg,
+                        double *lu) {
     int64_t M = c->s[0], F = c->s[1], K = c->s[2];
-    double *an = malloc((size_t)(M * K) * sizeof *an);
+    double *an = malloc((size_t)(M * K) * sizeof *an), *dq = NULL;
     if (c->flags & CF_NORM) oracle_rmsnorm(v[0], v[3], an, M, K, (double)c->p);
     else memcpy(an, v[0], (size_t)(M * K) * sizeof *an);
+    if (c->flags & CF_Q8A) {
+        dq = malloc((size_t)(M * K + M * K / 32) * sizeof *dq);
+        q8a_round(an, M, K, dq);
+    }
+    if (lg) {
+        int nrm = (c->flags & CF_NORM) != 0;
+        memset(lg, 0, (size_t)(M * F) * sizeof *lg), memset(lu, 0, (size_t)(M * F) * sizeof *lu);
+        if (dq) q8a_slack(an, dq, v[1], M, F, K, nrm, 1.0, lg), q8a_slack(an, dq, v[2], M, F, K, nrm, 1.0, lu);
+    }
+    free(dq);
     for (int64_t m = 0; m < M; m++)
         for (int64_t f = 0; f < F; f++) {
             double a = 0, b = 0, sa = 0, sb = 0;
@@ -529,7 +644,7 @@ static void sw_products(const op_case *c, double *const *v, double *g, double *u
 static void sw_oracle(const op_case *c, double *const *v, double **want) {
     int64_t n = c->s[0] * c->s[1];
     double *g = malloc((size_t)n * sizeof *g), *u = malloc((size_t)n * sizeof *u);
-    sw_products(c, v, g, u, NULL, NULL);
+    sw_products(c, v, g, u, NULL, NULL, NULL, NULL);
     for (int64_t i = 0; i < n; i++) want[0][i] = oracle_silu(g[i]) * u[i];
     free(g), free(u);
 }
@@ -545,16 +660,18 @@ static void sw_tol(const op_case *c, double *const *v, double *const *want, int 
     int64_t n = c->s[0] * c->s[1], K = c->s[2];
     double *g = malloc((size_t)n * sizeof *g), *u = malloc((size_t)n * sizeof *u);
     double *sg = malloc((size_t)n * sizeof *sg), *su = malloc((size_t)n * sizeof *su);
-    sw_products(c, v, g, u, sg, su);
+    double *lg = malloc((size_t)n * sizeof *lg), *lu = malloc((size_t)n * sizeof *lu);
+    sw_products(c, v, g, u, sg, su, lg, lu);
     double two = mode == TOL_GPU_CPU ? 2.0 : 1.0;
     double f = 8.0 * (sqrt((double)K) + 4.0) * U23 * two;
     if (c->flags & CF_NORM) f += mode == TOL_CPU ? U23 : mode == TOL_GPU ? bound_b(K) * U24 : U23 + bound_b(K) * U24;
     for (int64_t i = 0; i < n; i++) {
-        double eg = f * sg[i] + tiny_abs(), eu = f * su[i] + tiny_abs(), y = fabs(oracle_silu(g[i]) * u[i]);
+        double eg = f * sg[i] + tiny_abs() + two * lg[i], eu = f * su[i] + tiny_abs() + two * lu[i];
+        double y = fabs(oracle_silu(g[i]) * u[i]);
         tol[i] = 1.1 * fabs(u[i]) * eg + fabs(oracle_silu(g[i])) * eu + eg * eu +
                  two * (1e-6 + 4.0 * fabs(g[i]) * U23 + 32.0 * U23 * y);
     }
-    free(g), free(u), free(sg), free(su);
+    free(g), free(u), free(sg), free(su), free(lg), free(lu);
 }
 
 /* ---- element-wise ------------------------------------------------------------------- */
@@ -1137,6 +1254,12 @@ static const op_case k_cases[] = {
      * N, views at 3 blocks and row slices, a broadcast B over a batch */
     MM(1, 1, 1, 131, 2816, PXL_Q4_K, CF_TB, 1, 1), MM(1, 1, 1, 9, 512, PXL_Q4_K, CF_TB | CF_VIEW, 1, 0),
     MM(1, 1, 1, 6, 768, PXL_Q4_K, CF_TB | CF_SLICE, -0.5f, 0), MM(3, 1, 1, 17, 256, PXL_Q4_K, CF_TB, 1, 0.5f),
+    /* the same with A rounded to 8 bits (kmv4q.wgsl's entry kmv4q): a row longer than one pass of the
+     * workgroup over A (K = 4096: 256 pieces of 16), odd blocks with the residual, views, slices, a batch */
+    MM(1, 1, 1, 131, 2816, PXL_Q4_K, CF_TB | CF_Q8A, 1, 1), MM(1, 1, 1, 130, 4096, PXL_Q4_K, CF_TB | CF_Q8A, 1, 0),
+    MM(1, 1, 1, 9, 512, PXL_Q4_K, CF_TB | CF_VIEW | CF_Q8A, 1, 0),
+    MM(1, 1, 1, 6, 768, PXL_Q4_K, CF_TB | CF_SLICE | CF_Q8A, -0.5f, 0),
+    MM(3, 1, 1, 17, 256, PXL_Q4_K, CF_TB | CF_Q8A, 1, 0.5f), MM(2, 2, 1, 19, 512, PXL_Q4_K, CF_TB | CF_Q8A, 1, 0),
     /* Q6_K with M = 1 (kmv6.wgsl): the same, and views at 3 blocks (630 bytes: words assembled from two) */
     MM(1, 1, 1, 131, 2816, PXL_Q6_K, CF_TB, 1, 1), MM(1, 1, 1, 9, 512, PXL_Q6_K, CF_TB | CF_VIEW, 1, 0),
     MM(1, 1, 1, 6, 768, PXL_Q6_K, CF_TB | CF_SLICE, -0.5f, 0), MM(3, 1, 1, 17, 256, PXL_Q6_K, CF_TB, 1, 0.5f),
@@ -1216,7 +1339,9 @@ static const op_case k_cases[] = {
     NMM(1, 1, 9, 33, 64, PXL_Q8_0, CF_TB, 1, 0, 1e-5f), NMM(1, 1, 17, 40, 96, PXL_Q4_0, CF_TB, 1, 1, 1e-5f),
     NMM(1, 1, 1, 9, 1056, PXL_Q8_0, CF_TB | CF_VIEW, 1, 1, 1e-5f), NMM(1, 1, 3, 9, 64, PXL_Q4_0, CF_TB | CF_VIEW, 1, 0, 1e-5f),
     NMM(3, 3, 1, 45, 128, PXL_Q8_0, CF_TB, 1, 0, 1e-5f), NMM(2, 1, 2, 19, 96, PXL_Q4_0, CF_TB, 1, 1, 1e-5f),
-    NMM(1, 1, 1, 33, 768, PXL_Q4_K, CF_TB, 1, 0, 1e-5f), NMM(1, 1, 2, 33, 256, PXL_Q4_K, CF_TB, 1, 1, 1e-5f),
+    NMM(1, 1, 1, 33, 768, PXL_Q4_K, CF_TB, 1, 0, 1e-5f), NMM(1, 1, 1, 33, 768, PXL_Q4_K, CF_TB | CF_Q8A, 1, 0, 1e-5f),
+    NMM(1, 1, 1, 9, 2816, PXL_Q4_K, CF_TB | CF_VIEW | CF_Q8A, 1, 1, 1e-5f), NMM(2, 1, 1, 9, 256, PXL_Q4_K, CF_TB | CF_Q8A, 1, 0, 0),
+    NMM(1, 1, 2, 33, 256, PXL_Q4_K, CF_TB, 1, 1, 1e-5f),
     NMM(1, 1, 8, 17, 512, PXL_Q4_K, CF_TB, 1, 1, 0), NMM(1, 1, 9, 17, 256, PXL_Q4_K, CF_TB, 1, 0, 1e-5f),
     NMM(1, 1, 1, 33, 768, PXL_Q6_K, CF_TB, 1, 1, 1e-5f), NMM(1, 1, 2, 33, 256, PXL_Q6_K, CF_TB, 1, 0, 1e-5f),
     NMM(1, 1, 8, 17, 512, PXL_Q6_K, CF_TB, -0.5f, 0.5f, 1e-5f), NMM(1, 1, 9, 17, 256, PXL_Q6_K, CF_TB, 1, 1, 1e-5f),
@@ -1254,7 +1379,9 @@ static const op_case k_cases[] = {
     SWG(1, 45, 96, PXL_Q8_0, CF_PACKED, 0), SWG(2, 33, 96, PXL_Q8_0, CF_PACKED | CF_NORM, 1e-5f),
     SWG(4, 33, 160, PXL_Q8_0, CF_PACKED | CF_NORM, 1e-5f), SWG(8, 33, 160, PXL_Q8_0, CF_PACKED | CF_NORM, 1e-5f),
     SWG(1, 37, 4096, PXL_Q4_0, CF_PACKED | CF_NORM, 1e-5f), SWG(3, 37, 160, PXL_Q4_0, CF_PACKED, 0),
-    SWG(1, 33, 768, PXL_Q4_K, CF_PACKED | CF_NORM, 1e-5f), SWG(2, 33, 256, PXL_Q4_K, CF_PACKED, 0),
+    SWG(1, 33, 768, PXL_Q4_K, CF_PACKED | CF_NORM, 1e-5f), SWG(1, 33, 768, PXL_Q4_K, CF_PACKED | CF_NORM | CF_Q8A, 1e-5f),
+    SWG(1, 9, 512, PXL_Q4_K, CF_PACKED | CF_Q8A, 0), SWG(1, 17, 2304, PXL_Q4_K, CF_PACKED | CF_NORM | CF_VIEW | CF_Q8A, 1e-5f),
+    SWG(2, 33, 256, PXL_Q4_K, CF_PACKED, 0),
     SWG(3, 17, 512, PXL_Q4_K, CF_PACKED | CF_NORM, 1e-5f), SWG(4, 17, 512, PXL_Q4_K, CF_PACKED | CF_NORM, 1e-5f),
     SWG(1, 33, 768, PXL_Q6_K, CF_PACKED | CF_NORM, 1e-5f), SWG(2, 33, 256, PXL_Q6_K, CF_PACKED | CF_NORM, 1e-5f),
     SWG(4, 17, 256, PXL_Q6_K, CF_PACKED, 0), SWG(1, 33, 768, PXL_Q5_K, CF_PACKED | CF_NORM, 1e-5f),

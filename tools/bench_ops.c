@@ -104,11 +104,15 @@ static pxl_status qmv_setup(pxl_ctx *ctx, bench_case *c) {
     for (; c->nw < n && s == PXL_OK; c->nw++) s = make(ctx, (pxl_dtype)c->n[3], 2, sb, 1, &c->w[c->nw]);
     return s;
 }
-static pxl_status qmv_run(pxl_ctx *ctx, bench_case *c) {
+static pxl_status qmv_go(pxl_ctx *ctx, bench_case *c, int a_q8) {
     pxl_matmul_options o = {0};
     o.trans_b = 1;
+    o.a_q8 = a_q8;
     return pxl_matmul(ctx, c->t[0], c->w[c->turn++ % c->nw], c->t[2], &o);
 }
+static pxl_status qmv_run(pxl_ctx *ctx, bench_case *c) { return qmv_go(ctx, c, 0); }
+/* with A rounded to 8 bits (a_q8: kmv4q for Q4_K) */
+static pxl_status qmv8_run(pxl_ctx *ctx, bench_case *c) { return qmv_go(ctx, c, 1); }
 
 /* the quantized matvec with the fused RMSNorm (the norm option): as
  * qmv_setup, the norm weights in t[5] */
@@ -118,13 +122,16 @@ static pxl_status qmvn_setup(pxl_ctx *ctx, bench_case *c) {
     if (s == PXL_OK) s = make(ctx, PXL_F32, 1, sn, 1, &c->t[5]);
     return s;
 }
-static pxl_status qmvn_run(pxl_ctx *ctx, bench_case *c) {
+static pxl_status qmvn_go(pxl_ctx *ctx, bench_case *c, int a_q8) {
     pxl_matmul_options o = {0};
     o.trans_b = 1;
     o.norm = c->t[5];
     o.norm_eps = 1e-5f;
+    o.a_q8 = a_q8;
     return pxl_matmul(ctx, c->t[0], c->w[c->turn++ % c->nw], c->t[2], &o);
 }
+static pxl_status qmvn_run(pxl_ctx *ctx, bench_case *c) { return qmvn_go(ctx, c, 0); }
+static pxl_status qmvn8_run(pxl_ctx *ctx, bench_case *c) { return qmvn_go(ctx, c, 1); }
 
 /* pxl_matmul_swiglu with both weights in one tensor [2F, K] (one dispatch on
  * a GPU): n = {M, F, K, dtype}; copies of that tensor (cold_copies), their
@@ -145,12 +152,15 @@ static pxl_status swiglu_setup(pxl_ctx *ctx, bench_case *c) {
     }
     return s;
 }
-static pxl_status swiglu_run(pxl_ctx *ctx, bench_case *c) {
+static pxl_status swiglu_go(pxl_ctx *ctx, bench_case *c, int a_q8) {
     pxl_matmul_options o = {0};
     o.trans_b = 1;
+    o.a_q8 = a_q8;
     int i = c->turn++ % (c->nw / 2);
     return pxl_matmul_swiglu(ctx, c->t[0], c->w[2 * i], c->w[2 * i + 1], c->t[1], &o);
 }
+static pxl_status swiglu_run(pxl_ctx *ctx, bench_case *c) { return swiglu_go(ctx, c, 0); }
+static pxl_status swiglu8_run(pxl_ctx *ctx, bench_case *c) { return swiglu_go(ctx, c, 1); }
 
 /* memory-bound row/element ops on [rows, cols]: n = {rows, cols} */
 static pxl_status rows_setup(pxl_ctx *ctx, bench_case *c) {
@@ -359,16 +369,21 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         {"q4_0_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q8_0_matvec_4096x14336", "GB/s", qbytes * 34.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_k_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q4_k_q8a_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv8_run, {0}, {1, qn, qk, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q5_k_matvec_4096x14336", "GB/s", qbytes * 22.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q5_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q6_k_matvec_4096x14336", "GB/s", qbytes * 26.25, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"f16_matvec_4096x14336", "GB/s", qbytes * 64.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_F16}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         /* a TinyLlama-1.1B layer (Q4_K_M: 2048 wide, FFN 5632, output head Q6_K 32000): decode and a 32-token prefill */
         {"q4_k_matvec_2048x2048", "GB/s", tl * tl / 32.0 * 18.0, qmv_setup, qmv_run, {0}, {1, tl_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_k_matvec_2048x5632", "GB/s", tl * tf / 32.0 * 18.0, qmv_setup, qmv_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q4_k_q8a_matvec_2048x2048", "GB/s", tl * tl / 32.0 * 18.0, qmv_setup, qmv8_run, {0}, {1, tl_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q4_k_q8a_matvec_2048x5632", "GB/s", tl * tf / 32.0 * 18.0, qmv_setup, qmv8_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         /* fused: the 2048x5632 matvec with the RMSNorm of x (compare q4_k_matvec_2048x5632), gate, up and
          * SwiGLU in one dispatch (twice the weights of q4_k_matvec_2048x5632) */
         {"q4_k_matvec_norm_2048x5632", "GB/s", tl * tf / 32.0 * 18.0, qmvn_setup, qmvn_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_k_swiglu_2048x5632", "GB/s", 2.0 * tl * tf / 32.0 * 18.0, swiglu_setup, swiglu_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q4_k_q8a_matvec_norm_2048x5632", "GB/s", tl * tf / 32.0 * 18.0, qmvn_setup, qmvn8_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q4_k_q8a_swiglu_2048x5632", "GB/s", 2.0 * tl * tf / 32.0 * 18.0, swiglu_setup, swiglu8_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q6_k_matvec_2048x32000", "GB/s", tl * tv / 32.0 * 26.25, qmv_setup, qmv_run, {0}, {1, tv_, tl_, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_k_matmul_32x2048x5632", "GFLOP/s", 2.0 * 32.0 * tl * tf, qmv_setup, qmv_run, {0}, {32, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         /* the same layer's products in a 512-token prefill: gate / up (Q4_K), down (Q6_K in Q4_K_M files) */

@@ -126,6 +126,8 @@ typedef struct pxl_ctx_options {
      *   cpu_q8=0|1               1: the GGUF runtime's CPU products with Q8_0,
      *                            Q4_0 and Q5_0 weights round A to 8 bits
      *                            (pxl_matmul_options.a_q8)
+     *   gpu_q8=0|1               1: the GGUF runtime's GPU products round A to
+     *                            8 bits where a GPU kernel does (Q4_K, one row)
      * Not copied: only read during pxl_ctx_create.
      */
     const char *tuning;

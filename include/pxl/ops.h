@@ -245,11 +245,16 @@ typedef struct pxl_matmul_options {
      * overlapping C; norm_eps finite and >= 0; not with trans_a. */
     const pxl_tensor *norm;
     float norm_eps;
-    /* 1: with B Q8_0, Q4_0 or Q5_0 the CPU rounds each 32 values of A to 8
-     * bits (scale max|a| / 127, as llama.cpp does) and multiplies in integers:
-     * several times faster, with the error of that rounding. 0: A as given.
-     * Other B formats and the GPU take A as given either way. (The LLM
-     * runtime sets it with the context's tuning option cpu_q8=1.) */
+    /* 1: a quantized B multiplies A rounded to 8 bits per 32 values (K a
+     * multiple of 32; with norm, the normalised rows): scale d = max|a| / 127
+     * kept as an f16, values round(a / d), as llama.cpp does; the result has
+     * the error of that rounding. The CPU multiplies in integers for Q8_0,
+     * Q4_0 and Q5_0 (several times faster) and takes the rounded values
+     * through its exact path for the other formats. A GPU rounds for Q4_K
+     * with M = 1 (its 8-bit matrix-vector kernel, which reads a quarter of
+     * the bytes of A) where its workgroup memory holds a row of A, and takes
+     * A as given elsewhere. 0: A as given. (The LLM runtime sets it with the
+     * context's tuning options cpu_q8=1 and gpu_q8=1.) */
     int a_q8;
 } pxl_matmul_options;
 

@@ -39,6 +39,7 @@ typedef struct pxl_tuning {
     int cpu_simd_off;    /* cpu_simd=0: the CPU ops' plain C code, never AVX2 */
     int cpu_q8;          /* cpu_q8=1: the LLM's weight products on the CPU round activations to
                           * 8 bits (pxl_matmul_options.a_q8), as llama.cpp does */
+    int gpu_q8;          /* gpu_q8=1: the same on a GPU (Q4_K one-row products: kmv4q) */
 } pxl_tuning;
 
 struct pxl_ctx {

@@ -555,7 +555,8 @@ pxl_status pxl_llm_load(pxl_ctx *ctx, const pxl_gguf *g, const pxl_llm_options *
     if (!m) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
     m->ctx = ctx;
     m->g = g;
-    m->a_q8 = pxl_ctx_tuning(ctx)->cpu_q8;
+    const pxl_tuning *tune = pxl_ctx_tuning(ctx);
+    m->a_q8 = pxl_ctx_backend(ctx) == PXL_BACKEND_GPU ? tune->gpu_q8 : tune->cpu_q8;
     pxl_status s = read_hparams(m, opts);
     if (s == PXL_OK) {
         m->layers = pxl_calloc(ctx, (size_t)m->info.n_layer, sizeof *m->layers);
@@ -641,6 +642,7 @@ static pxl_status matmul_t_norm(pxl_llm *m, const pxl_tensor *x, const pxl_tenso
     o.trans_b = 1;
     o.norm = norm;
     o.norm_eps = m->info.norm_eps;
+    o.a_q8 = m->a_q8;
     return pxl_matmul(m->ctx, x, w, c, &o);
 }
 
@@ -711,6 +713,7 @@ static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t
     o.trans_b = 1;
     o.norm = L->ffn_norm;
     o.norm_eps = I->norm_eps;
+    o.a_q8 = m->a_q8;
     /* one dispatch when wg and wu are views of L->wgu; else two products and pxl_swiglu */
     if (s == PXL_OK) s = pxl_matmul_swiglu(ctx, x, L->wg, L->wu, t->act, &o);
     if (s == PXL_OK) s = matmul_t_add(m, t->act, L->wd, x);

@@ -840,6 +840,19 @@ void pxl_cpu_matmul_bt(pxl_ctx *ctx, const pxl_cpu_bt *p) {
     int64_t mb = p->M < MB ? p->M : MB;
     int64_t work = mb * p->K * NT; /* multiply-adds per task */
     q8blk *qa = NULL;
+    float *ar = NULL;
+    if (p->a_q8 && !q8_takes(p->dt) && p->K % QB == 0) {
+        /* the other formats: A replaced by its rounding d q, then the exact
+         * path (the GPU's 8-bit Q4_K kernel, kmv4q, multiplies the same values) */
+        int64_t rows = p->batch_a * p->M;
+        ar = pxl_calloc(ctx, (size_t)(rows * p->K), sizeof *ar); /* NULL: A as given */
+        for (int64_t i = 0; ar && i < rows * p->K; i += QB) {
+            q8blk q;
+            q8_round_c(p->a + i, &q);
+            for (int e = 0; e < QB; e++) ar[i + e] = q.d * (float)q.q[e];
+        }
+        if (ar) j.a = ar;
+    }
     if (p->a_q8 && q8_takes(p->dt) && p->K % QB == 0) {
         int64_t rows = p->batch_a * p->M;
         qa = pxl_calloc(ctx, (size_t)(rows * (p->K / QB)), sizeof *qa); /* NULL: the exact path */
@@ -851,4 +864,5 @@ void pxl_cpu_matmul_bt(pxl_ctx *ctx, const pxl_cpu_bt *p) {
     }
     pxl_parallel_range(ctx, tasks, 1 + 131072 / (work > 0 ? work : 1), qa ? qbt_range : bt_range, &j);
     pxl_free(ctx, qa);
+    pxl_free(ctx, ar);
 }

@@ -124,6 +124,7 @@ static pxl_status sw_split(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *
     pxl_tensor *an = NULL, *g = NULL, *u = NULL;
     pxl_matmul_options plain = {0};
     plain.trans_b = 1;
+    plain.a_q8 = o->a_q8;
     pxl_status st = PXL_OK;
     if (o->norm) {
         st = temp_like(ctx, a, s->K, &an);

@@ -224,10 +224,16 @@ static int kmv46_fits(pxl_dtype dt, const qmm_params *p) {
                               p->row_bytes % 16u == 0 && p->stride_b % 16u == 0);
 }
 
+/* kmv4q's workgroup memory for rows of K values: A rounded (K bytes), a
+ * vec4 per 32 values, and the reduction's 2304 floats (wgsl/kmv4.wgsl) */
+static uint64_t kmv4q_bytes(int64_t K) { return (uint64_t)K + (uint64_t)K / 2 + 2304u * 4u; }
+
 /* kmv4 (Q4_K) or kmv6 (Q6_K) for one row of A; with swiglu each row group
- * takes one gate and one up row (ROWS 2, override SWIGLU). */
+ * takes one gate and one up row (ROWS 2, override SWIGLU). a_q8 with Q4_K:
+ * kmv4q, which rounds A to 8 bits in workgroup memory first, where the
+ * device's workgroup memory holds the row (else kmv4, A as given). */
 static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const pxl_op_bindings *bd,
-                        const q_shape *s, const qmm_params *p, double norm, int swiglu) {
+                        const q_shape *s, const qmm_params *p, double norm, int swiglu, int a_q8) {
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* tuning benchmarks only */
     uint32_t wg = tune->kmv_wg ? tune->kmv_wg : KMV4_WG;
     while (wg > gi->max_invocations_per_workgroup) wg /= 2;
@@ -237,16 +243,19 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
     uint32_t g[2] = {0, 0};
     pxl_status st = rows_grid(ctx, s, (uint64_t)(wg / tpr) * (swiglu ? rows / 2 : rows), g);
     if (st != PXL_OK) return st;
-    pxl_constant k[5] = {{"WG", wg}, {"TPR", tpr}, {"ROWS", rows}, {"NORM", norm}, {"SWIGLU", swiglu}};
     int q4 = dt == PXL_Q4_K;
+    int q8 = q4 && a_q8 && kmv4q_bytes(s->K) <= gi->max_workgroup_storage_size;
+    pxl_constant k[6] = {{"WG", wg},         {"TPR", tpr},         {"ROWS", rows},
+                         {"NORM", norm},     {"SWIGLU", swiglu},   {"KQ", (double)s->K}};
     return pxl_op_dispatch_ub(ctx, q4 ? "kmv4.wgsl" : "kmv6.wgsl", q4 ? pxl_wgsl_ops_kmv4 : pxl_wgsl_ops_kmv6,
-                              q4 ? "kmv4" : "kmv6", k, 5, bd, 3, p, sizeof *p, g[0], g[1], (uint32_t)s->batch);
+                              q8 ? "kmv4q" : q4 ? "kmv4" : "kmv6", k, q8 ? 6 : 5, bd, 3, p, sizeof *p, g[0], g[1],
+                              (uint32_t)s->batch);
 }
 
 static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3],
-                        const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p, double norm) {
+                        const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p, double norm, int a_q8) {
     double kq6 = t[1]->dtype == PXL_Q6_K ? 1 : 0;
-    if (s->M == 1 && kmv46_fits(t[1]->dtype, p)) return kmv46(ctx, gi, t[1]->dtype, bd, s, p, norm, 0);
+    if (s->M == 1 && kmv46_fits(t[1]->dtype, p)) return kmv46(ctx, gi, t[1]->dtype, bd, s, p, norm, 0, a_q8);
     if (s->M <= QMV_MAX_NCOL) {
         uint32_t wg = KMV_WG;
         while (wg > gi->max_invocations_per_workgroup) wg /= 2;
@@ -338,7 +347,7 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
     p.off_b = bd.off[1];
     p.off_c = bd.off[2];
     p.off_n = mv ? bd.off[3] : 0;
-    if (b->dtype == PXL_Q4_K || b->dtype == PXL_Q6_K) return k_gpu(ctx, gi, t, &bd, s, &p, norm);
+    if (b->dtype == PXL_Q4_K || b->dtype == PXL_Q6_K) return k_gpu(ctx, gi, t, &bd, s, &p, norm, o->a_q8);
     if (b->dtype != PXL_Q8_0 && b->dtype != PXL_Q4_0) return x_gpu(ctx, gi, t, &bd, s, &p, norm);
     double q4 = b->dtype == PXL_Q4_0 ? 1 : 0;
     xs_launch xl;
@@ -427,7 +436,7 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
     double norm = o->norm != NULL, M = (double)s.M;
     uint32_t g[2] = {0, 0};
     const pxl_tuning *tune = pxl_ctx_tuning(ctx);
-    if (s.M == 1 && kmv46_fits(w->dtype, &p)) return kmv46(ctx, gi, w->dtype, &bd, &s, &p, norm, 1);
+    if (s.M == 1 && kmv46_fits(w->dtype, &p)) return kmv46(ctx, gi, w->dtype, &bd, &s, &p, norm, 1, o->a_q8);
     if (w->dtype == PXL_Q4_K || w->dtype == PXL_Q6_K || (w->dtype != PXL_Q8_0 && w->dtype != PXL_Q4_0)) {
         int kq = w->dtype == PXL_Q4_K || w->dtype == PXL_Q6_K;
         uint32_t wg = KMV_WG, tpr = kq && tune->kmv_tpr ? tune->kmv_tpr : KMV_TPR;

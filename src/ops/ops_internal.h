@@ -189,8 +189,9 @@ typedef struct {
     int64_t batch, batch_a, batch_b, M, N, K;
     size_t row_bytes;
     float alpha, beta;
-    /* 1: B Q8_0, Q4_0 or Q5_0 multiplies A rounded to 8 bits per 32 values
-     * (pxl_matmul_options.a_q8; matmul_cpu.c says how) */
+    /* 1: B multiplies A rounded to 8 bits per 32 values (K a multiple of 32;
+     * pxl_matmul_options.a_q8): in integers for Q8_0, Q4_0 and Q5_0, else
+     * A replaced by its rounding and the exact path (matmul_cpu.c) */
     int a_q8;
 } pxl_cpu_bt;
 void pxl_cpu_matmul_bt(pxl_ctx *ctx, const pxl_cpu_bt *p);

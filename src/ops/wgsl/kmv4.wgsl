@@ -94,3 +94,117 @@ fn kmv4(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     }
     rows_out(lid.x, t, n0, wid.z, acc, ss);
 }
+
+// ---- kmv4q: the same product with A rounded to 8 bits (pxl_matmul_options.a_q8) ----
+//
+// Each workgroup first rounds its row of A into workgroup memory, 32 values
+// to a scale d = amax / 127 (kept as an f16, as the CPU's 8-bit path and
+// llama.cpp keep it) and 32 integers q = round(a / d) in [-127, 127], with
+// d * sum(q) beside them; the product then reads 16 bytes of A per 16 bytes
+// of B instead of 128, and multiplies four quants at a time with
+// dot4I8Packed: a Q4_K value (d sc) q4 - dmin m times d_a qa sums per
+// sub-block to (d sc) d_a (q4 . qa) - dmin m (d_a sum qa). With NORM the
+// rounded values are A times the norm's weights, and inv (the epilogue's)
+// scales the sums: the same integers as rounding the normalised row (the
+// rounding is scale-free), with d rounded before instead of after the
+// multiplication by inv.
+
+override KQ: u32 = 256u;   // the largest K kmv4q takes (a multiple of 256): the size of aq and ad
+
+var<workgroup> aq: array<vec4<u32>, KQ / 16u>;   // A rounded, 16 values a word (value 16 i + 4 w + b: word i, lane w, byte b)
+var<workgroup> ad: array<vec4<f32>, KQ / 32u>;   // per 32 values: (d, d * sum q, sum of squares of A (NORM), 0)
+
+// Rounds the workgroup's row of A, at vec4 abase, into aq and ad. Piece i is
+// values 16 i .. 16 i + 15 (word aq[i]); the two pieces of a 32-block are
+// neighbouring invocations, which trade their maxima and sums through `red`
+// (3 WG floats). Every invocation must call it (barriers).
+fn round_a(lid: u32, abase: u32) {
+    let np = p.K / 16u;
+    for (var it = 0u; it < (np + WG - 1u) / WG; it = it + 1u) {
+        let i = it * WG + lid;
+        let pi = min(i, np - 1u);
+        let aj = pi * 4u;   // the vec4 index within the row (nweight)
+        var x0 = A[abase + aj];
+        var x1 = A[abase + aj + 1u];
+        var x2 = A[abase + aj + 2u];
+        var x3 = A[abase + aj + 3u];
+        var ss = 0.0;
+        if (NORM) {
+            ss = dot(x0, x0) + dot(x1, x1) + dot(x2, x2) + dot(x3, x3);
+            x0 = nweight(x0, aj);
+            x1 = nweight(x1, aj + 1u);
+            x2 = nweight(x2, aj + 2u);
+            x3 = nweight(x3, aj + 3u);
+        }
+        let m4 = max(max(abs(x0), abs(x1)), max(abs(x2), abs(x3)));
+        let m = max(max(m4.x, m4.y), max(m4.z, m4.w));
+        red[lid] = m;
+        red[WG + lid] = ss;
+        workgroupBarrier();
+        let amax = max(m, red[lid ^ 1u]);
+        let s = select(0.0, amax / 127.0, amax >= 7.8886091e-31);   // 2^-100
+        let id = select(0.0, 1.0 / s, s != 0.0);
+        let d = select(s, quantizeToF16(s), s <= 65504.0);
+        let lim = vec4<f32>(127.0);
+        let w = vec4<u32>(pack4xI8(vec4<i32>(round(clamp(x0 * id, -lim, lim)))),
+                          pack4xI8(vec4<i32>(round(clamp(x1 * id, -lim, lim)))),
+                          pack4xI8(vec4<i32>(round(clamp(x2 * id, -lim, lim)))),
+                          pack4xI8(vec4<i32>(round(clamp(x3 * id, -lim, lim)))));
+        let ones = 0x01010101u;
+        let qs = dot4I8Packed(w.x, ones) + dot4I8Packed(w.y, ones) + dot4I8Packed(w.z, ones) + dot4I8Packed(w.w, ones);
+        red[2u * WG + lid] = f32(qs);   // exact: |qs| <= 16 * 127
+        workgroupBarrier();
+        if (i < np) {
+            aq[i] = w;
+            if ((lid & 1u) == 0u) {
+                ad[i >> 1u] = vec4<f32>(d, d * (f32(qs) + red[2u * WG + lid + 1u]), ss + red[WG + lid + 1u], 0.0);
+            }
+        }
+        workgroupBarrier();
+    }
+}
+
+@compute @workgroup_size(WG)
+fn kmv4q(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+         @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = lid.x % TPR;
+    let n0 = group_n0(lid.x, wid, nwg);
+    round_a(lid.x, (p.off_a + wid.z * p.stride_a) >> 2u);
+    var acc: array<f32, 8>;
+    var rows: array<u32, 8>;
+    for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = group_row(n0, r, wid.z, p.row_bytes) >> 4u; }
+    var ss = 0.0;   // the group's share of the sum of squares (NORM), summed over the group by rows_out
+    if (NORM) {
+        for (var b = t; b < p.K / 32u; b = b + TPR) { ss = ss + ad[b].z; }
+    }
+    let lo = 0x0f0f0f0fu;
+    let units = p.nb * 8u;
+    for (var u = t; u < units; u = u + TPR) {
+        let blk = u >> 3u;
+        let c = u & 7u;
+        let j = c >> 1u;
+        let h = c & 1u;
+        // A: values 256 blk + 64 j + 16 h + (0..15) (sub-block 2 j) and 32 further (2 j + 1)
+        let qa0 = aq[blk * 16u + 4u * j + h];
+        let qa1 = aq[blk * 16u + 4u * j + 2u + h];
+        let e0 = ad[blk * 8u + 2u * j];
+        let e1 = ad[blk * 8u + 2u * j + 1u];
+        let hm = select(0.0, 1.0, h == 0u);   // the sub-blocks' min terms, once (in the h = 0 unit)
+        for (var r = 0u; r < ROWS; r = r + 1u) {
+            let wb = rows[r] + blk * 9u;
+            let hd = B[wb];
+            let q = B[wb + 1u + c];
+            let dm = unpack2x16float(hd.x);
+            let sm0 = k_scale_min(hd.y, hd.z, hd.w, 2u * j);
+            let sm1 = k_scale_min(hd.y, hd.z, hd.w, 2u * j + 1u);
+            let i0 = dot4I8Packed(q.x & lo, qa0.x) + dot4I8Packed(q.y & lo, qa0.y) + dot4I8Packed(q.z & lo, qa0.z) +
+                     dot4I8Packed(q.w & lo, qa0.w);
+            let i1 = dot4I8Packed((q.x >> 4u) & lo, qa1.x) + dot4I8Packed((q.y >> 4u) & lo, qa1.y) +
+                     dot4I8Packed((q.z >> 4u) & lo, qa1.z) + dot4I8Packed((q.w >> 4u) & lo, qa1.w);
+            let s = dm.x * (f32(sm0.x) * e0.x * f32(i0) + f32(sm1.x) * e1.x * f32(i1)) -
+                    hm * dm.y * (f32(sm0.y) * e0.y + f32(sm1.y) * e1.y);
+            acc[r] = acc[r] + s;
+        }
+    }
+    rows_out(lid.x, t, n0, wid.z, acc, ss);
+}
