@@ -252,6 +252,59 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
                               (uint32_t)s->batch);
 }
 
+/* The tiled Q4_K product with 8-bit A (a_q8, M > 8): A rounded into scratch
+ * memory by wgsl/qa8.wgsl (R = batch_a * M rows: K bytes of integers a row,
+ * then 16 bytes of scales per 64 values), then wgsl/kmm8.wgsl's 64 x 64
+ * tiles on it, both in the recorder that owns the scratch. Taken where B's
+ * offsets are on 4 bytes and the rounded rows fit one binding (kmm8_fits);
+ * else kmm, A as given. */
+static uint64_t kmm8_bytes(const q_shape *s) {
+    uint64_t rk = (uint64_t)s->batch_a * (uint64_t)s->M * (uint64_t)s->K;
+    return rk + rk / 64 * 16;
+}
+
+static int kmm8_fits(const pxl_gpu_info *gi, pxl_dtype dt, const q_shape *s, const qmm_params *p) {
+    return dt == PXL_Q4_K && p->off_b % 4u == 0 && p->stride_b % 4u == 0 &&
+           kmm8_bytes(s) + 16 <= gi->max_storage_binding_size && kmm8_bytes(s) / 16 <= UINT32_MAX;
+}
+
+static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_op_bindings *bd, const q_shape *s,
+                       const qmm_params *p) {
+    uint32_t g[2] = {0, 0};
+    pxl_status st = tiles_grid(ctx, gi, s, g);
+    if (st != PXL_OK) return st;
+    uint64_t R = (uint64_t)s->batch_a * (uint64_t)s->M, qbytes = kmm8_bytes(s);
+    uint32_t qg[2] = {0, 0};
+    if ((st = pxl_op_grid(ctx, OP, (R * (uint64_t)s->K / 64 + 255) / 256, qg)) != PXL_OK) return st;
+    pxl_recorder *rec; /* after pxl_op_bind, which may submit a full stream */
+    pxl_buffer *buf;
+    if ((st = pxl_gpu_stream(ctx, &rec)) != PXL_OK) return st;
+    if ((st = pxl_recorder_scratch(rec, (size_t)qbytes, &buf)) != PXL_OK) return st;
+    pxl_binding qbind = {0, buf, 0, (size_t)(qbytes + 15) / 16 * 16};
+    /* qa8: A (binding 0, as bound for the product) into the scratch (1) */
+    struct {
+        uint32_t R, K, off_a, pad;
+    } qp = {(uint32_t)R, (uint32_t)s->K, bd->off[0], 0};
+    pxl_binding qb[2] = {bd->b[0], qbind};
+    qb[0].binding = 0;
+    qb[1].binding = 1;
+    pxl_constant wg[1] = {{"WG", 256}};
+    pxl_kernel *k;
+    if ((st = pxl_kernel_get_static(ctx, "qa8.wgsl", pxl_wgsl_ops_qa8, "qa8", wg, 1, &k)) != PXL_OK) return st;
+    pxl_dispatch d = {k, qb, 2, &qp, sizeof qp, 2, {qg[0], qg[1], 1}};
+    if ((st = pxl_recorder_dispatch(rec, &d)) != PXL_OK) return st;
+    /* kmm8: the rounded rows (0), B (1), C (2) */
+    qmm_params p8 = *p;
+    p8.off_a = (uint32_t)(R * (uint64_t)s->K / 16);
+    p8.stride_a = s->batch_a == 1 ? 0u : (uint32_t)s->M;
+    pxl_binding mb[3] = {qbind, bd->b[1], bd->b[2]};
+    mb[1].binding = 1;
+    mb[2].binding = 2;
+    if ((st = pxl_kernel_get_static(ctx, "kmm8.wgsl", pxl_wgsl_ops_kmm8, "kmm8", NULL, 0, &k)) != PXL_OK) return st;
+    pxl_dispatch d2 = {k, mb, 3, &p8, sizeof p8, 3, {g[0], g[1], (uint32_t)s->batch}};
+    return pxl_recorder_dispatch(rec, &d2);
+}
+
 static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3],
                         const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p, double norm, int a_q8) {
     double kq6 = t[1]->dtype == PXL_Q6_K ? 1 : 0;
@@ -273,6 +326,7 @@ static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
         return pxl_op_dispatch_ub(ctx, "kquant.wgsl", pxl_wgsl_ops_kquant, "kmv", k, 6, bd, 3, p, sizeof *p, g[0],
                                   g[1], (uint32_t)s->batch);
     }
+    if (a_q8 && kmm8_fits(gi, t[1]->dtype, s, p)) return kmm8(ctx, gi, bd, s, p);
     uint32_t g[2] = {0, 0};
     pxl_status st = tiles_grid(ctx, gi, s, g);
     if (st != PXL_OK) return st;

@@ -34,6 +34,7 @@ var<workgroup> red: array<f32, 2304>;   // WG * (ROWS + 1) partial sums (rows_ou
 #include "swiglu_mv.wgsl"   // SWIGLU: gate and up rows in one row group (out_rows, w_out, w_is_up, silu_mul)
 #include "rows_out.wgsl"   // group_n0, group_row; rows_out: the sums reduced, normalised and stored
 #include "bytes.wgsl"   // bytes4, k_scale_min
+#include "q8_round.wgsl"   // q8_scale, q8_pack16, q8_sum16, q8_amax16 (kmv4q)
 
 @compute @workgroup_size(WG)
 fn kmv4(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
@@ -136,22 +137,14 @@ fn round_a(lid: u32, abase: u32) {
             x2 = nweight(x2, aj + 2u);
             x3 = nweight(x3, aj + 3u);
         }
-        let m4 = max(max(abs(x0), abs(x1)), max(abs(x2), abs(x3)));
-        let m = max(max(m4.x, m4.y), max(m4.z, m4.w));
+        let m = q8_amax16(x0, x1, x2, x3);
         red[lid] = m;
         red[WG + lid] = ss;
         workgroupBarrier();
-        let amax = max(m, red[lid ^ 1u]);
-        let s = select(0.0, amax / 127.0, amax >= 7.8886091e-31);   // 2^-100
-        let id = select(0.0, 1.0 / s, s != 0.0);
-        let d = select(s, quantizeToF16(s), s <= 65504.0);
-        let lim = vec4<f32>(127.0);
-        let w = vec4<u32>(pack4xI8(vec4<i32>(round(clamp(x0 * id, -lim, lim)))),
-                          pack4xI8(vec4<i32>(round(clamp(x1 * id, -lim, lim)))),
-                          pack4xI8(vec4<i32>(round(clamp(x2 * id, -lim, lim)))),
-                          pack4xI8(vec4<i32>(round(clamp(x3 * id, -lim, lim)))));
-        let ones = 0x01010101u;
-        let qs = dot4I8Packed(w.x, ones) + dot4I8Packed(w.y, ones) + dot4I8Packed(w.z, ones) + dot4I8Packed(w.w, ones);
+        let sc = q8_scale(max(m, red[lid ^ 1u]));
+        let d = sc.x;
+        let w = q8_pack16(x0, x1, x2, x3, sc.y);
+        let qs = q8_sum16(w);
         red[2u * WG + lid] = f32(qs);   // exact: |qs| <= 16 * 127
         workgroupBarrier();
         if (i < np) {

@@ -1,0 +1,33 @@
+// A's rounding to 8 bits (pxl_matmul_options.a_q8), as the CPU does it
+// (q8_round_c in src/ops/matmul_cpu.c): per 32 values, s = amax / 127 (0
+// below 2^-100), q = round-to-even(a * (1 / s)) clamped to [-127, 127], and
+// the scale d = s kept as an f16 (s itself above the f16 range). Used by
+// kmv4.wgsl (kmv4q) and qa8.wgsl. Needs nothing from the including module.
+
+// (d, 1 / s) of a block whose largest magnitude is amax
+fn q8_scale(amax: f32) -> vec2<f32> {
+    let s = select(0.0, amax / 127.0, amax >= 7.8886091e-31);   // 2^-100
+    let id = select(0.0, 1.0 / s, s != 0.0);
+    return vec2<f32>(select(s, quantizeToF16(s), s <= 65504.0), id);
+}
+
+// 16 values times id, rounded, as four words of four signed bytes (value 4w + b: word w, byte b)
+fn q8_pack16(x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>, id: f32) -> vec4<u32> {
+    let lim = vec4<f32>(127.0);
+    return vec4<u32>(pack4xI8(vec4<i32>(round(clamp(x0 * id, -lim, lim)))),
+                     pack4xI8(vec4<i32>(round(clamp(x1 * id, -lim, lim)))),
+                     pack4xI8(vec4<i32>(round(clamp(x2 * id, -lim, lim)))),
+                     pack4xI8(vec4<i32>(round(clamp(x3 * id, -lim, lim)))));
+}
+
+// the sum of the 16 integers of q8_pack16's words
+fn q8_sum16(w: vec4<u32>) -> i32 {
+    let ones = 0x01010101u;
+    return dot4I8Packed(w.x, ones) + dot4I8Packed(w.y, ones) + dot4I8Packed(w.z, ones) + dot4I8Packed(w.w, ones);
+}
+
+// the largest magnitude of 16 values
+fn q8_amax16(x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>) -> f32 {
+    let m4 = max(max(abs(x0), abs(x1)), max(abs(x2), abs(x3)));
+    return max(max(m4.x, m4.y), max(m4.z, m4.w));
+}
