@@ -1266,6 +1266,10 @@ static const op_case k_cases[] = {
     MM(1, 1, 9, 7, 4096, PXL_Q4_K, CF_TB | CF_Q8A, 1, 0), MM(1, 1, 130, 65, 512, PXL_Q4_K, CF_TB | CF_Q8A, -1, 0.25f),
     MM(2, 1, 17, 65, 512, PXL_Q4_K, CF_TB | CF_Q8A, -1, 0.25f), MM(1, 3, 12, 20, 256, PXL_Q4_K, CF_TB | CF_Q8A, 1, 0),
     MM(1, 1, 10, 5, 256, PXL_Q4_K, CF_TB | CF_VIEW | CF_Q8A, 1, 0), MM(1, 1, 40, 33, 512, PXL_Q4_K, CF_TB | CF_SLICE | CF_Q8A, 1, 1),
+    /* the same for Q6_K (kmm8.wgsl, KQ6: blocks on 2-byte offsets, a scale per 16 values) */
+    MM(1, 1, 70, 130, 256, PXL_Q6_K, CF_TB | CF_Q8A, 1, 0), MM(1, 1, 100, 100, 768, PXL_Q6_K, CF_TB | CF_Q8A, 0.5f, 1),
+    MM(2, 1, 17, 65, 512, PXL_Q6_K, CF_TB | CF_Q8A, -1, 0.25f), MM(1, 3, 12, 21, 256, PXL_Q6_K, CF_TB | CF_Q8A, 1, 0),
+    MM(1, 1, 10, 5, 256, PXL_Q6_K, CF_TB | CF_VIEW | CF_Q8A, 1, 0), MM(1, 1, 40, 33, 512, PXL_Q6_K, CF_TB | CF_SLICE | CF_Q8A, 1, 1),
     /* Q6_K with M = 1 (kmv6.wgsl): the same, and views at 3 blocks (630 bytes: words assembled from two) */
     MM(1, 1, 1, 131, 2816, PXL_Q6_K, CF_TB, 1, 1), MM(1, 1, 1, 9, 512, PXL_Q6_K, CF_TB | CF_VIEW, 1, 0),
     MM(1, 1, 1, 6, 768, PXL_Q6_K, CF_TB | CF_SLICE, -0.5f, 0), MM(3, 1, 1, 17, 256, PXL_Q6_K, CF_TB, 1, 0.5f),

@@ -252,24 +252,24 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
                               (uint32_t)s->batch);
 }
 
-/* The tiled Q4_K product with 8-bit A (a_q8, M > 8): A rounded into scratch
+/* The tiled Q4_K and Q6_K products with 8-bit A (a_q8, M > 8): A rounded into scratch
  * memory by wgsl/qa8.wgsl (R = batch_a * M rows: K bytes of integers a row,
  * then 16 bytes of scales per 64 values), then wgsl/kmm8.wgsl's 64 x 64
- * tiles on it, both in the recorder that owns the scratch. Taken where B's
- * offsets are on 4 bytes and the rounded rows fit one binding (kmm8_fits);
- * else kmm, A as given. */
+ * tiles on it, both in the recorder that owns the scratch. Taken where the
+ * rounded rows fit one binding and, for Q4_K, B's offsets are on 4 bytes
+ * (kmm8_fits); else kmm, A as given. */
 static uint64_t kmm8_bytes(const q_shape *s) {
     uint64_t rk = (uint64_t)s->batch_a * (uint64_t)s->M * (uint64_t)s->K;
     return rk + rk / 64 * 16;
 }
 
 static int kmm8_fits(const pxl_gpu_info *gi, pxl_dtype dt, const q_shape *s, const qmm_params *p) {
-    return dt == PXL_Q4_K && p->off_b % 4u == 0 && p->stride_b % 4u == 0 &&
-           kmm8_bytes(s) + 16 <= gi->max_storage_binding_size && kmm8_bytes(s) / 16 <= UINT32_MAX;
+    int b_ok = dt == PXL_Q6_K || (dt == PXL_Q4_K && p->off_b % 4u == 0 && p->stride_b % 4u == 0);
+    return b_ok && kmm8_bytes(s) + 16 <= gi->max_storage_binding_size && kmm8_bytes(s) / 16 <= UINT32_MAX;
 }
 
-static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_op_bindings *bd, const q_shape *s,
-                       const qmm_params *p) {
+static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const pxl_op_bindings *bd,
+                       const q_shape *s, const qmm_params *p) {
     uint32_t g[2] = {0, 0};
     pxl_status st = tiles_grid(ctx, gi, s, g);
     if (st != PXL_OK) return st;
@@ -300,7 +300,8 @@ static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_op_bindin
     pxl_binding mb[3] = {qbind, bd->b[1], bd->b[2]};
     mb[1].binding = 1;
     mb[2].binding = 2;
-    if ((st = pxl_kernel_get_static(ctx, "kmm8.wgsl", pxl_wgsl_ops_kmm8, "kmm8", NULL, 0, &k)) != PXL_OK) return st;
+    pxl_constant kq6[1] = {{"KQ6", dt == PXL_Q6_K}};
+    if ((st = pxl_kernel_get_static(ctx, "kmm8.wgsl", pxl_wgsl_ops_kmm8, "kmm8", kq6, 1, &k)) != PXL_OK) return st;
     pxl_dispatch d2 = {k, mb, 3, &p8, sizeof p8, 3, {g[0], g[1], (uint32_t)s->batch}};
     return pxl_recorder_dispatch(rec, &d2);
 }
@@ -326,7 +327,7 @@ static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
         return pxl_op_dispatch_ub(ctx, "kquant.wgsl", pxl_wgsl_ops_kquant, "kmv", k, 6, bd, 3, p, sizeof *p, g[0],
                                   g[1], (uint32_t)s->batch);
     }
-    if (a_q8 && kmm8_fits(gi, t[1]->dtype, s, p)) return kmm8(ctx, gi, bd, s, p);
+    if (a_q8 && kmm8_fits(gi, t[1]->dtype, s, p)) return kmm8(ctx, gi, t[1]->dtype, bd, s, p);
     uint32_t g[2] = {0, 0};
     pxl_status st = tiles_grid(ctx, gi, s, g);
     if (st != PXL_OK) return st;

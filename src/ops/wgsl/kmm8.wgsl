@@ -1,23 +1,32 @@
-// Tiled Q4_K products with A rounded to 8 bits (pxl_matmul_options.a_q8,
+// Tiled K-quant products with A rounded to 8 bits (pxl_matmul_options.a_q8,
 // M > 8; host side: src/ops/matmul_quant.c): C = alpha * A' . B^T + beta * C
-// with A' the rounding qa8.wgsl wrote into Q, B [N, K] Q4_K (layout: PXL_Q4_K
-// in include/pxl/ops.h). 64 x 64 output tiles, 16 x 16 invocations each
-// owning 4 x 4 outputs (tile_4x4.wgsl's store). K advances 64 values (a pair
-// of Q4_K sub-blocks, 2j and 2j + 1, which share their 32 quant bytes) per
-// step through workgroup memory, as 8-bit integers, k-major:
-//   Ak[w * 16 + m / 4][m % 4]: word w (values 4w .. 4w + 3 of the step) of tile row m;
-//   Bk likewise for tile column n, its nibbles as bytes (w < 8: sub-block 2j, the low
-//   nibbles; w >= 8: 2j + 1, the high ones);
-//   As4[m] = (d, d * sum q) of row m's blocks 2j and 2j + 1;
-//   Bs4[n] = (d * sc, dmin * m) of row n's sub-blocks 2j and 2j + 1.
-// Each invocation sums 16 products of 8 words (dot4I8Packed) per sub-block
-// exactly in integers, then adds da (d sc) isum - (da sum qa) (dmin m): a
-// Q4_K value (d sc) q - dmin m times da qa, summed over the sub-block.
+// with A' the rounding qa8.wgsl wrote into Q, B [N, K] Q4_K (override KQ6 =
+// false) or Q6_K (KQ6 = true; layouts: PXL_Q4_K, PXL_Q6_K in
+// include/pxl/ops.h). 64 x 64 output tiles, 16 x 16 invocations each owning
+// 4 x 4 outputs (tile_4x4.wgsl's store). K advances two 32-value sub-blocks
+// s0, s1 per step through workgroup memory, as 8-bit integers, k-major:
+//   Q4_K: s0 = 2j, s1 = 2j + 1, the low and high nibbles of the same 32
+//         quant bytes; a value (d sc) q - dmin m.
+//   Q6_K: s0 = 4h + g, s1 = 4h + g + 2 (g < 2), the low and high nibbles of
+//         ql[64h + 32g + l] with bits 2g.. and 2g + 4.. of qh[32h + l]; a
+//         value (d sc) (q - 32), a scale per 16 values; q - 32 is taken as a
+//         signed byte.
+//   Ak[w * 16 + m / 4][m % 4]: word w of tile row m (values 4w .. 4w + 3 of
+//     s0 for w < 8, of s1 for w >= 8);
+//   Bk likewise for tile column n, its values as signed bytes;
+//   As4[m] = (d, d * sum q) of row m's blocks s0 and s1;
+//   Bs4[n]: Q4_K (d sc, dmin m) of s0 and s1; Q6_K d sc of the four
+//     16-value halves.
+// Each invocation sums 16 products of the step's words (dot4I8Packed) per
+// scale exactly in integers, then adds the float terms: Q4_K da (d sc) isum
+// - (da sum qa) (dmin m) per sub-block, Q6_K da (d sc) isum per half.
 //
 // Params (qmm_params): M, N, K, nb, row_bytes, stride_b, stride_c, alpha,
-// beta, off_b (bytes, a multiple of 4), off_c as for the other quantized
-// products; off_a: where Q's second part (the scales) starts, in vec4s;
-// stride_a: Q's rows between batches (M, or 0 when A is shared).
+// beta, off_b (bytes: a multiple of 4 for Q4_K, 2 for Q6_K), off_c as for the
+// other quantized products; off_a: where Q's second part (the scales) starts,
+// in vec4s; stride_a: Q's rows between batches (M, or 0 when A is shared).
+
+override KQ6: bool = false;
 
 #include "qmm_params.wgsl"   // Params
 
@@ -28,11 +37,28 @@
 
 #include "tile_4x4.wgsl"   // store_c, tile_store
 #include "bytes.wgsl"   // k_scale_min
+#include "word_at.wgsl"   // word_at (Q6_K blocks sit on 2-byte offsets)
 
 var<workgroup> Ak: array<vec4<u32>, 256>;
 var<workgroup> Bk: array<vec4<u32>, 256>;
 var<workgroup> As4: array<vec4<f32>, 64>;
 var<workgroup> Bs4: array<vec4<f32>, 64>;
+
+// Q6_K: four 6-bit values q (bytes of v) as the signed bytes q - 32
+fn q6_signed(v: u32) -> u32 {
+    let x = v ^ 0x20202020u;                            // q - 32 in 6 bits
+    return x | (((x >> 5u) & 0x01010101u) * 0xc0u);     // sign-extended from bit 5
+}
+
+// isum[i][j] += word w of tile row 4 ty + i . word w of tile column 4 tx + j
+fn dot_words(isum: ptr<function, array<vec4<i32>, 4>>, w: u32, tx: u32, ty: u32) {
+    let a = Ak[w * 16u + ty];
+    let b = Bk[w * 16u + tx];
+    for (var i = 0u; i < 4u; i = i + 1u) {
+        (*isum)[i] = (*isum)[i] + vec4<i32>(dot4I8Packed(a[i], b.x), dot4I8Packed(a[i], b.y),
+                                            dot4I8Packed(a[i], b.z), dot4I8Packed(a[i], b.w));
+    }
+}
 
 @compute @workgroup_size(16, 16)
 fn kmm8(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
@@ -47,7 +73,7 @@ fn kmm8(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     let qrow = wid.z * p.stride_a + min(m0 + lr, p.M - 1u);   // Q's row (clamped: read, never stored)
     let qa = qrow * (p.K / 16u);                              // its values, in vec4s
     let qd = p.off_a + qrow * (p.K / 64u);                    // its scales, in vec4s
-    let brow = (p.off_b + wid.z * p.stride_b + min(n0 + lr, p.N - 1u) * p.row_bytes) / 4u;   // in words
+    let brow = p.off_b + wid.z * p.stride_b + min(n0 + lr, p.N - 1u) * p.row_bytes;   // in bytes
     let lo = 0x0f0f0f0fu;
 
     var acc: array<vec4<f32>, 4>;
@@ -55,46 +81,78 @@ fn kmm8(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     for (var st = 0u; st < steps; st = st + 1u) {
         let blk = st >> 2u;
         let j = st & 3u;
-        let wa = Q[qa + st * 4u + lc];
-        let bw = brow + blk * 36u;   // the block's first word (36 words of 144 bytes)
-        let q0 = B[bw + 4u + 8u * j + 2u * lc];
-        let q1 = B[bw + 4u + 8u * j + 2u * lc + 1u];
-        for (var e = 0u; e < 4u; e = e + 1u) { Ak[(4u * lc + e) * 16u + lr / 4u][lr % 4u] = wa[e]; }
-        Bk[(2u * lc) * 16u + lr / 4u][lr % 4u] = q0 & lo;
-        Bk[(2u * lc + 1u) * 16u + lr / 4u][lr % 4u] = q1 & lo;
-        Bk[(8u + 2u * lc) * 16u + lr / 4u][lr % 4u] = (q0 >> 4u) & lo;
-        Bk[(8u + 2u * lc + 1u) * 16u + lr / 4u][lr % 4u] = (q1 >> 4u) & lo;
-        if (lc == 0u) {
-            As4[lr] = bitcast<vec4<f32>>(Q[qd + st]);
-        } else if (lc == 1u) {
-            let h0 = B[bw];
-            let dm = unpack2x16float(h0);
-            let sm0 = k_scale_min(B[bw + 1u], B[bw + 2u], B[bw + 3u], 2u * j);
-            let sm1 = k_scale_min(B[bw + 1u], B[bw + 2u], B[bw + 3u], 2u * j + 1u);
-            Bs4[lr] = vec4<f32>(dm.x * f32(sm0.x), dm.y * f32(sm0.y), dm.x * f32(sm1.x), dm.y * f32(sm1.y));
+        let bb = brow + blk * select(144u, 210u, KQ6);   // the block's first byte
+        if (KQ6) {
+            // j = 2h + g: s0 = 4h + g, s1 = s0 + 2; this invocation's words 2 lc, 2 lc + 1 of each
+            let h = j >> 1u;
+            let g = j & 1u;
+            let s0 = blk * 8u + 4u * h + g;
+            let wa = Q[qa + 2u * s0 + 4u * (lc >> 1u) + (lc & 1u)];   // lc < 2: s0's two vec4s, else s1's
+            for (var e = 0u; e < 4u; e = e + 1u) { Ak[(4u * lc + e) * 16u + lr / 4u][lr % 4u] = wa[e]; }
+            for (var c = 2u * lc; c < 2u * lc + 2u; c = c + 1u) {
+                let ql = word_at(bb + 64u * h + 32u * g + 4u * c);
+                let qh = word_at(bb + 128u + 32u * h + 4u * c);
+                let v0 = (ql & lo) | (((qh >> (2u * g)) & 0x03030303u) << 4u);
+                let v1 = ((ql >> 4u) & lo) | (((qh >> (2u * g + 4u)) & 0x03030303u) << 4u);
+                Bk[c * 16u + lr / 4u][lr % 4u] = q6_signed(v0);
+                Bk[(8u + c) * 16u + lr / 4u][lr % 4u] = q6_signed(v1);
+            }
+            if (lc == 0u) {
+                let d0 = bitcast<vec4<f32>>(Q[qd + s0 / 2u]);   // scale pairs: blocks 2i, 2i + 1
+                let d1 = bitcast<vec4<f32>>(Q[qd + s0 / 2u + 1u]);
+                As4[lr] = vec4<f32>(select(d0.x, d0.z, (s0 & 1u) != 0u), 0.0, select(d1.x, d1.z, (s0 & 1u) != 0u), 0.0);
+            } else if (lc == 1u) {
+                let d = unpack2x16float(word_at(bb + 208u)).x;
+                let sw0 = word_at(bb + 192u + 8u * h + 2u * g);        // the scales of s0's halves (bytes 0, 1)
+                let sw1 = word_at(bb + 192u + 8u * h + 2u * g + 4u);   // s1's
+                Bs4[lr] = d * vec4<f32>(f32(bitcast<i32>(sw0 << 24u) >> 24u), f32(bitcast<i32>(sw0 << 16u) >> 24u),
+                                        f32(bitcast<i32>(sw1 << 24u) >> 24u), f32(bitcast<i32>(sw1 << 16u) >> 24u));
+            }
+        } else {
+            let wa = Q[qa + st * 4u + lc];
+            let q0 = B[(bb >> 2u) + 4u + 8u * j + 2u * lc];
+            let q1 = B[(bb >> 2u) + 4u + 8u * j + 2u * lc + 1u];
+            for (var e = 0u; e < 4u; e = e + 1u) { Ak[(4u * lc + e) * 16u + lr / 4u][lr % 4u] = wa[e]; }
+            Bk[(2u * lc) * 16u + lr / 4u][lr % 4u] = q0 & lo;
+            Bk[(2u * lc + 1u) * 16u + lr / 4u][lr % 4u] = q1 & lo;
+            Bk[(8u + 2u * lc) * 16u + lr / 4u][lr % 4u] = (q0 >> 4u) & lo;
+            Bk[(8u + 2u * lc + 1u) * 16u + lr / 4u][lr % 4u] = (q1 >> 4u) & lo;
+            if (lc == 0u) {
+                As4[lr] = bitcast<vec4<f32>>(Q[qd + st]);
+            } else if (lc == 1u) {
+                let w = bb >> 2u;
+                let dm = unpack2x16float(B[w]);
+                let sm0 = k_scale_min(B[w + 1u], B[w + 2u], B[w + 3u], 2u * j);
+                let sm1 = k_scale_min(B[w + 1u], B[w + 2u], B[w + 3u], 2u * j + 1u);
+                Bs4[lr] = vec4<f32>(dm.x * f32(sm0.x), dm.y * f32(sm0.y), dm.x * f32(sm1.x), dm.y * f32(sm1.y));
+            }
         }
         workgroupBarrier();
-        for (var h = 0u; h < 2u; h = h + 1u) {
-            var isum: array<vec4<i32>, 4>;
-            for (var w = 0u; w < 8u; w = w + 1u) {
-                let a = Ak[(8u * h + w) * 16u + ty];
-                let b = Bk[(8u * h + w) * 16u + tx];
+        if (KQ6) {
+            for (var qq = 0u; qq < 4u; qq = qq + 1u) {   // the step's four halves: words 4 qq .. 4 qq + 3
+                var isum: array<vec4<i32>, 4>;
+                for (var w = 4u * qq; w < 4u * qq + 4u; w = w + 1u) { dot_words(&isum, w, tx, ty); }
+                let bsc = vec4<f32>(Bs4[4u * tx][qq], Bs4[4u * tx + 1u][qq], Bs4[4u * tx + 2u][qq], Bs4[4u * tx + 3u][qq]);
                 for (var i = 0u; i < 4u; i = i + 1u) {
-                    isum[i] = isum[i] + vec4<i32>(dot4I8Packed(a[i], b.x), dot4I8Packed(a[i], b.y),
-                                                  dot4I8Packed(a[i], b.z), dot4I8Packed(a[i], b.w));
+                    acc[i] = acc[i] + As4[4u * ty + i][qq & 2u] * bsc * vec4<f32>(isum[i]);
                 }
             }
-            let b0 = Bs4[4u * tx];
-            let b1 = Bs4[4u * tx + 1u];
-            let b2 = Bs4[4u * tx + 2u];
-            let b3 = Bs4[4u * tx + 3u];
-            let bsc = select(vec4<f32>(b0.x, b1.x, b2.x, b3.x), vec4<f32>(b0.z, b1.z, b2.z, b3.z), h == 1u);
-            let bmn = select(vec4<f32>(b0.y, b1.y, b2.y, b3.y), vec4<f32>(b0.w, b1.w, b2.w, b3.w), h == 1u);
-            for (var i = 0u; i < 4u; i = i + 1u) {
-                let a4 = As4[4u * ty + i];
-                let da = select(a4.x, a4.z, h == 1u);
-                let sa = select(a4.y, a4.w, h == 1u);
-                acc[i] = acc[i] + da * bsc * vec4<f32>(isum[i]) - sa * bmn;
+        } else {
+            for (var h = 0u; h < 2u; h = h + 1u) {   // the step's two sub-blocks: words 8 h .. 8 h + 7
+                var isum: array<vec4<i32>, 4>;
+                for (var w = 8u * h; w < 8u * h + 8u; w = w + 1u) { dot_words(&isum, w, tx, ty); }
+                let b0 = Bs4[4u * tx];
+                let b1 = Bs4[4u * tx + 1u];
+                let b2 = Bs4[4u * tx + 2u];
+                let b3 = Bs4[4u * tx + 3u];
+                let bsc = select(vec4<f32>(b0.x, b1.x, b2.x, b3.x), vec4<f32>(b0.z, b1.z, b2.z, b3.z), h == 1u);
+                let bmn = select(vec4<f32>(b0.y, b1.y, b2.y, b3.y), vec4<f32>(b0.w, b1.w, b2.w, b3.w), h == 1u);
+                for (var i = 0u; i < 4u; i = i + 1u) {
+                    let a4 = As4[4u * ty + i];
+                    let da = select(a4.x, a4.z, h == 1u);
+                    let sa = select(a4.y, a4.w, h == 1u);
+                    acc[i] = acc[i] + da * bsc * vec4<f32>(isum[i]) - sa * bmn;
+                }
             }
         }
         workgroupBarrier();
