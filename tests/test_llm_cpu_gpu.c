@@ -9,8 +9,9 @@
  * logit row: the largest |CPU - GPU| must stay within TOL x (1 + the row's
  * largest |logit|). The two backends sum in different orders (f32 on the
  * GPU, blocks in double on the CPU): they agree to about 1e-6 here, and ctest
- * allows 1e-5. Exit 77 without
- * a GPU.
+ * allows 1e-5. Both take activations as given (tuning gpu_q8=0: the GPU's
+ * default rounds them to 8 bits for Q4_K and Q6_K products, which
+ * test_llm_ref holds to llama.cpp's references). Exit 77 without a GPU.
  */
 #include "pxl/llm.h"
 
@@ -30,6 +31,7 @@ static int open_side(const char *path, pxl_backend b, side *s) {
     pxl_ctx_options o = pxl_ctx_options_default();
     o.backend = b;
     o.quiet = 1;
+    o.tuning = "gpu_q8=0";
     if (pxl_ctx_create(&o, &s->ctx) != PXL_OK) return b == PXL_BACKEND_GPU ? 77 : 1;
     if (pxl_gguf_open(s->ctx, path, &s->g) != PXL_OK || pxl_llm_load(s->ctx, s->g, NULL, &s->m) != PXL_OK) {
         fprintf(stderr, "%s: %s\n", path, pxl_ctx_error(s->ctx));

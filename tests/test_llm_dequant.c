@@ -14,11 +14,13 @@
  * difference: the matmul's block decoders against pxl_dequantize.) This holds the
  * quantized kernels of a whole model to f32 rounding, where the comparison
  * with llama.cpp (which quantizes activations) can only hold them to 0.1-0.8.
- * With q8 both run with the tuning option cpu_q8=1: activations rounded to
- * 8 bits per 32 values before Q8_0 / Q4_0 / Q5_0 weights
- * (pxl_matmul_options.a_q8; the f32 copy is not rounded). That rounding is
- * not a summation order, so TOL there is the measured distance with a
- * margin (see tests/CMakeLists.txt).
+ * Without q8 both take activations as given (on a GPU the tuning option
+ * gpu_q8=0, not its default). With q8 the quantized model runs with 8-bit
+ * activations (pxl_matmul_options.a_q8): on the CPU with cpu_q8=1, before
+ * Q8_0 / Q4_0 / Q5_0 weights; on a GPU with its default gpu_q8=1, before
+ * Q4_K and Q6_K weights (one-row Q4_K products and the tiled ones); the f32
+ * copy is not rounded. That rounding is not a summation order, so TOL there
+ * is the measured distance with a margin (see tests/CMakeLists.txt).
  */
 #include "pxl/llm.h"
 
@@ -137,7 +139,9 @@ int main(int argc, char **argv) {
     int gpu = argc > 3 && !strcmp(argv[3], "gpu");
     o.backend = gpu ? PXL_BACKEND_GPU : PXL_BACKEND_CPU;
     o.quiet = 1;
-    if (argc > 4 && !strcmp(argv[4], "q8")) o.tuning = "cpu_q8=1";
+    /* without q8 both paths take activations as given (gpu_q8=0: not the GPU's default) */
+    int q8 = argc > 4 && !strcmp(argv[4], "q8");
+    o.tuning = q8 ? (gpu ? "gpu_q8=1" : "cpu_q8=1") : "gpu_q8=0";
     pxl_ctx *ctx = NULL;
     if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
         pxl_ctx_free(ctx);

@@ -258,10 +258,6 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
  * tiles on it, both in the recorder that owns the scratch. Taken where the
  * rounded rows fit one binding and, for Q4_K, B's offsets are on 4 bytes
  * (kmm8_fits); else kmm, A as given. */
-/* kmm8.wgsl's entry: kmm8 (4 x 4 outputs an invocation) or kmm8w (8 x 8); the
- * tuning option kmm8=4|8 overrides it */
-#define KMM8_ENTRY "kmm8"
-
 static uint64_t kmm8_bytes(const q_shape *s) {
     uint64_t rk = (uint64_t)s->batch_a * (uint64_t)s->M * (uint64_t)s->K;
     return rk + rk / 64 * 16;
@@ -305,8 +301,7 @@ static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const
     mb[1].binding = 1;
     mb[2].binding = 2;
     pxl_constant kq6[1] = {{"KQ6", dt == PXL_Q6_K}};
-    const char *entry = pxl_ctx_tuning(ctx)->kmm8_side == 8 ? "kmm8w" : KMM8_ENTRY;
-    if ((st = pxl_kernel_get_static(ctx, "kmm8.wgsl", pxl_wgsl_ops_kmm8, entry, kq6, 1, &k)) != PXL_OK) return st;
+    if ((st = pxl_kernel_get_static(ctx, "kmm8.wgsl", pxl_wgsl_ops_kmm8, "kmm8", kq6, 1, &k)) != PXL_OK) return st;
     pxl_dispatch d2 = {k, mb, 3, &p8, sizeof p8, 3, {g[0], g[1], (uint32_t)s->batch}};
     return pxl_recorder_dispatch(rec, &d2);
 }

@@ -50,161 +50,112 @@ fn q6_signed(v: u32) -> u32 {
     return x | (((x >> 5u) & 0x01010101u) * 0xc0u);     // sign-extended from bit 5
 }
 
-// isum[R * i + cj][j] += word w of tile row r(i) . word w of tile column
-// 32 cj + 4 tx + j (step_sums' numbering)
-fn dot_words(isum: ptr<function, array<vec4<i32>, 16>>, w: u32, tx: u32, ty: u32, R: u32) {
-    for (var ri = 0u; ri < R; ri = ri + 1u) {
-        let a = Ak[w * 16u + 8u * ri + ty];
-        for (var cj = 0u; cj < R; cj = cj + 1u) {
-            let b = Bk[w * 16u + 8u * cj + tx];
-            for (var i = 0u; i < 4u; i = i + 1u) {
-                let k = R * (4u * ri + i) + cj;
-                (*isum)[k] = (*isum)[k] + vec4<i32>(dot4I8Packed(a[i], b.x), dot4I8Packed(a[i], b.y),
-                                                    dot4I8Packed(a[i], b.z), dot4I8Packed(a[i], b.w));
-            }
-        }
+// isum[i][j] += word w of tile row 4 ty + i . word w of tile column 4 tx + j
+fn dot_words(isum: ptr<function, array<vec4<i32>, 4>>, w: u32, tx: u32, ty: u32) {
+    let a = Ak[w * 16u + ty];
+    let b = Bk[w * 16u + tx];
+    for (var i = 0u; i < 4u; i = i + 1u) {
+        (*isum)[i] = (*isum)[i] + vec4<i32>(dot4I8Packed(a[i], b.x), dot4I8Packed(a[i], b.y),
+                                            dot4I8Packed(a[i], b.z), dot4I8Packed(a[i], b.w));
     }
 }
 
-// Loader li (0 .. 255) of step st of the tile at (m0, n0), batch z: tile row /
-// column lr = li / 4; A's words 4 lc .. 4 lc + 3 of the step and B's quant
-// words 2 lc, 2 lc + 1 (lc = li % 4), into Ak, Bk; loaders lc = 0 and 1 also
-// the row's scales (As4) and the column's (Bs4).
-fn load_step(st: u32, li: u32, m0: u32, n0: u32, z: u32) {
-    let lr = li / 4u;
-    let lc = li % 4u;
-    let qrow = z * p.stride_a + min(m0 + lr, p.M - 1u);   // Q's row (clamped: read, never stored)
-    let qa = qrow * (p.K / 16u);                          // its values, in vec4s
-    let qd = p.off_a + qrow * (p.K / 64u);                // its scales, in vec4s
-    let brow = p.off_b + z * p.stride_b + min(n0 + lr, p.N - 1u) * p.row_bytes;   // in bytes
-    let lo = 0x0f0f0f0fu;
-    let blk = st >> 2u;
-    let j = st & 3u;
-    let bb = brow + blk * select(144u, 210u, KQ6);   // the block's first byte
-    if (KQ6) {
-        // j = 2h + g: s0 = 4h + g, s1 = s0 + 2; this invocation's words 2 lc, 2 lc + 1 of each
-        let h = j >> 1u;
-        let g = j & 1u;
-        let s0 = blk * 8u + 4u * h + g;
-        let wa = Q[qa + 2u * s0 + 4u * (lc >> 1u) + (lc & 1u)];   // lc < 2: s0's two vec4s, else s1's
-        for (var e = 0u; e < 4u; e = e + 1u) { Ak[(4u * lc + e) * 16u + lr / 4u][lr % 4u] = wa[e]; }
-        for (var c = 2u * lc; c < 2u * lc + 2u; c = c + 1u) {
-            let ql = word_at(bb + 64u * h + 32u * g + 4u * c);
-            let qh = word_at(bb + 128u + 32u * h + 4u * c);
-            let v0 = (ql & lo) | (((qh >> (2u * g)) & 0x03030303u) << 4u);
-            let v1 = ((ql >> 4u) & lo) | (((qh >> (2u * g + 4u)) & 0x03030303u) << 4u);
-            Bk[c * 16u + lr / 4u][lr % 4u] = q6_signed(v0);
-            Bk[(8u + c) * 16u + lr / 4u][lr % 4u] = q6_signed(v1);
-        }
-        if (lc == 0u) {
-            let d0 = bitcast<vec4<f32>>(Q[qd + s0 / 2u]);   // scale pairs: blocks 2i, 2i + 1
-            let d1 = bitcast<vec4<f32>>(Q[qd + s0 / 2u + 1u]);
-            As4[lr] = vec4<f32>(select(d0.x, d0.z, (s0 & 1u) != 0u), 0.0, select(d1.x, d1.z, (s0 & 1u) != 0u), 0.0);
-        } else if (lc == 1u) {
-            let d = unpack2x16float(word_at(bb + 208u)).x;
-            let sw0 = word_at(bb + 192u + 8u * h + 2u * g);        // the scales of s0's halves (bytes 0, 1)
-            let sw1 = word_at(bb + 192u + 8u * h + 2u * g + 4u);   // s1's
-            Bs4[lr] = d * vec4<f32>(f32(bitcast<i32>(sw0 << 24u) >> 24u), f32(bitcast<i32>(sw0 << 16u) >> 24u),
-                                    f32(bitcast<i32>(sw1 << 24u) >> 24u), f32(bitcast<i32>(sw1 << 16u) >> 24u));
-        }
-    } else {
-        let wa = Q[qa + st * 4u + lc];
-        let q0 = B[(bb >> 2u) + 4u + 8u * j + 2u * lc];
-        let q1 = B[(bb >> 2u) + 4u + 8u * j + 2u * lc + 1u];
-        for (var e = 0u; e < 4u; e = e + 1u) { Ak[(4u * lc + e) * 16u + lr / 4u][lr % 4u] = wa[e]; }
-        Bk[(2u * lc) * 16u + lr / 4u][lr % 4u] = q0 & lo;
-        Bk[(2u * lc + 1u) * 16u + lr / 4u][lr % 4u] = q1 & lo;
-        Bk[(8u + 2u * lc) * 16u + lr / 4u][lr % 4u] = (q0 >> 4u) & lo;
-        Bk[(8u + 2u * lc + 1u) * 16u + lr / 4u][lr % 4u] = (q1 >> 4u) & lo;
-        if (lc == 0u) {
-            As4[lr] = bitcast<vec4<f32>>(Q[qd + st]);
-        } else if (lc == 1u) {
-            let w = bb >> 2u;
-            let dm = unpack2x16float(B[w]);
-            let sm0 = k_scale_min(B[w + 1u], B[w + 2u], B[w + 3u], 2u * j);
-            let sm1 = k_scale_min(B[w + 1u], B[w + 2u], B[w + 3u], 2u * j + 1u);
-            Bs4[lr] = vec4<f32>(dm.x * f32(sm0.x), dm.y * f32(sm0.y), dm.x * f32(sm1.x), dm.y * f32(sm1.y));
-        }
-    }
-}
-
-// acc[i][j] += the step's sums for tile rows r(i) and columns c(j), i, j < 4 * R,
-// r(i) = 32 (i / 4) + 4 ty + i % 4 and c(j) likewise with tx (R = 1: 4 ty + i;
-// rows and columns of a group of 4 in one vec4 of Ak / Bk); acc[R * (i) + j / 4]
-// holds columns 4 (j / 4) .. of row i as a vec4.
-fn step_sums(acc: ptr<function, array<vec4<f32>, 16>>, tx: u32, ty: u32, R: u32) {
-    if (KQ6) {
-        for (var qq = 0u; qq < 4u; qq = qq + 1u) {   // the step's four halves: words 4 qq .. 4 qq + 3
-            var isum: array<vec4<i32>, 16>;
-            for (var w = 4u * qq; w < 4u * qq + 4u; w = w + 1u) { dot_words(&isum, w, tx, ty, R); }
-            for (var cj = 0u; cj < R; cj = cj + 1u) {
-                let n = 32u * cj + 4u * tx;
-                let bsc = vec4<f32>(Bs4[n][qq], Bs4[n + 1u][qq], Bs4[n + 2u][qq], Bs4[n + 3u][qq]);
-                for (var i = 0u; i < 4u * R; i = i + 1u) {
-                    let da = As4[32u * (i / 4u) + 4u * ty + i % 4u][qq & 2u];
-                    (*acc)[R * i + cj] = (*acc)[R * i + cj] + da * bsc * vec4<f32>(isum[R * i + cj]);
-                }
-            }
-        }
-    } else {
-        for (var h = 0u; h < 2u; h = h + 1u) {   // the step's two sub-blocks: words 8 h .. 8 h + 7
-            var isum: array<vec4<i32>, 16>;
-            for (var w = 8u * h; w < 8u * h + 8u; w = w + 1u) { dot_words(&isum, w, tx, ty, R); }
-            for (var cj = 0u; cj < R; cj = cj + 1u) {
-                let n = 32u * cj + 4u * tx;
-                let b0 = Bs4[n];
-                let b1 = Bs4[n + 1u];
-                let b2 = Bs4[n + 2u];
-                let b3 = Bs4[n + 3u];
-                let bsc = select(vec4<f32>(b0.x, b1.x, b2.x, b3.x), vec4<f32>(b0.z, b1.z, b2.z, b3.z), h == 1u);
-                let bmn = select(vec4<f32>(b0.y, b1.y, b2.y, b3.y), vec4<f32>(b0.w, b1.w, b2.w, b3.w), h == 1u);
-                for (var i = 0u; i < 4u * R; i = i + 1u) {
-                    let a4 = As4[32u * (i / 4u) + 4u * ty + i % 4u];
-                    let da = select(a4.x, a4.z, h == 1u);
-                    let sa = select(a4.y, a4.w, h == 1u);
-                    (*acc)[R * i + cj] = (*acc)[R * i + cj] + da * bsc * vec4<f32>(isum[R * i + cj]) - sa * bmn;
-                }
-            }
-        }
-    }
-}
-
-// 64 x 64 tiles: 256 invocations of 4 x 4 outputs (rows 4 ty + i, columns 4 tx + j)
 @compute @workgroup_size(16, 16)
 fn kmm8(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let tx = lid.x;
+    let ty = lid.y;
+    let tid = ty * 16u + tx;
     let m0 = wid.y * 64u;
     let n0 = wid.x * 64u;
-    var acc: array<vec4<f32>, 16>;
-    for (var st = 0u; st < p.nb * 4u; st = st + 1u) {
-        load_step(st, lid.y * 16u + lid.x, m0, n0, wid.z);
-        workgroupBarrier();
-        step_sums(&acc, lid.x, lid.y, 1u);
-        workgroupBarrier();
-    }
-    var out: array<vec4<f32>, 4>;
-    for (var i = 0u; i < 4u; i = i + 1u) { out[i] = acc[i]; }
-    tile_store(out, p.off_c + wid.z * p.stride_c, m0, n0, lid.x, lid.y);
-}
+    // loaders: tile row / column lr; A: words 4 lc .. 4 lc + 3 of the step, B: quant words 2 lc, 2 lc + 1
+    let lr = tid / 4u;
+    let lc = tid % 4u;
+    let qrow = wid.z * p.stride_a + min(m0 + lr, p.M - 1u);   // Q's row (clamped: read, never stored)
+    let qa = qrow * (p.K / 16u);                              // its values, in vec4s
+    let qd = p.off_a + qrow * (p.K / 64u);                    // its scales, in vec4s
+    let brow = p.off_b + wid.z * p.stride_b + min(n0 + lr, p.N - 1u) * p.row_bytes;   // in bytes
+    let lo = 0x0f0f0f0fu;
 
-// 64 x 64 tiles: 64 invocations of 8 x 8 outputs (rows 4 ty + i and 32 + 4 ty + i,
-// columns likewise with tx), half the workgroup-memory reads per product
-@compute @workgroup_size(8, 8)
-fn kmm8w(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
-    let m0 = wid.y * 64u;
-    let n0 = wid.x * 64u;
-    let tid = lid.y * 8u + lid.x;
-    var acc: array<vec4<f32>, 16>;
-    for (var st = 0u; st < p.nb * 4u; st = st + 1u) {
-        for (var r = 0u; r < 4u; r = r + 1u) { load_step(st, tid + 64u * r, m0, n0, wid.z); }
+    var acc: array<vec4<f32>, 4>;
+    let steps = p.nb * 4u;
+    for (var st = 0u; st < steps; st = st + 1u) {
+        let blk = st >> 2u;
+        let j = st & 3u;
+        let bb = brow + blk * select(144u, 210u, KQ6);   // the block's first byte
+        if (KQ6) {
+            // j = 2h + g: s0 = 4h + g, s1 = s0 + 2; this invocation's words 2 lc, 2 lc + 1 of each
+            let h = j >> 1u;
+            let g = j & 1u;
+            let s0 = blk * 8u + 4u * h + g;
+            let wa = Q[qa + 2u * s0 + 4u * (lc >> 1u) + (lc & 1u)];   // lc < 2: s0's two vec4s, else s1's
+            for (var e = 0u; e < 4u; e = e + 1u) { Ak[(4u * lc + e) * 16u + lr / 4u][lr % 4u] = wa[e]; }
+            for (var c = 2u * lc; c < 2u * lc + 2u; c = c + 1u) {
+                let ql = word_at(bb + 64u * h + 32u * g + 4u * c);
+                let qh = word_at(bb + 128u + 32u * h + 4u * c);
+                let v0 = (ql & lo) | (((qh >> (2u * g)) & 0x03030303u) << 4u);
+                let v1 = ((ql >> 4u) & lo) | (((qh >> (2u * g + 4u)) & 0x03030303u) << 4u);
+                Bk[c * 16u + lr / 4u][lr % 4u] = q6_signed(v0);
+                Bk[(8u + c) * 16u + lr / 4u][lr % 4u] = q6_signed(v1);
+            }
+            if (lc == 0u) {
+                let d0 = bitcast<vec4<f32>>(Q[qd + s0 / 2u]);   // scale pairs: blocks 2i, 2i + 1
+                let d1 = bitcast<vec4<f32>>(Q[qd + s0 / 2u + 1u]);
+                As4[lr] = vec4<f32>(select(d0.x, d0.z, (s0 & 1u) != 0u), 0.0, select(d1.x, d1.z, (s0 & 1u) != 0u), 0.0);
+            } else if (lc == 1u) {
+                let d = unpack2x16float(word_at(bb + 208u)).x;
+                let sw0 = word_at(bb + 192u + 8u * h + 2u * g);        // the scales of s0's halves (bytes 0, 1)
+                let sw1 = word_at(bb + 192u + 8u * h + 2u * g + 4u);   // s1's
+                Bs4[lr] = d * vec4<f32>(f32(bitcast<i32>(sw0 << 24u) >> 24u), f32(bitcast<i32>(sw0 << 16u) >> 24u),
+                                        f32(bitcast<i32>(sw1 << 24u) >> 24u), f32(bitcast<i32>(sw1 << 16u) >> 24u));
+            }
+        } else {
+            let wa = Q[qa + st * 4u + lc];
+            let q0 = B[(bb >> 2u) + 4u + 8u * j + 2u * lc];
+            let q1 = B[(bb >> 2u) + 4u + 8u * j + 2u * lc + 1u];
+            for (var e = 0u; e < 4u; e = e + 1u) { Ak[(4u * lc + e) * 16u + lr / 4u][lr % 4u] = wa[e]; }
+            Bk[(2u * lc) * 16u + lr / 4u][lr % 4u] = q0 & lo;
+            Bk[(2u * lc + 1u) * 16u + lr / 4u][lr % 4u] = q1 & lo;
+            Bk[(8u + 2u * lc) * 16u + lr / 4u][lr % 4u] = (q0 >> 4u) & lo;
+            Bk[(8u + 2u * lc + 1u) * 16u + lr / 4u][lr % 4u] = (q1 >> 4u) & lo;
+            if (lc == 0u) {
+                As4[lr] = bitcast<vec4<f32>>(Q[qd + st]);
+            } else if (lc == 1u) {
+                let w = bb >> 2u;
+                let dm = unpack2x16float(B[w]);
+                let sm0 = k_scale_min(B[w + 1u], B[w + 2u], B[w + 3u], 2u * j);
+                let sm1 = k_scale_min(B[w + 1u], B[w + 2u], B[w + 3u], 2u * j + 1u);
+                Bs4[lr] = vec4<f32>(dm.x * f32(sm0.x), dm.y * f32(sm0.y), dm.x * f32(sm1.x), dm.y * f32(sm1.y));
+            }
+        }
         workgroupBarrier();
-        step_sums(&acc, lid.x, lid.y, 2u);
+        if (KQ6) {
+            for (var qq = 0u; qq < 4u; qq = qq + 1u) {   // the step's four halves: words 4 qq .. 4 qq + 3
+                var isum: array<vec4<i32>, 4>;
+                for (var w = 4u * qq; w < 4u * qq + 4u; w = w + 1u) { dot_words(&isum, w, tx, ty); }
+                let bsc = vec4<f32>(Bs4[4u * tx][qq], Bs4[4u * tx + 1u][qq], Bs4[4u * tx + 2u][qq], Bs4[4u * tx + 3u][qq]);
+                for (var i = 0u; i < 4u; i = i + 1u) {
+                    acc[i] = acc[i] + As4[4u * ty + i][qq & 2u] * bsc * vec4<f32>(isum[i]);
+                }
+            }
+        } else {
+            for (var h = 0u; h < 2u; h = h + 1u) {   // the step's two sub-blocks: words 8 h .. 8 h + 7
+                var isum: array<vec4<i32>, 4>;
+                for (var w = 8u * h; w < 8u * h + 8u; w = w + 1u) { dot_words(&isum, w, tx, ty); }
+                let b0 = Bs4[4u * tx];
+                let b1 = Bs4[4u * tx + 1u];
+                let b2 = Bs4[4u * tx + 2u];
+                let b3 = Bs4[4u * tx + 3u];
+                let bsc = select(vec4<f32>(b0.x, b1.x, b2.x, b3.x), vec4<f32>(b0.z, b1.z, b2.z, b3.z), h == 1u);
+                let bmn = select(vec4<f32>(b0.y, b1.y, b2.y, b3.y), vec4<f32>(b0.w, b1.w, b2.w, b3.w), h == 1u);
+                for (var i = 0u; i < 4u; i = i + 1u) {
+                    let a4 = As4[4u * ty + i];
+                    let da = select(a4.x, a4.z, h == 1u);
+                    let sa = select(a4.y, a4.w, h == 1u);
+                    acc[i] = acc[i] + da * bsc * vec4<f32>(isum[i]) - sa * bmn;
+                }
+            }
+        }
         workgroupBarrier();
     }
-    for (var h = 0u; h < 2u; h = h + 1u) {
-        var out: array<vec4<f32>, 4>;
-        for (var i = 0u; i < 4u; i = i + 1u) { out[i] = acc[2u * (4u * h + i)]; }
-        tile_store(out, p.off_c + wid.z * p.stride_c, m0 + 32u * h, n0, lid.x, lid.y);
-        for (var i = 0u; i < 4u; i = i + 1u) { out[i] = acc[2u * (4u * h + i) + 1u]; }
-        tile_store(out, p.off_c + wid.z * p.stride_c, m0 + 32u * h, n0 + 32u, lid.x, lid.y);
-    }
+    tile_store(acc, p.off_c + wid.z * p.stride_c, m0, n0, tx, ty);
 }
