@@ -159,3 +159,147 @@ fn kmm8(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     }
     tile_store(acc, p.off_c + wid.z * p.stride_c, m0, n0, tx, ty);
 }
+
+// ---- kmm8p: kmm8 with each step's global loads issued a step ahead -----------
+//
+// The same tiles, sums and results as kmm8; an invocation loads step st + 1's
+// words (fetch, into registers) before it sums step st, and writes them to
+// workgroup memory after (put), so the loads' latency overlaps the sums.
+
+// One loader's global words of one step: A's four words; B's quant words
+// (Q4_K: 2 in .xy; Q6_K: ql, ql, qh, qh); A's scales (d of s0 in .x, and
+// for Q4_K the rest of the pair's vec4; Q6_K: d of s1 in .z); B's scale
+// words (Q4_K: the header's four; Q6_K: d's word, s0's and s1's scale words).
+struct Stage {
+    wa: vec4<u32>,
+    bq: vec4<u32>,
+    sa: vec4<f32>,
+    hb: vec4<u32>,
+}
+
+fn fetch(st: u32, lr: u32, lc: u32, qa: u32, qd: u32, brow: u32) -> Stage {
+    var s: Stage;
+    let blk = st >> 2u;
+    let j = st & 3u;
+    let bb = brow + blk * select(144u, 210u, KQ6);
+    if (KQ6) {
+        let h = j >> 1u;
+        let g = j & 1u;
+        let s0 = blk * 8u + 4u * h + g;
+        s.wa = Q[qa + 2u * s0 + 4u * (lc >> 1u) + (lc & 1u)];
+        s.bq = vec4<u32>(word_at(bb + 64u * h + 32u * g + 8u * lc), word_at(bb + 64u * h + 32u * g + 8u * lc + 4u),
+                         word_at(bb + 128u + 32u * h + 8u * lc), word_at(bb + 128u + 32u * h + 8u * lc + 4u));
+        if (lc == 0u) {
+            let d0 = bitcast<vec4<f32>>(Q[qd + s0 / 2u]);
+            let d1 = bitcast<vec4<f32>>(Q[qd + s0 / 2u + 1u]);
+            s.sa = vec4<f32>(select(d0.x, d0.z, (s0 & 1u) != 0u), 0.0, select(d1.x, d1.z, (s0 & 1u) != 0u), 0.0);
+        } else if (lc == 1u) {
+            s.hb = vec4<u32>(word_at(bb + 208u), word_at(bb + 192u + 8u * h + 2u * g),
+                             word_at(bb + 192u + 8u * h + 2u * g + 4u), 0u);
+        }
+    } else {
+        s.wa = Q[qa + st * 4u + lc];
+        let w = bb >> 2u;
+        s.bq = vec4<u32>(B[w + 4u + 8u * j + 2u * lc], B[w + 4u + 8u * j + 2u * lc + 1u], 0u, 0u);
+        if (lc == 0u) {
+            s.sa = bitcast<vec4<f32>>(Q[qd + st]);
+        } else if (lc == 1u) {
+            s.hb = vec4<u32>(B[w], B[w + 1u], B[w + 2u], B[w + 3u]);
+        }
+    }
+    return s;
+}
+
+fn put(s: Stage, st: u32, lr: u32, lc: u32) {
+    let lo = 0x0f0f0f0fu;
+    let j = st & 3u;
+    let col = lr / 4u;
+    let e4 = lr % 4u;
+    for (var e = 0u; e < 4u; e = e + 1u) { Ak[(4u * lc + e) * 16u + col][e4] = s.wa[e]; }
+    if (KQ6) {
+        let g = j & 1u;
+        for (var c = 0u; c < 2u; c = c + 1u) {
+            let ql = s.bq[c];
+            let qh = s.bq[2u + c];
+            let v0 = (ql & lo) | (((qh >> (2u * g)) & 0x03030303u) << 4u);
+            let v1 = ((ql >> 4u) & lo) | (((qh >> (2u * g + 4u)) & 0x03030303u) << 4u);
+            Bk[(2u * lc + c) * 16u + col][e4] = q6_signed(v0);
+            Bk[(8u + 2u * lc + c) * 16u + col][e4] = q6_signed(v1);
+        }
+        if (lc == 0u) {
+            As4[lr] = s.sa;
+        } else if (lc == 1u) {
+            let d = unpack2x16float(s.hb.x).x;
+            let sw0 = s.hb.y;
+            let sw1 = s.hb.z;
+            Bs4[lr] = d * vec4<f32>(f32(bitcast<i32>(sw0 << 24u) >> 24u), f32(bitcast<i32>(sw0 << 16u) >> 24u),
+                                    f32(bitcast<i32>(sw1 << 24u) >> 24u), f32(bitcast<i32>(sw1 << 16u) >> 24u));
+        }
+    } else {
+        Bk[(2u * lc) * 16u + col][e4] = s.bq.x & lo;
+        Bk[(2u * lc + 1u) * 16u + col][e4] = s.bq.y & lo;
+        Bk[(8u + 2u * lc) * 16u + col][e4] = (s.bq.x >> 4u) & lo;
+        Bk[(8u + 2u * lc + 1u) * 16u + col][e4] = (s.bq.y >> 4u) & lo;
+        if (lc == 0u) {
+            As4[lr] = s.sa;
+        } else if (lc == 1u) {
+            let dm = unpack2x16float(s.hb.x);
+            let sm0 = k_scale_min(s.hb.y, s.hb.z, s.hb.w, 2u * j);
+            let sm1 = k_scale_min(s.hb.y, s.hb.z, s.hb.w, 2u * j + 1u);
+            Bs4[lr] = vec4<f32>(dm.x * f32(sm0.x), dm.y * f32(sm0.y), dm.x * f32(sm1.x), dm.y * f32(sm1.y));
+        }
+    }
+}
+
+@compute @workgroup_size(16, 16)
+fn kmm8p(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let tx = lid.x;
+    let ty = lid.y;
+    let tid = ty * 16u + tx;
+    let m0 = wid.y * 64u;
+    let n0 = wid.x * 64u;
+    let lr = tid / 4u;
+    let lc = tid % 4u;
+    let qrow = wid.z * p.stride_a + min(m0 + lr, p.M - 1u);
+    let qa = qrow * (p.K / 16u);
+    let qd = p.off_a + qrow * (p.K / 64u);
+    let brow = p.off_b + wid.z * p.stride_b + min(n0 + lr, p.N - 1u) * p.row_bytes;
+
+    var acc: array<vec4<f32>, 4>;
+    let steps = p.nb * 4u;
+    var cur = fetch(0u, lr, lc, qa, qd, brow);
+    for (var st = 0u; st < steps; st = st + 1u) {
+        put(cur, st, lr, lc);
+        workgroupBarrier();
+        if (st + 1u < steps) { cur = fetch(st + 1u, lr, lc, qa, qd, brow); }
+        if (KQ6) {
+            for (var qq = 0u; qq < 4u; qq = qq + 1u) {
+                var isum: array<vec4<i32>, 4>;
+                for (var w = 4u * qq; w < 4u * qq + 4u; w = w + 1u) { dot_words(&isum, w, tx, ty); }
+                let bsc = vec4<f32>(Bs4[4u * tx][qq], Bs4[4u * tx + 1u][qq], Bs4[4u * tx + 2u][qq], Bs4[4u * tx + 3u][qq]);
+                for (var i = 0u; i < 4u; i = i + 1u) {
+                    acc[i] = acc[i] + As4[4u * ty + i][qq & 2u] * bsc * vec4<f32>(isum[i]);
+                }
+            }
+        } else {
+            for (var h = 0u; h < 2u; h = h + 1u) {
+                var isum: array<vec4<i32>, 4>;
+                for (var w = 8u * h; w < 8u * h + 8u; w = w + 1u) { dot_words(&isum, w, tx, ty); }
+                let b0 = Bs4[4u * tx];
+                let b1 = Bs4[4u * tx + 1u];
+                let b2 = Bs4[4u * tx + 2u];
+                let b3 = Bs4[4u * tx + 3u];
+                let bsc = select(vec4<f32>(b0.x, b1.x, b2.x, b3.x), vec4<f32>(b0.z, b1.z, b2.z, b3.z), h == 1u);
+                let bmn = select(vec4<f32>(b0.y, b1.y, b2.y, b3.y), vec4<f32>(b0.w, b1.w, b2.w, b3.w), h == 1u);
+                for (var i = 0u; i < 4u; i = i + 1u) {
+                    let a4 = As4[4u * ty + i];
+                    let da = select(a4.x, a4.z, h == 1u);
+                    let sa = select(a4.y, a4.w, h == 1u);
+                    acc[i] = acc[i] + da * bsc * vec4<f32>(isum[i]) - sa * bmn;
+                }
+            }
+        }
+        workgroupBarrier();
+    }
+    tile_store(acc, p.off_c + wid.z * p.stride_c, m0, n0, tx, ty);
+}
