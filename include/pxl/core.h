@@ -126,8 +126,6 @@ typedef struct pxl_ctx_options {
      *   cpu_q8=0|1               1: the GGUF runtime's CPU products with Q8_0,
      *                            Q4_0 and Q5_0 weights round A to 8 bits
      *                            (pxl_matmul_options.a_q8)
-     *   kmm8=plain|ahead         the 8-bit tiled K-quant products (kmm8.wgsl):
-     *                            ahead loads each step's words a step ahead (kmm8p)
      *   gpu_q8=0|1               0: the GGUF runtime's GPU products take A as
      *                            given; 1 (the default): they round A to 8 bits
      *                            where a GPU kernel does (pxl_matmul_options.a_q8)

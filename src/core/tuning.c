@@ -110,10 +110,6 @@ static int apply(pxl_tuning *t, const char *key, const char *v, const char **wha
         *what = "0 or 1";
         if (strcmp(v, "0") && strcmp(v, "1")) return 1;
         t->cpu_q8 = v[0] == '1';
-    } else if (!strcmp(key, "kmm8")) {
-        *what = "plain or ahead";
-        if (strcmp(v, "plain") && strcmp(v, "ahead")) return 1;
-        t->kmm8_ahead = v[0] == 'a';
     } else if (!strcmp(key, "gpu_q8")) {
         *what = "0 or 1";
         if (strcmp(v, "0") && strcmp(v, "1")) return 1;
@@ -171,7 +167,7 @@ pxl_status pxl_tuning_parse(pxl_ctx *ctx, const char *text, pxl_tuning *t) {
             if (!what)
                 return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
                                 "tuning: unknown key '%s' (known: dot, attn, qmv, qmv_xs, kmv_tpr, kmv_rows, kmv_wg, "
-                                "llm_submit, qmv_kernel, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8, gpu_q8, kmm8)",
+                                "llm_submit, qmv_kernel, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8, gpu_q8)",
                                 key);
             return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "tuning: bad value '%s' for '%s' (takes %s)", val, key,
                             what);

@@ -301,8 +301,7 @@ static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const
     mb[1].binding = 1;
     mb[2].binding = 2;
     pxl_constant kq6[1] = {{"KQ6", dt == PXL_Q6_K}};
-    const char *entry = pxl_ctx_tuning(ctx)->kmm8_ahead ? "kmm8p" : "kmm8";
-    if ((st = pxl_kernel_get_static(ctx, "kmm8.wgsl", pxl_wgsl_ops_kmm8, entry, kq6, 1, &k)) != PXL_OK) return st;
+    if ((st = pxl_kernel_get_static(ctx, "kmm8.wgsl", pxl_wgsl_ops_kmm8, "kmm8", kq6, 1, &k)) != PXL_OK) return st;
     pxl_dispatch d2 = {k, mb, 3, &p8, sizeof p8, 3, {g[0], g[1], (uint32_t)s->batch}};
     return pxl_recorder_dispatch(rec, &d2);
 }
