@@ -33,6 +33,7 @@ typedef struct {
     size_t n_prof;
     uint64_t untimed;
     uint64_t busy_ns, submits_dispatches; /* whole submits timed */
+    uint64_t submit_ns, wait_ns, submits;  /* host time in submits and in waits over the timed runs (GPU) */
 } llm_test;
 
 static uint32_t next_id(uint32_t *state, int64_t n_vocab) {
@@ -111,6 +112,9 @@ static void print_profile(const llm_test *T) {
            wall_us, busy_us, (double)T->submits_dispatches / per);
     if (wall_us > busy_us) printf(", so %.1f us (%.0f%%) of the wall time the GPU has no work", wall_us - busy_us,
                                   100 * (wall_us - busy_us) / wall_us);
+    printf("\nHost, per %s: %.1f us inside %.1f submits, %.1f us waiting on the GPU (the two overlap: "
+           "a submit waits for its error scopes)",
+           unit, (double)T->submit_ns / per * 1e-3, (double)T->submits / per, (double)T->wait_ns / per * 1e-3);
     printf("\nEach dispatch timed alone (a pass of its own): %.1f us in all\n", total / per * 1e-3);
     printf("| %-64s | %10s | %10s | %6s |\n", "kernel", "dispatches", "us", "share");
     printf("| %.64s | %.10s: | %.10s: | %.6s: |\n",
@@ -203,6 +207,7 @@ int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, u
         run_once(&m, T->n_prompt, T->n_prompt ? 0 : 1, ids, logits, &rng, &s);
         pxl_progress_update(prog, ++step);
         double sum = 0, sum_s = 0;
+        pxl_gpu_stats st0 = pxl_gpu_get_stats(m.ctx);
         for (uint32_t r = 0; r < reps && s == PXL_OK; r++) {
             double secs = run_once(&m, T->n_prompt, T->n_gen, ids, logits, &rng, &s);
             if (s != PXL_OK) break;
@@ -211,6 +216,10 @@ int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, u
             sum_s += secs;
             pxl_progress_update(prog, ++step);
         }
+        pxl_gpu_stats st1 = pxl_gpu_get_stats(m.ctx);
+        T->submit_ns = (st1.submit_ns - st0.submit_ns) / reps;
+        T->wait_ns = (st1.wait_ns - st0.wait_ns) / reps;
+        T->submits = (st1.submits - st0.submits) / reps;
         T->mean = sum / reps;
         T->mean_s = sum_s / reps;
         double ss = 0;

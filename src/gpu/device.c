@@ -175,7 +175,9 @@ pxl_status pxl_gpu_take_deferred(pxl_gpu *g) {
 pxl_status pxl_gpu_wait(pxl_gpu *g, WGPUFuture f, const char *what) {
     WGPUFutureWaitInfo w = {f, 0};
     uint64_t timeout_ns = (uint64_t)g->ctx->gpu_timeout_ms * 1000000ull;
+    double t0 = pxl_time_now();
     WGPUWaitStatus st = g->fn.InstanceWaitAny(g->instance, 1, &w, timeout_ns);
+    g->stats.wait_ns += (uint64_t)((pxl_time_now() - t0) * 1e9);
     if (st == WGPUWaitStatus_TimedOut)
         return pxl_fail(g->ctx, PXL_ERR_TIMEOUT, "%s: GPU did not finish within %u ms", what,
                         (unsigned)g->ctx->gpu_timeout_ms);

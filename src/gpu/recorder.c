@@ -361,7 +361,17 @@ static pxl_status wait_queue(pxl_gpu *g) {
     return pxl_gpu_take_deferred(g);
 }
 
+static pxl_status recorder_submit(pxl_recorder *r, int wait, uint64_t *gpu_ns);
+
 pxl_status pxl_recorder_submit(pxl_recorder *r, int wait, uint64_t *gpu_ns) {
+    pxl_gpu *g = r->g;
+    double t0 = pxl_time_now();
+    pxl_status s = recorder_submit(r, wait, gpu_ns);
+    g->stats.submit_ns += (uint64_t)((pxl_time_now() - t0) * 1e9);
+    return s;
+}
+
+static pxl_status recorder_submit(pxl_recorder *r, int wait, uint64_t *gpu_ns) {
     pxl_gpu *g = r->g;
     if (gpu_ns) *gpu_ns = 0;
     if (r->error != PXL_OK) {
