@@ -110,6 +110,10 @@ static int apply(pxl_tuning *t, const char *key, const char *v, const char **wha
         *what = "0 or 1";
         if (strcmp(v, "0") && strcmp(v, "1")) return 1;
         t->cpu_q8 = v[0] == '1';
+    } else if (!strcmp(key, "gpu_scopes")) {
+        *what = "0 or 1";
+        if (strcmp(v, "0") && strcmp(v, "1")) return 1;
+        t->gpu_scopes_off = v[0] == '0';
     } else if (!strcmp(key, "gpu_q8")) {
         *what = "0 or 1";
         if (strcmp(v, "0") && strcmp(v, "1")) return 1;
@@ -167,7 +171,7 @@ pxl_status pxl_tuning_parse(pxl_ctx *ctx, const char *text, pxl_tuning *t) {
             if (!what)
                 return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
                                 "tuning: unknown key '%s' (known: dot, attn, qmv, qmv_xs, kmv_tpr, kmv_rows, kmv_wg, "
-                                "llm_submit, qmv_kernel, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8, gpu_q8)",
+                                "llm_submit, qmv_kernel, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8, gpu_q8, gpu_scopes)",
                                 key);
             return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "tuning: bad value '%s' for '%s' (takes %s)", val, key,
                             what);

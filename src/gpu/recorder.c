@@ -26,6 +26,7 @@ struct pxl_recorder {
     WGPUComputePipeline last_pipeline; /* set in the current pass */
     WGPUBindGroup last_group;
     int timed;
+    int scoped; /* error scopes pushed at the start, popped at submit (not with tuning gpu_scopes=0) */
     pxl_status error; /* first error while recording */
     WGPUBindGroup *groups;
     size_t n_groups, cap_groups;
@@ -115,7 +116,8 @@ static pxl_status recorder_begin(pxl_gpu *g, int timed, pxl_recorder **out) {
     r->serial = ++g->rec_serial;
     g->open_serial = r->serial;
     r->timed = timed && g->queries;
-    pxl_gpu_push_scopes(g);
+    r->scoped = !pxl_ctx_tuning(ctx)->gpu_scopes_off;
+    if (r->scoped) pxl_gpu_push_scopes(g);
     r->enc = g->fn.DeviceCreateCommandEncoder(g->device, NULL);
     if (r->timed) {
         WGPUPassTimestampWrites ts = {NULL, g->queries, 0, WGPU_QUERY_SET_INDEX_UNDEFINED};
@@ -337,7 +339,7 @@ void pxl_recorder_discard(pxl_recorder *r) {
     end_pass(r);
     WGPUCommandBuffer cmd = g->fn.CommandEncoderFinish(r->enc, NULL);
     if (cmd) g->fn.CommandBufferRelease(cmd);
-    pxl_gpu_pop_scopes(g, "discarded recording"); /* errors of a dropped recording are moot */
+    if (r->scoped) pxl_gpu_pop_scopes(g, "discarded recording"); /* errors of a dropped recording are moot */
     recorder_free(r);
 }
 
@@ -407,7 +409,9 @@ static pxl_status recorder_submit(pxl_recorder *r, int wait, uint64_t *gpu_ns) {
     g->fn.QueueSubmit(g->queue, 1, &cmd);
     g->fn.CommandBufferRelease(cmd);
     g->stats.submits++;
-    pxl_status s = pxl_gpu_pop_scopes(g, "recorded GPU work");
+    /* without scopes an error reaches the uncaptured-error handler and is
+     * reported here or at a later wait */
+    pxl_status s = r->scoped ? pxl_gpu_pop_scopes(g, "recorded GPU work") : pxl_gpu_take_deferred(g);
     int timed = r->timed;
     int *prof_rows = r->prof_rows;
     r->prof_rows = NULL;
