@@ -388,6 +388,17 @@ static void test_recorder(pxl_ctx *ctx) {
     CHECK(pxl_gpu_finish(ctx) == PXL_OK);
     CHECK(pxl_buffer_download(ctx, x, 0, &x0, 4) == PXL_OK && x0 == 302.0f);
 
+    /* the same in the ops stream, which uses no error scopes (tuning gpu_scopes): reported by
+     * the uncaptured-error handler at the flush or at the next wait at the latest */
+    CHECK(pxl_gpu_stream(ctx, &r) == PXL_OK);
+    CHECK(pxl_recorder_dispatch(r, &bad) == PXL_OK);
+    s = pxl_gpu_flush(ctx, 0, NULL);
+    if (s == PXL_OK) s = pxl_gpu_finish(ctx);
+    CHECK(s == PXL_ERR_GPU);
+    CHECK_MSG(strstr(pxl_ctx_error(ctx), "validation") != NULL, "%s", pxl_ctx_error(ctx));
+    CHECK(pxl_gpu_finish(ctx) == PXL_OK);
+    CHECK(pxl_buffer_download(ctx, x, 0, &x0, 4) == PXL_OK && x0 == 302.0f);
+
     /* too many workgroups is caught before WebGPU sees it */
     CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
     pxl_dispatch big = {k, &b, 1, &p, sizeof p, 1, {UINT32_MAX, 1, 1}};

@@ -126,8 +126,10 @@ typedef struct pxl_ctx_options {
      *   cpu_q8=0|1               1: the GGUF runtime's CPU products with Q8_0,
      *                            Q4_0 and Q5_0 weights round A to 8 bits
      *                            (pxl_matmul_options.a_q8)
-     *   gpu_scopes=0|1           0: recordings push no WebGPU error scopes; an
-     *                            error is reported at the next submit or wait instead
+     *   gpu_scopes=0|1           1: the ops stream's submits wait for WebGPU error
+     *                            scopes (about 50 us each on an H100); 0 (the
+     *                            default): its errors are reported at the submit or
+     *                            the next wait through the uncaptured-error handler
      *   gpu_q8=0|1               0: the GGUF runtime's GPU products take A as
      *                            given; 1 (the default): they round A to 8 bits
      *                            where a GPU kernel does (pxl_matmul_options.a_q8)

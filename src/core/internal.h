@@ -39,8 +39,9 @@ typedef struct pxl_tuning {
     int cpu_simd_off;    /* cpu_simd=0: the CPU ops' plain C code, never AVX2 */
     int cpu_q8;          /* cpu_q8=1: the LLM's weight products on the CPU round activations to
                           * 8 bits (pxl_matmul_options.a_q8), as llama.cpp does */
-    int gpu_scopes_off;  /* gpu_scopes=0: recordings push no error scopes (errors go to the
-                          * uncaptured-error handler and are reported at the next wait) */
+    int gpu_scopes;      /* gpu_scopes=1: the ops stream's recordings check their errors at submit
+                          * through WebGPU error scopes (by default they rely on the
+                          * uncaptured-error handler: reported at the submit or the next wait) */
     int gpu_q8_off;      /* gpu_q8=0: the LLM's weight products on a GPU take activations as given
                           * (by default they round them to 8 bits where a kernel does: a_q8) */
 } pxl_tuning;

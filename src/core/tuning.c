@@ -113,7 +113,7 @@ static int apply(pxl_tuning *t, const char *key, const char *v, const char **wha
     } else if (!strcmp(key, "gpu_scopes")) {
         *what = "0 or 1";
         if (strcmp(v, "0") && strcmp(v, "1")) return 1;
-        t->gpu_scopes_off = v[0] == '0';
+        t->gpu_scopes = v[0] == '1';
     } else if (!strcmp(key, "gpu_q8")) {
         *what = "0 or 1";
         if (strcmp(v, "0") && strcmp(v, "1")) return 1;

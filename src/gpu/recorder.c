@@ -26,7 +26,7 @@ struct pxl_recorder {
     WGPUComputePipeline last_pipeline; /* set in the current pass */
     WGPUBindGroup last_group;
     int timed;
-    int scoped; /* error scopes pushed at the start, popped at submit (not with tuning gpu_scopes=0) */
+    int scoped; /* error scopes pushed at the start, popped at submit (recorder_begin says when) */
     pxl_status error; /* first error while recording */
     WGPUBindGroup *groups;
     size_t n_groups, cap_groups;
@@ -108,7 +108,12 @@ static void begin_pass(pxl_recorder *r, const WGPUPassTimestampWrites *ts) {
     r->pass = r->g->fn.CommandEncoderBeginComputePass(r->enc, &d);
 }
 
-static pxl_status recorder_begin(pxl_gpu *g, int timed, pxl_recorder **out) {
+/* stream: the ops stream's recording, which is submitted often (every layer
+ * of a decoded token): it pushes no error scopes unless the tuning option
+ * gpu_scopes=1 asks for them (popping them costs about 50 us a submit on an
+ * H100); its errors reach the uncaptured-error handler and are reported by
+ * the submit's pxl_gpu_take_deferred or the next wait. */
+static pxl_status recorder_begin(pxl_gpu *g, int timed, int stream, pxl_recorder **out) {
     pxl_ctx *ctx = g->ctx;
     pxl_recorder *r = pxl_calloc(ctx, 1, sizeof *r);
     if (!r) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
@@ -116,7 +121,7 @@ static pxl_status recorder_begin(pxl_gpu *g, int timed, pxl_recorder **out) {
     r->serial = ++g->rec_serial;
     g->open_serial = r->serial;
     r->timed = timed && g->queries;
-    r->scoped = !pxl_ctx_tuning(ctx)->gpu_scopes_off;
+    r->scoped = !stream || pxl_ctx_tuning(ctx)->gpu_scopes;
     if (r->scoped) pxl_gpu_push_scopes(g);
     r->enc = g->fn.DeviceCreateCommandEncoder(g->device, NULL);
     if (r->timed) {
@@ -147,7 +152,7 @@ pxl_status pxl_recorder_begin(pxl_ctx *ctx, int timed, pxl_recorder **out) {
     if (g->lost) return pxl_gpu_take_deferred(g);
     pxl_status s = pxl_gpu_stream_submit(g); /* keep call order */
     if (s != PXL_OK) return s;
-    s = recorder_begin(g, timed, out);
+    s = recorder_begin(g, timed, 0, out);
     if (s == PXL_OK) g->user = *out;
     return s;
 }
@@ -456,7 +461,7 @@ pxl_status pxl_gpu_stream(pxl_ctx *ctx, pxl_recorder **out) {
         if (s != PXL_OK) return s;
     }
     if (!g->stream) {
-        pxl_status s = recorder_begin(g, 0, &g->stream);
+        pxl_status s = recorder_begin(g, 0, 1, &g->stream);
         if (s != PXL_OK) return s;
     }
     *out = g->stream;
@@ -469,7 +474,7 @@ pxl_status pxl_gpu_stream_begin_timed(pxl_ctx *ctx) {
     if (s != PXL_OK) return s;
     s = pxl_gpu_stream_submit(g);
     if (s != PXL_OK) return s;
-    return recorder_begin(g, 1, &g->stream);
+    return recorder_begin(g, 1, 1, &g->stream);
 }
 
 pxl_status pxl_gpu_flush(pxl_ctx *ctx, int wait, uint64_t *gpu_ns) {
