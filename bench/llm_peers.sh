@@ -11,11 +11,15 @@
 # Steps: build pxl (bench/device_setup.sh), unpack the stage to $PEERS
 # (/root/peers), synthesize each PRESET's shape-true model with random weights
 # and quantize it (Q4_K_M, Q8_0; run.sh models), build llama-bench for sm_90
-# (run.sh cuda-build, about 4 minutes; NO_CUDA=1 skips it), then for each model
+# (run.sh cuda-build, about 4 to 6 minutes; NO_CUDA=1 skips it), then for each model
 # file (FILES, default PRESET-q4km) pxl bench llm --backend gpu, llama.cpp
 # Vulkan and llama.cpp CUDA, pp512 and tg128 (5 reps for the peers, 3 for
-# pxl), one after the other. Every step is guarded by a deadline (DEADLINE_S,
+# pxl), one after the other; PXL_TUNES ("a;b", tuning strings) adds a pxl run
+# per string after the default one. Every step is guarded by a deadline (DEADLINE_S,
 # 570 s from the start): a step that would start after it is skipped and said so.
+# PHASE=prepare stops after the builds and models, PHASE=run starts at the
+# timings (the same machine, still warm: two device calls within 30 s of each
+# other, when the CUDA build leaves too little of one call's 10 minutes).
 # Output: $OUT/llm_peers.txt (and the step logs under $OUT).
 set -u
 START=$(date +%s)
@@ -31,19 +35,27 @@ step() { # step NAME SECONDS CMD...: runs CMD with a timeout, if the deadline al
   timeout "$(left)" "$@" >>"$LOG" 2>&1 || echo "== $name: failed or timed out (rc $?)" >>"$LOG"
 }
 presets=("$@"); [ ${#presets[@]} -gt 0 ] || presets=(tinyllama-1.1b tiny5)
-(source bench/device_setup.sh) >"$OUT/build.log" 2>&1 || { echo "pxl build failed" >>"$LOG"; exit 1; }
-mkdir -p "$P/m"
-stage=.peers/stage.tar.xz; [ -f .peers/stage-lite.tar.xz ] && stage=.peers/stage-lite.tar.xz
-tar xJf "$stage" -C "$P" || { echo "no peer stage ($stage)" >>"$LOG"; exit 1; }
+PHASE=${PHASE:-all}
+if [ "$PHASE" != run ]; then
+  (source bench/device_setup.sh) >"$OUT/build.log" 2>&1 || { echo "pxl build failed" >>"$LOG"; exit 1; }
+  mkdir -p "$P/m"
+  stage=.peers/stage.tar.xz; [ -f .peers/stage-lite.tar.xz ] && stage=.peers/stage-lite.tar.xz
+  tar xJf "$stage" -C "$P" || { echo "no peer stage ($stage)" >>"$LOG"; exit 1; }
+  step models 60 bash .peers/tools/llamacpp/run.sh models "${presets[@]}"
+  [ "${NO_CUDA:-0}" = 1 ] || step cuda-build 200 bash .peers/tools/llamacpp/run.sh cuda-build
+  if [ "$PHASE" = prepare ]; then echo "== prepared in $(( $(date +%s) - START )) s" >>"$LOG"; cat "$LOG"; exit 0; fi
+fi
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader >>"$LOG"
-step models 60 bash .peers/tools/llamacpp/run.sh models "${presets[@]}"
-[ "${NO_CUDA:-0}" = 1 ] || step cuda-build 200 bash .peers/tools/llamacpp/run.sh cuda-build
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 files=${FILES:-}
 [ -n "$files" ] || for p in "${presets[@]}"; do files="$files $p-q4km"; done
 for f in $files; do
   m="$P/m/$f.gguf"
   step "pxl $f" 40 build-dev/pxl bench llm -m "$m" --backend gpu --pp 512 --tg 128 --reps 3
+  IFS=';' read -r -a tunes <<<"${PXL_TUNES:-}"
+  for t in "${tunes[@]}"; do
+    PXL_TUNE="$t" step "pxl $f [$t]" 40 build-dev/pxl bench llm -m "$m" --backend gpu --pp 512 --tg 128 --reps 3
+  done
   step "llama.cpp vulkan $f" 40 bash .peers/tools/llamacpp/run.sh vulkan "$m"
   [ "${NO_CUDA:-0}" = 1 ] || step "llama.cpp cuda $f" 30 bash .peers/tools/llamacpp/run.sh cuda "$m"
 done
