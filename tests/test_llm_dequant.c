@@ -17,8 +17,8 @@
  * Without q8 both take activations as given (on a GPU the tuning option
  * gpu_q8=0, not its default). With q8 the quantized model runs with 8-bit
  * activations (pxl_matmul_options.a_q8): on the CPU with cpu_q8=1, before
- * Q8_0 / Q4_0 / Q5_0 weights; on a GPU with its default gpu_q8=1, before
- * Q4_K and Q6_K weights (one-row Q4_K products and the tiled ones); the f32
+ * Q8_0 / Q4_0 / Q5_0 weights; on a GPU with gpu_q8=2, before Q4_K and Q6_K
+ * weights (the prompt's tiled products, the tokens' one-row Q4_K ones); the f32
  * copy is not rounded. That rounding is not a summation order, so TOL there
  * is the measured distance with a margin (see tests/CMakeLists.txt).
  */
@@ -141,7 +141,7 @@ int main(int argc, char **argv) {
     o.quiet = 1;
     /* without q8 both paths take activations as given (gpu_q8=0: not the GPU's default) */
     int q8 = argc > 4 && !strcmp(argv[4], "q8");
-    o.tuning = q8 ? (gpu ? "gpu_q8=1" : "cpu_q8=1") : "gpu_q8=0";
+    o.tuning = q8 ? (gpu ? "gpu_q8=2" : "cpu_q8=1") : "gpu_q8=0";
     pxl_ctx *ctx = NULL;
     if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
         pxl_ctx_free(ctx);

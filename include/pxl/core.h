@@ -130,9 +130,10 @@ typedef struct pxl_ctx_options {
      *                            scopes (about 50 us each on an H100); 0 (the
      *                            default): its errors are reported at the submit or
      *                            the next wait through the uncaptured-error handler
-     *   gpu_q8=0|1               0: the GGUF runtime's GPU products take A as
-     *                            given; 1 (the default): they round A to 8 bits
-     *                            where a GPU kernel does (pxl_matmul_options.a_q8)
+     *   gpu_q8=0|1|2             0: the GGUF runtime's GPU products take A as
+     *                            given; 1 (the default): a prompt's products round A
+     *                            to 8 bits where a GPU kernel does (pxl_matmul_options.a_q8);
+     *                            2: a decoded token's too (Q4_K: kmv4q)
      * Not copied: only read during pxl_ctx_create.
      */
     const char *tuning;

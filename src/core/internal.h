@@ -43,7 +43,8 @@ typedef struct pxl_tuning {
                           * through WebGPU error scopes (by default they rely on the
                           * uncaptured-error handler: reported at the submit or the next wait) */
     int gpu_q8_off;      /* gpu_q8=0: the LLM's weight products on a GPU take activations as given
-                          * (by default they round them to 8 bits where a kernel does: a_q8) */
+                          * (by default a prompt's round them to 8 bits where a kernel does: a_q8) */
+    int gpu_q8_token;    /* gpu_q8=2: also a decoded token's (the one-row kernel kmv4q) */
 } pxl_tuning;
 
 struct pxl_ctx {

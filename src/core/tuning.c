@@ -115,9 +115,10 @@ static int apply(pxl_tuning *t, const char *key, const char *v, const char **wha
         if (strcmp(v, "0") && strcmp(v, "1")) return 1;
         t->gpu_scopes = v[0] == '1';
     } else if (!strcmp(key, "gpu_q8")) {
-        *what = "0 or 1";
-        if (strcmp(v, "0") && strcmp(v, "1")) return 1;
+        *what = "0, 1 or 2";
+        if (strcmp(v, "0") && strcmp(v, "1") && strcmp(v, "2")) return 1;
         t->gpu_q8_off = v[0] == '0';
+        t->gpu_q8_token = v[0] == '2';
     } else {
         *what = NULL;
         return 1;

@@ -556,9 +556,14 @@ pxl_status pxl_llm_load(pxl_ctx *ctx, const pxl_gguf *g, const pxl_llm_options *
     m->ctx = ctx;
     m->g = g;
     const pxl_tuning *tune = pxl_ctx_tuning(ctx);
-    /* a GPU rounds activations to 8 bits by default (Q4_K and Q6_K products: 2x
-     * faster prefill, as llama.cpp's GPU backends do); the CPU on request */
-    m->a_q8 = pxl_ctx_backend(ctx) == PXL_BACKEND_GPU ? !tune->gpu_q8_off : tune->cpu_q8;
+    /* A GPU rounds a prompt's activations to 8 bits by default (the tiled Q4_K
+     * and Q6_K products: prefill 1.5x on an H100, as llama.cpp's GPU backends
+     * round them), a decoded token's only with gpu_q8=2 (kmv4q: no gain
+     * measured, and slower for long rows over few outputs, as Qwen2.5-0.5B's
+     * down product); the CPU both on request. */
+    int gpu = pxl_ctx_backend(ctx) == PXL_BACKEND_GPU;
+    m->a_q8 = gpu ? !tune->gpu_q8_off : tune->cpu_q8;
+    m->a_q8_token = gpu ? tune->gpu_q8_token : tune->cpu_q8;
     pxl_status s = read_hparams(m, opts);
     if (s == PXL_OK) {
         m->layers = pxl_calloc(ctx, (size_t)m->info.n_layer, sizeof *m->layers);
@@ -623,7 +628,7 @@ static void views_free(views *v) {
 static pxl_status matmul_t(pxl_llm *m, const pxl_tensor *a, const pxl_tensor *w, pxl_tensor *c) {
     pxl_matmul_options o = {0};
     o.trans_b = 1;
-    o.a_q8 = m->a_q8;
+    o.a_q8 = m->a_q8_pass;
     return pxl_matmul(m->ctx, a, w, c, &o);
 }
 
@@ -633,7 +638,7 @@ static pxl_status matmul_t_add(pxl_llm *m, const pxl_tensor *a, const pxl_tensor
     pxl_matmul_options o = {0};
     o.trans_b = 1;
     o.beta = 1.0f;
-    o.a_q8 = m->a_q8;
+    o.a_q8 = m->a_q8_pass;
     return pxl_matmul(m->ctx, a, w, c, &o);
 }
 
@@ -644,7 +649,7 @@ static pxl_status matmul_t_norm(pxl_llm *m, const pxl_tensor *x, const pxl_tenso
     o.trans_b = 1;
     o.norm = norm;
     o.norm_eps = m->info.norm_eps;
-    o.a_q8 = m->a_q8;
+    o.a_q8 = m->a_q8_pass;
     return pxl_matmul(m->ctx, x, w, c, &o);
 }
 
@@ -715,7 +720,7 @@ static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t
     o.trans_b = 1;
     o.norm = L->ffn_norm;
     o.norm_eps = I->norm_eps;
-    o.a_q8 = m->a_q8;
+    o.a_q8 = m->a_q8_pass;
     /* one dispatch when wg and wu are views of L->wgu; else two products and pxl_swiglu */
     if (s == PXL_OK) s = pxl_matmul_swiglu(ctx, x, L->wg, L->wu, t->act, &o);
     if (s == PXL_OK) s = matmul_t_add(m, t->act, L->wd, x);
@@ -729,6 +734,7 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logi
     int64_t E = I->n_embd, D = I->head_dim, Hq = I->n_head, Hkv = I->n_head_kv, F = I->n_ff, V = I->n_vocab;
     int64_t P = m->n_past;
     pxl_ctx *ctx = m->ctx;
+    m->a_q8_pass = T == 1 ? m->a_q8_token : m->a_q8;
     views v = {{0}, 0};
     pxl_tensor *ids, *x, *h, *q, *q3, *k, *k3, *att, *att3, *g, *u;
     pxl_status s = view(m, &v, m->ids, 1, T, 0, 0, 0, &ids);
