@@ -149,7 +149,8 @@ static void mm_layout(const op_case *c, layout *l) {
     int ta = (c->flags & CF_TA) != 0, tb = (c->flags & CF_TB) != 0, three = bt > 1 || ba > 1 || bb > 1;
     int64_t sa[3] = {ba, ta ? K : M, ta ? M : K}, sb[3] = {bb, tb ? N : K, tb ? K : N}, sc[3] = {bt, M, N};
     int q = pxl_dtype_is_quantized(c->dt);
-    add_in(l, opnd("a", PXL_F32, three ? 3 : 2, three ? sa : sa + 1, 0, -1, 1, -1));
+    float ar = (c->flags & CF_TINY) ? 0x1p-10f : 1.0f;
+    add_in(l, opnd("a", PXL_F32, three ? 3 : 2, three ? sa : sa + 1, 0, -ar, ar, -1));
     /* a quantized B's rows are whole blocks: make its first matrix dimension wrong instead */
     add_in(l, opnd("b", c->dt, three ? 3 : 2, three ? sb : sb + 1, 0, -1, 1, q ? (three ? 1 : 0) : -1));
     add_out(l, opnd("c", PXL_F32, three ? 3 : 2, three ? sc : sc + 1, 1, -1, 1, -1));
@@ -1266,6 +1267,9 @@ static const op_case k_cases[] = {
     MM(1, 1, 9, 7, 4096, PXL_Q4_K, CF_TB | CF_Q8A, 1, 0), MM(1, 1, 130, 65, 512, PXL_Q4_K, CF_TB | CF_Q8A, -1, 0.25f),
     MM(2, 1, 17, 65, 512, PXL_Q4_K, CF_TB | CF_Q8A, -1, 0.25f), MM(1, 3, 12, 20, 256, PXL_Q4_K, CF_TB | CF_Q8A, 1, 0),
     MM(1, 1, 10, 5, 256, PXL_Q4_K, CF_TB | CF_VIEW | CF_Q8A, 1, 0), MM(1, 1, 40, 33, 512, PXL_Q4_K, CF_TB | CF_SLICE | CF_Q8A, 1, 1),
+    /* small activations: the rounding's scales are f16 subnormals (a device may flush quantizeToF16's) */
+    MM(1, 1, 1, 33, 512, PXL_Q4_K, CF_TB | CF_Q8A | CF_TINY, 1, 0), MM(1, 1, 20, 33, 512, PXL_Q4_K, CF_TB | CF_Q8A | CF_TINY, 1, 0),
+    MM(1, 1, 20, 33, 512, PXL_Q6_K, CF_TB | CF_Q8A | CF_TINY, 1, 0),
     /* the same for Q6_K (kmm8.wgsl, KQ6: blocks on 2-byte offsets, a scale per 16 values) */
     MM(1, 1, 70, 130, 256, PXL_Q6_K, CF_TB | CF_Q8A, 1, 0), MM(1, 1, 100, 100, 768, PXL_Q6_K, CF_TB | CF_Q8A, 0.5f, 1),
     MM(2, 1, 17, 65, 512, PXL_Q6_K, CF_TB | CF_Q8A, -1, 0.25f), MM(1, 3, 12, 21, 256, PXL_Q6_K, CF_TB | CF_Q8A, 1, 0),

@@ -34,6 +34,7 @@ var<workgroup> red: array<f32, 2304>;   // WG * (ROWS + 1) partial sums (rows_ou
 #include "swiglu_mv.wgsl"   // SWIGLU: gate and up rows in one row group (out_rows, w_out, w_is_up, silu_mul)
 #include "rows_out.wgsl"   // group_n0, group_row; rows_out: the sums reduced, normalised and stored
 #include "bytes.wgsl"   // bytes4, k_scale_min
+#include "half_bits.wgsl"   // f32_to_f16_bits, f16_to_f32_bits (q8_round.wgsl)
 #include "q8_round.wgsl"   // q8_scale, q8_pack16, q8_sum16, q8_amax16 (kmv4q)
 
 @compute @workgroup_size(WG)

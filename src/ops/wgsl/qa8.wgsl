@@ -8,6 +8,7 @@
 //     row r, as the bits of four f32 (the min terms of Q4_K need d * sum q).
 // The rounding is common/q8_round.wgsl's, the CPU's.
 
+#include "half_bits.wgsl"   // f32_to_f16_bits, f16_to_f32_bits (q8_round.wgsl)
 #include "q8_round.wgsl"   // q8_scale, q8_pack16, q8_sum16, q8_amax16
 
 struct Params {

@@ -2,13 +2,18 @@
 // (q8_round_c in src/ops/matmul_cpu.c): per 32 values, s = amax / 127 (0
 // below 2^-100), q = round-to-even(a * (1 / s)) clamped to [-127, 127], and
 // the scale d = s kept as an f16 (s itself above the f16 range). Used by
-// kmv4.wgsl (kmv4q) and qa8.wgsl. Needs nothing from the including module.
+// kmv4.wgsl (kmv4q) and qa8.wgsl. Needs from the including module
+// f32_to_f16_bits and f16_to_f32_bits (half_bits.wgsl): d is rounded with
+// them, not with quantizeToF16, which a device may flush to zero below the
+// f16 normal range (NVIDIA's Vulkan driver does: blocks of activations under
+// about 0.008 then lost their whole contribution).
 
 // (d, 1 / s) of a block whose largest magnitude is amax
 fn q8_scale(amax: f32) -> vec2<f32> {
     let s = select(0.0, amax / 127.0, amax >= 7.8886091e-31);   // 2^-100
     let id = select(0.0, 1.0 / s, s != 0.0);
-    return vec2<f32>(select(s, quantizeToF16(s), s <= 65504.0), id);
+    let d16 = bitcast<f32>(f16_to_f32_bits(f32_to_f16_bits(bitcast<u32>(s))));
+    return vec2<f32>(select(s, d16, s <= 65504.0), id);
 }
 
 // 16 values times id, rounded, as four words of four signed bytes (value 4w + b: word w, byte b)
