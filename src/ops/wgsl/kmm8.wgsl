@@ -44,6 +44,16 @@ var<workgroup> Bk: array<vec4<u32>, 256>;
 var<workgroup> As4: array<vec4<f32>, 64>;
 var<workgroup> Bs4: array<vec4<f32>, 64>;
 
+// Zero sums, assigned explicitly at each use: a `var` declared without an
+// initializer inside a loop body was not zeroed again on later iterations
+// by this Dawn's SPIR-V output (Vulkan: SwiftShader and NVIDIA), so the sums
+// ran on across sub-blocks; its OpenGL ES output did zero them.
+fn zero_sums() -> array<vec4<i32>, 4> {
+    var z: array<vec4<i32>, 4>;
+    for (var i = 0u; i < 4u; i = i + 1u) { z[i] = vec4<i32>(0); }
+    return z;
+}
+
 // Q6_K: four 6-bit values q (bytes of v) as the signed bytes q - 32
 fn q6_signed(v: u32) -> u32 {
     let x = v ^ 0x20202020u;                            // q - 32 in 6 bits
@@ -130,7 +140,7 @@ fn kmm8(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
         workgroupBarrier();
         if (KQ6) {
             for (var qq = 0u; qq < 4u; qq = qq + 1u) {   // the step's four halves: words 4 qq .. 4 qq + 3
-                var isum: array<vec4<i32>, 4>;
+                var isum = zero_sums();   // not `var isum: T;`: see zero_sums
                 for (var w = 4u * qq; w < 4u * qq + 4u; w = w + 1u) { dot_words(&isum, w, tx, ty); }
                 let bsc = vec4<f32>(Bs4[4u * tx][qq], Bs4[4u * tx + 1u][qq], Bs4[4u * tx + 2u][qq], Bs4[4u * tx + 3u][qq]);
                 for (var i = 0u; i < 4u; i = i + 1u) {
@@ -139,7 +149,7 @@ fn kmm8(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             }
         } else {
             for (var h = 0u; h < 2u; h = h + 1u) {   // the step's two sub-blocks: words 8 h .. 8 h + 7
-                var isum: array<vec4<i32>, 4>;
+                var isum = zero_sums();   // not `var isum: T;`: see zero_sums
                 for (var w = 8u * h; w < 8u * h + 8u; w = w + 1u) { dot_words(&isum, w, tx, ty); }
                 let b0 = Bs4[4u * tx];
                 let b1 = Bs4[4u * tx + 1u];
