@@ -6,6 +6,9 @@
 #                              vocabularies (scripts/fetch_vocab.sh) + the NIST StRD
 #                              regression problems (scripts/fetch_nist.sh)
 #   scripts/deps.sh --check    report what is missing, install nothing (exit 1 if any)
+#   scripts/deps.sh --swiftshader   also SwiftShader's Vulkan driver (Debian's chromium)
+#                              and the Vulkan loader: a GPU-less Vulkan adapter, so that
+#                              Dawn's SPIR-V path can be tested (.ci/run does)
 #
 # The Dawn library comes from the npm package bun-webgpu-linux-x64@0.1.7. Its
 # tarball is fetched with `npm pack`, its sha512 checked against the integrity
@@ -21,7 +24,9 @@ DAWN_SO="libwebgpu_wrapper.so"
 DAWN_INTEGRITY="sha512-UEP7UZdEhx9otvkZczjsszL8ZVlrODANQvgl+C88/bNVmxDoFi7w1fWzGi1sZyakiETjmtFDq2/xCLhbSZxjqw=="
 
 CHECK_ONLY=0
+SWIFTSHADER=0
 [ "${1:-}" = "--check" ] && CHECK_ONLY=1
+[ "${1:-}" = "--swiftshader" ] && SWIFTSHADER=1
 
 say() { echo "deps: $*" >&2; }
 
@@ -46,6 +51,10 @@ need_file libegl-dev       "$libdir/libEGL.so"      # Dawn dlopens the unversion
 need_file libegl-mesa0     "$libdir/libEGL_mesa.so.0"
 need_file libgles2         "$libdir/libGLESv2.so.2"
 need_file libgl1-mesa-dri  "$libdir/dri/swrast_dri.so"
+if [ $SWIFTSHADER = 1 ]; then
+  need_file chromium       /usr/lib/chromium/vk_swiftshader_icd.json
+  need_file libvulkan1     "$libdir/libvulkan.so.1"
+fi
 need_cmd  npm              npm
 need_cmd  python3          python3
 need_cmd  git              git                    # scripts/fetch_vocab.sh opens llama.cpp's source bundle
