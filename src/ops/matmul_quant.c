@@ -258,6 +258,12 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
  * tiles on it, both in the recorder that owns the scratch. Taken where the
  * rounded rows fit one binding and, for Q4_K, B's offsets are on 4 bytes
  * (kmm8_fits); else kmm, A as given. */
+/* The uniform block of wgsl/qa8.wgsl: R rows of K values of A from float offset off_a. */
+typedef struct {
+    uint32_t R, K, off_a, pad;
+} qa8_params;
+_Static_assert(sizeof(qa8_params) == 16, "mirrors struct Params in qa8.wgsl");
+
 static uint64_t kmm8_bytes(const q_shape *s) {
     uint64_t rk = (uint64_t)s->batch_a * (uint64_t)s->M * (uint64_t)s->K;
     return rk + rk / 64 * 16;
@@ -282,9 +288,7 @@ static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const
     if ((st = pxl_recorder_scratch(rec, (size_t)qbytes, &buf)) != PXL_OK) return st;
     pxl_binding qbind = {0, buf, 0, (size_t)(qbytes + 15) / 16 * 16};
     /* qa8: A (binding 0, as bound for the product) into the scratch (1) */
-    struct {
-        uint32_t R, K, off_a, pad;
-    } qp = {(uint32_t)R, (uint32_t)s->K, bd->off[0], 0};
+    qa8_params qp = {(uint32_t)R, (uint32_t)s->K, bd->off[0], 0};
     pxl_binding qb[2] = {bd->b[0], qbind};
     qb[0].binding = 0;
     qb[1].binding = 1;
