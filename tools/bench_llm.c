@@ -112,8 +112,8 @@ static void print_profile(const llm_test *T) {
            wall_us, busy_us, (double)T->submits_dispatches / per);
     if (wall_us > busy_us) printf(", so %.1f us (%.0f%%) of the wall time the GPU has no work", wall_us - busy_us,
                                   100 * (wall_us - busy_us) / wall_us);
-    printf("\nHost, per %s: %.1f us inside %.1f submits, %.1f us waiting on the GPU (the two overlap: "
-           "a submit waits for its error scopes)",
+    printf("\nHost, per %s: %.1f us inside %.1f submits, %.1f us waiting on the GPU (overlapping where a "
+           "submit waits: with --tune gpu_scopes=1, for its error scopes)",
            unit, (double)T->submit_ns / per * 1e-3, (double)T->submits / per, (double)T->wait_ns / per * 1e-3);
     printf("\nEach dispatch timed alone (a pass of its own): %.1f us in all\n", total / per * 1e-3);
     printf("| %-64s | %10s | %10s | %6s |\n", "kernel", "dispatches", "us", "share");

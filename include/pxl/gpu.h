@@ -161,9 +161,10 @@ typedef struct pxl_gpu_stats {
     uint64_t pipeline_cache_evictions;        /* kernels freed by the cache bound */
     uint64_t bind_group_hits, bind_group_misses; /* dispatches that found / created their bind group */
     uint64_t uniform_slot_hits, uniform_slot_misses; /* parameter blocks found / written anew */
-    /* host time: inside submits (finishing, submitting, the error scopes'
-     * results), and waiting on the GPU (every wait: the scopes' results,
-     * read-backs, finishes; so the two overlap) */
+    /* host time: inside submits (finishing, submitting, and where a
+     * recording has error scopes their results), and waiting on the GPU
+     * (every wait: read-backs, finishes, the scopes' results; so the two
+     * overlap where a submit waits) */
     uint64_t submit_ns, wait_ns;
 } pxl_gpu_stats;
 PXL_API pxl_gpu_stats pxl_gpu_get_stats(const pxl_ctx *ctx);

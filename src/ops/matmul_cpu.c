@@ -799,12 +799,14 @@ static void qbt_range(void *arg, int64_t lo, int64_t hi) {
     }
 }
 
-/* Rounds rows [lo, hi) of A (K / 32 blocks each) into the job's blocks. */
+/* Rounds rows [lo, hi) of A (K / 32 blocks each) into the job's blocks, and
+ * with deq set also writes the rounded values d q there (A's layout). */
 typedef struct {
     const float *a;
     q8blk *q;
     int64_t K;
     int simd;
+    float *deq;
 } q8_job;
 
 static void q8_rows(void *arg, int64_t lo, int64_t hi) {
@@ -819,6 +821,8 @@ static void q8_rows(void *arg, int64_t lo, int64_t hi) {
 #else
             q8_round_c(x, o);
 #endif
+            if (j->deq)
+                for (int e = 0; e < QB; e++) j->deq[r * j->K + k + e] = o->d * (float)o->q[e];
         }
 }
 
@@ -841,28 +845,22 @@ void pxl_cpu_matmul_bt(pxl_ctx *ctx, const pxl_cpu_bt *p) {
     int64_t work = mb * p->K * NT; /* multiply-adds per task */
     q8blk *qa = NULL;
     float *ar = NULL;
-    if (p->a_q8 && !q8_takes(p->dt) && p->K % QB == 0) {
-        /* the other formats: A replaced by its rounding d q, then the exact
-         * path (the GPU's 8-bit Q4_K kernel, kmv4q, multiplies the same values) */
+    if (p->a_q8 && p->K % QB == 0) {
+        /* Q8_0, Q4_0, Q5_0: the integer kernels on the blocks; the other
+         * formats: A replaced by its rounding d q and the exact path (the
+         * GPU's 8-bit kernels, kmv4q and kmm8, multiply the same values) */
         int64_t rows = p->batch_a * p->M;
-        ar = pxl_calloc(ctx, (size_t)(rows * p->K), sizeof *ar); /* NULL: A as given */
-        for (int64_t i = 0; ar && i < rows * p->K; i += QB) {
-            q8blk q;
-            q8_round_c(p->a + i, &q);
-            for (int e = 0; e < QB; e++) ar[i + e] = q.d * (float)q.q[e];
-        }
-        if (ar) j.a = ar;
-    }
-    if (p->a_q8 && q8_takes(p->dt) && p->K % QB == 0) {
-        int64_t rows = p->batch_a * p->M;
-        qa = pxl_calloc(ctx, (size_t)(rows * (p->K / QB)), sizeof *qa); /* NULL: the exact path */
-        if (qa) {
-            q8_job qj = {p->a, qa, p->K, j.simd};
+        int deq = !q8_takes(p->dt);
+        qa = pxl_calloc(ctx, (size_t)(rows * (p->K / QB)), sizeof *qa); /* NULL: A as given */
+        ar = qa && deq ? pxl_calloc(ctx, (size_t)(rows * p->K), sizeof *ar) : NULL;
+        if (qa && (!deq || ar)) {
+            q8_job qj = {p->a, qa, p->K, j.simd, ar};
             pxl_parallel_range(ctx, rows, 1 + 65536 / p->K, q8_rows, &qj);
-            j.qa = qa;
+            if (deq) j.a = ar;
+            else j.qa = qa;
         }
     }
-    pxl_parallel_range(ctx, tasks, 1 + 131072 / (work > 0 ? work : 1), qa ? qbt_range : bt_range, &j);
+    pxl_parallel_range(ctx, tasks, 1 + 131072 / (work > 0 ? work : 1), j.qa ? qbt_range : bt_range, &j);
     pxl_free(ctx, qa);
     pxl_free(ctx, ar);
 }
