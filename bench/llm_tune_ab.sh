@@ -10,9 +10,12 @@
 # (../shared/peers run.sh models), then ROUNDS times, for each model and each
 # tuning string of TUNES (';'-separated, "" for the defaults):
 # PXL_TUNE=<string> pxl bench llm --backend gpu --pp PP --tg TG --reps REPS
-# (PP 512, TG 128, REPS 3 unless set). OPS, if set, is passed to one
-# `pxl bench ops --only OPS --reps 5` per tuning string first. Output:
-# $OUT/llm_ab.txt. Steps past DEADLINE_S (540 s) are skipped and said so.
+# (PP 512, TG 128, REPS 3 unless set; ARGS adds options, such as --profile).
+# OPS, if set, is passed to one `pxl bench ops --only OPS --reps 5` per tuning
+# string first. nvidia-smi samples the GPU's utilization and clocks every
+# 200 ms from the start (the build leaves the GPU idle: anything it shows
+# then is another process's) into $OUT/smi.csv. Output: $OUT/llm_ab.txt.
+# Steps past DEADLINE_S (540 s) are skipped and said so.
 set -u
 START=$(date +%s)
 DEADLINE_S=${DEADLINE_S:-540}
@@ -26,6 +29,10 @@ step() { # step NAME SECONDS CMD...
   echo "== $name" >>"$LOG"
   timeout "$(left)" "$@" >>"$LOG" 2>&1 || echo "== $name: failed or timed out (rc $?)" >>"$LOG"
 }
+nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.memory,clocks.sm,clocks.mem,power.draw \
+  --format=csv,noheader -lms 200 >"$OUT/smi.csv" 2>&1 &
+SMI=$!
+trap 'kill $SMI 2>/dev/null' EXIT
 presets=("$@"); [ ${#presets[@]} -gt 0 ] || presets=(tinyllama-1.1b tiny5)
 IFS=';' read -r -a tunes <<<"${TUNES:-}"
 [ ${#tunes[@]} -gt 0 ] || tunes=("")
@@ -45,7 +52,7 @@ for r in $(seq "${ROUNDS:-2}"); do
   for p in "${presets[@]}"; do
     for t in "${tunes[@]}"; do
       PXL_TUNE="$t" step "round $r: $p [$t]" 30 build-dev/pxl bench llm -m "$P/m/$p-q4km.gguf" --backend gpu \
-        --pp "${PP:-512}" --tg "${TG:-128}" --reps "${REPS:-3}"
+        --pp "${PP:-512}" --tg "${TG:-128}" --reps "${REPS:-3}" ${ARGS:-}
     done
   done
 done
