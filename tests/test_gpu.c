@@ -679,6 +679,108 @@ static void test_dispatch_caches(pxl_ctx *ctx) {
     pxl_buffer_free(y);
 }
 
+/* pxl_recorder_end: work recorded ahead runs at its submit, after everything
+ * asked for in between, with the uniform bytes it was recorded with. */
+static void test_recorder_end(pxl_ctx *ctx) {
+    const float in[4] = {1, 2, 3, 4}, in2[4] = {10, 20, 30, 40}, zero[4] = {0};
+    float out[4] = {0};
+    pxl_buffer *x = NULL, *y = NULL;
+    CHECK(pxl_buffer_create(ctx, 16, &x) == PXL_OK && pxl_buffer_create(ctx, 16, &y) == PXL_OK);
+    if (!x || !y) goto done;
+    CHECK(pxl_buffer_upload(ctx, x, 0, in, 16) == PXL_OK);
+    CHECK(pxl_buffer_upload(ctx, y, 0, zero, 16) == PXL_OK);
+
+    /* y = 2x recorded, ended; then x changes and y is read before the submit */
+    pxl_recorder *r = NULL, *st = NULL;
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(op_double(ctx, x, y) == PXL_OK);
+    CHECK(pxl_recorder_end(r) == PXL_OK);
+    CHECK(pxl_recorder_end(r) == PXL_ERR_INVALID_ARG); /* once */
+    CHECK_MSG(strstr(pxl_ctx_error(ctx), "pxl_recorder_end: the recorder was ended") != NULL, "%s", pxl_ctx_error(ctx));
+    CHECK(pxl_recorder_copy(r, x, 0, y, 0, 16) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_recorder_clear(r, y, 0, 16) == PXL_ERR_INVALID_ARG);
+    pxl_buffer *sb = NULL;
+    CHECK(pxl_recorder_scratch(r, 16, &sb) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_gpu_stream(ctx, &st) == PXL_OK && st != r); /* ops go to the stream again */
+    CHECK(pxl_recorder_end(st) == PXL_ERR_INVALID_ARG);   /* the stream is not the caller's */
+    CHECK(pxl_buffer_upload(ctx, x, 0, in2, 16) == PXL_OK);
+    CHECK(pxl_buffer_download(ctx, y, 0, out, 16) == PXL_OK);
+    CHECK_MSG(out[0] == 0 && out[3] == 0, "ended work ran before its submit: y = %g .. %g", (double)out[0], (double)out[3]);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    CHECK(pxl_buffer_download(ctx, y, 0, out, 16) == PXL_OK);
+    CHECK_MSG(out[0] == 20 && out[1] == 40 && out[2] == 60 && out[3] == 80, "y = %g %g %g %g", (double)out[0],
+              (double)out[1], (double)out[2], (double)out[3]);
+
+    /* discarded after its end: nothing runs */
+    CHECK(pxl_buffer_upload(ctx, y, 0, zero, 16) == PXL_OK);
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(op_double(ctx, x, y) == PXL_OK);
+    CHECK(pxl_recorder_end(r) == PXL_OK);
+    pxl_recorder_discard(r);
+    CHECK(pxl_gpu_finish(ctx) == PXL_OK);
+    CHECK(pxl_buffer_download(ctx, y, 0, out, 16) == PXL_OK && out[0] == 0 && out[3] == 0);
+
+    /* its uniform slot keeps its bytes while more than PXL_USLOT_MAX other
+     * parameter blocks go through the stream before the submit */
+    {
+        pxl_kernel *k = NULL;
+        pxl_constant wg = {"WG", 64};
+        float z64[64] = {0};
+        pxl_buffer *a = NULL, *b = NULL;
+        CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &wg, 1, &k) == PXL_OK);
+        CHECK(pxl_buffer_create(ctx, sizeof z64, &a) == PXL_OK && pxl_buffer_create(ctx, sizeof z64, &b) == PXL_OK);
+        if (k && a && b) {
+            CHECK(pxl_buffer_upload(ctx, a, 0, z64, sizeof z64) == PXL_OK);
+            CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+            CHECK(record_add(r, k, a, 64, 0.25f) == PXL_OK);
+            CHECK(pxl_recorder_end(r) == PXL_OK);
+            pxl_status s = PXL_OK;
+            for (uint32_t i = 0; i < PXL_USLOT_MAX + 64 && s == PXL_OK; i++) {
+                s = pxl_gpu_stream(ctx, &st);
+                if (s == PXL_OK) s = record_add(st, k, b, 64, 1.0f + (float)i);
+            }
+            CHECK(s == PXL_OK);
+            CHECK(pxl_gpu_flush(ctx, 0, NULL) == PXL_OK);
+            CHECK(pxl_recorder_submit(r, 1, NULL) == PXL_OK);
+            CHECK_MSG(first_of(ctx, a) == 0.25f, "a = %g after the ended recording", (double)first_of(ctx, a));
+            /* and the slots are free for new bytes again afterwards */
+            CHECK(ctx->gpu->ended == NULL && ctx->gpu->ended_serial == 0);
+        }
+        pxl_buffer_free(a);
+        pxl_buffer_free(b);
+    }
+
+    /* an error while recording comes back at the end and at the submit */
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(pxl_recorder_clear(r, y, 2, 4) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_recorder_end(r) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_ERR_INVALID_ARG);
+
+    /* left ended at pxl_ctx_free: dropped with the context (ASan: no leak) */
+    {
+        pxl_ctx_options o = pxl_ctx_options_default();
+        o.backend = PXL_BACKEND_GPU;
+        o.quiet = 1;
+        pxl_ctx *c2 = NULL;
+        pxl_buffer *v = NULL, *w = NULL;
+        if (pxl_ctx_create(&o, &c2) == PXL_OK && pxl_buffer_create(c2, 16, &v) == PXL_OK &&
+            pxl_buffer_create(c2, 16, &w) == PXL_OK) {
+            pxl_recorder *r2 = NULL;
+            CHECK(pxl_recorder_begin(c2, 0, &r2) == PXL_OK);
+            CHECK(op_double(c2, v, w) == PXL_OK);
+            CHECK(pxl_recorder_end(r2) == PXL_OK);
+        } else {
+            CHECK(0);
+        }
+        pxl_buffer_free(v);
+        pxl_buffer_free(w);
+        pxl_ctx_free(c2);
+    }
+done:
+    pxl_buffer_free(x);
+    pxl_buffer_free(y);
+}
+
 /* A context whose pipeline cache keeps 4 kernels. */
 static void test_kernel_eviction(void) {
     pxl_ctx_options o = pxl_ctx_options_default();
@@ -811,6 +913,7 @@ int main(void) {
     test_recorder(ctx);
     test_queue_order(ctx);
     test_dispatch_caches(ctx);
+    test_recorder_end(ctx);
     test_profile(ctx);
     pxl_ctx_free(ctx);
     test_kernel_eviction();

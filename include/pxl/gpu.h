@@ -247,6 +247,12 @@ typedef struct pxl_recorder pxl_recorder;
  *    first") and change nothing: pxl_buffer_upload, pxl_buffer_download,
  *    pxl_buffer_download_many, pxl_gpu_flush, pxl_gpu_finish,
  *    pxl_gpu_stream_begin_timed, and a second pxl_recorder_begin.
+ *  - pxl_recorder_end closes a recorder without submitting it: the work is
+ *    recorded ahead and runs when pxl_recorder_submit is called, after
+ *    everything asked for until then (uploads, downloads, ops through the
+ *    stream, other recorders). Meanwhile it holds its buffers as they are
+ *    when it runs: the caller keeps them alive and unchanged except as it
+ *    means the recorded work to see (e.g. an upload of its input).
  */
 
 /*
@@ -270,6 +276,19 @@ PXL_API pxl_status pxl_recorder_copy(pxl_recorder *rec, pxl_buffer *src, size_t 
 /* Records zeroing `size` bytes of `buf` at `offset` (both multiples of 4;
  * size 0 records nothing), e.g. gradient accumulators before a backward pass. */
 PXL_API pxl_status pxl_recorder_clear(pxl_recorder *rec, pxl_buffer *buf, size_t offset, size_t size);
+/*
+ * Closes the recording without submitting it, so that its work can be
+ * recorded while the GPU runs earlier work and submitted later in one call
+ * (pxl_recorder_submit; pxl_recorder_discard drops it). Afterwards the
+ * context has no open recorder: ops go to the stream again, transfers are
+ * allowed, and all of them run before this recording (see "Queue order").
+ * The recorder takes no more dispatches, copies, clears or scratch
+ * (PXL_ERR_INVALID_ARG). Returns the recording's first error, if any (the
+ * submit returns it again); PXL_ERR_INVALID_ARG for the stream or a
+ * recorder already ended. pxl_ctx_free discards ended recorders never
+ * submitted (their handles are then invalid).
+ */
+PXL_API pxl_status pxl_recorder_end(pxl_recorder *rec);
 /*
  * Submits and frees the recorder (also on error). If wait is 1, returns after
  * the GPU finished (and reports deferred errors). If gpu_ns is non-NULL and

@@ -10,9 +10,9 @@
  * recorder submit (pxl_gpu_uniforms_flush). Queue writes are ordered with
  * submits, so a slot reused for new bytes never changes what an earlier
  * submit read. The least recently used slot is reused when all
- * PXL_USLOT_MAX are taken, never one used by the open recording (its
- * dispatches would read the new bytes); when every slot is in use by the
- * open recording, the dispatch carves its parameters out of the recorder's
+ * PXL_USLOT_MAX are taken, never one used by the open recording or by a
+ * recording ended and not yet submitted (their dispatches would read the
+ * new bytes); when every slot is so taken, the dispatch carves its parameters out of the recorder's
  * own blocks instead (recorder.c) and its bind group is not cached.
  *
  * Bind groups. Keyed by the kernel's id, each binding's (binding, buffer id,
@@ -126,8 +126,11 @@ static int64_t slot_take(pxl_gpu *g) {
         memset(&g->uslots[i], 0, sizeof g->uslots[i]);
         return i;
     }
+    /* slots used by the open recording, or since the oldest recording that
+     * pxl_recorder_end closed, keep their bytes until those are submitted */
+    uint64_t guard = g->ended_serial ? g->ended_serial : g->open_serial;
     uint32_t t = g->uslot_tail;
-    if (!t || (g->open_serial && g->uslots[t - 1].last_use == g->open_serial)) return -1;
+    if (!t || (guard && g->uslots[t - 1].last_use >= guard)) return -1;
     uint32_t i = t - 1;
     bucket_remove_slot(g, i);
     LRU_UNLINK(g->uslots, g->uslot_head, g->uslot_tail, i);

@@ -547,6 +547,7 @@ void pxl_gpu_close(pxl_ctx *ctx) {
     if (!g) return;
     atomic_store(&g->closing, 1);
     if (g->user) pxl_recorder_discard(g->user); /* left open by the caller: dropped */
+    while (g->ended) pxl_recorder_discard(g->ended); /* ended and never submitted: dropped */
     if (g->stream) pxl_recorder_discard(g->stream);
     g->stream = NULL;
     if (g->device) {

@@ -170,6 +170,10 @@ struct pxl_gpu {
     uint64_t buffer_serial;
     /* serial of the open recording (0: none), and the last one given */
     uint64_t open_serial, rec_serial;
+    /* recorders closed by pxl_recorder_end and not yet submitted, oldest
+     * first, and the oldest one's serial (0: none) */
+    pxl_recorder *ended;
+    uint64_t ended_serial;
 
     /* timestamp queries */
     WGPUQuerySet queries;

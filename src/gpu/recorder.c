@@ -37,6 +37,13 @@ struct pxl_recorder {
     int *prof_rows; /* the profile row of each timed dispatch (profile.c) */
     uint32_t n_prof;
     int prof_whole; /* began with the profiler's start timestamp (whole_submits) */
+    /* pxl_recorder_end: the finished command buffer, waiting for the submit,
+     * and the next ended recorder of the context (g->ended, oldest first) */
+    int ended;
+    WGPUCommandBuffer cmd;
+    uint32_t fin_prof; /* timed dispatches resolved into cmd (profile.c) */
+    int fin_whole;     /* cmd resolves the whole-recording timestamps */
+    pxl_recorder *next_ended;
 };
 
 pxl_uniform_block *pxl_gpu_uniform_block_new(pxl_gpu *g) {
@@ -162,9 +169,16 @@ static pxl_status rec_fail(pxl_recorder *r, pxl_status s) {
     return s;
 }
 
+/* Fails (PXL_ERR_INVALID_ARG) for a recorder that pxl_recorder_end closed. */
+static pxl_status rec_open(pxl_recorder *r, const char *what) {
+    if (!r->ended) return PXL_OK;
+    return pxl_fail(r->g->ctx, PXL_ERR_INVALID_ARG, "%s: the recorder was ended: submit or discard it", what);
+}
+
 pxl_status pxl_recorder_dispatch(pxl_recorder *r, const pxl_dispatch *d) {
     pxl_gpu *g = r->g;
     pxl_ctx *ctx = g->ctx;
+    if (r->ended) return rec_open(r, "pxl_recorder_dispatch");
     if (r->error != PXL_OK) return r->error;
     if (!d->kernel) return rec_fail(r, pxl_fail(ctx, PXL_ERR_INVALID_ARG, "dispatch without a kernel"));
     if (d->n_bindings > PXL_BG_MAX_ENTRIES - 1)
@@ -274,6 +288,7 @@ pxl_status pxl_recorder_dispatch(pxl_recorder *r, const pxl_dispatch *d) {
 
 pxl_status pxl_recorder_copy(pxl_recorder *r, pxl_buffer *src, size_t src_offset, pxl_buffer *dst,
                              size_t dst_offset, size_t size) {
+    if (r->ended) return rec_open(r, "pxl_recorder_copy");
     if (r->error != PXL_OK) return r->error;
     if ((src_offset | dst_offset | size) & 3u)
         return rec_fail(r, pxl_fail(r->g->ctx, PXL_ERR_INVALID_ARG,
@@ -289,6 +304,7 @@ pxl_status pxl_recorder_copy(pxl_recorder *r, pxl_buffer *src, size_t src_offset
 }
 
 pxl_status pxl_recorder_clear(pxl_recorder *r, pxl_buffer *buf, size_t offset, size_t size) {
+    if (r->ended) return rec_open(r, "pxl_recorder_clear");
     if (r->error != PXL_OK) return r->error;
     if ((offset | size) & 3u)
         return rec_fail(r, pxl_fail(r->g->ctx, PXL_ERR_INVALID_ARG,
@@ -308,6 +324,7 @@ pxl_ctx *pxl_recorder_ctx(const pxl_recorder *r) { return r->g->ctx; }
 
 pxl_status pxl_recorder_scratch(pxl_recorder *r, size_t size, pxl_buffer **out) {
     pxl_ctx *ctx = r->g->ctx;
+    if (r->ended) return rec_open(r, "pxl_recorder_scratch");
     if (r->error != PXL_OK) return r->error;
     if (r->n_scratch == r->cap_scratch) {
         size_t cap = r->cap_scratch ? r->cap_scratch * 2 : 8;
@@ -322,10 +339,24 @@ pxl_status pxl_recorder_scratch(pxl_recorder *r, size_t size, pxl_buffer **out) 
     return PXL_OK;
 }
 
+/* Removes r from the context's ended recorders, and sets g->ended_serial
+ * to the oldest one left (0: none): uniform slots used since then are not
+ * given new bytes (bindcache.c). */
+static void ended_unlink(pxl_gpu *g, pxl_recorder *r) {
+    for (pxl_recorder **p = &g->ended; *p; p = &(*p)->next_ended)
+        if (*p == r) {
+            *p = r->next_ended;
+            break;
+        }
+    r->next_ended = NULL;
+    g->ended_serial = g->ended ? g->ended->serial : 0;
+}
+
 static void recorder_free(pxl_recorder *r) {
     pxl_gpu *g = r->g;
     if (g->user == r) g->user = NULL;
     if (g->open_serial == r->serial) g->open_serial = 0;
+    if (r->ended) ended_unlink(g, r);
     end_pass(r);
     for (size_t i = 0; i < r->n_scratch; i++) pxl_buffer_free(r->scratch[i]);
     pxl_free(g->ctx, r->scratch);
@@ -334,6 +365,7 @@ static void recorder_free(pxl_recorder *r) {
     pxl_free(g->ctx, r->groups);
     release_blocks(g, r->uniforms);
     pxl_free(g->ctx, r->prof_rows);
+    if (r->cmd) g->fn.CommandBufferRelease(r->cmd);
     if (r->enc) g->fn.CommandEncoderRelease(r->enc);
     pxl_free(g->ctx, r);
 }
@@ -341,10 +373,13 @@ static void recorder_free(pxl_recorder *r) {
 void pxl_recorder_discard(pxl_recorder *r) {
     if (!r) return;
     pxl_gpu *g = r->g;
-    end_pass(r);
-    WGPUCommandBuffer cmd = g->fn.CommandEncoderFinish(r->enc, NULL);
-    if (cmd) g->fn.CommandBufferRelease(cmd);
+    if (r->enc) {
+        end_pass(r);
+        WGPUCommandBuffer cmd = g->fn.CommandEncoderFinish(r->enc, NULL);
+        if (cmd) g->fn.CommandBufferRelease(cmd);
+    }
     if (r->scoped) pxl_gpu_pop_scopes(g, "discarded recording"); /* errors of a dropped recording are moot */
+    r->scoped = 0;
     recorder_free(r);
 }
 
@@ -378,6 +413,60 @@ pxl_status pxl_recorder_submit(pxl_recorder *r, int wait, uint64_t *gpu_ns) {
     return s;
 }
 
+/* Closes r's encoding into r->cmd: the timestamp resolves, the uniform
+ * bytes its dispatches read (queued now, so they land before its submit),
+ * and the command buffer. */
+static void recorder_finish(pxl_recorder *r) {
+    pxl_gpu *g = r->g;
+    end_pass(r);
+    if (r->timed) {
+        WGPUPassTimestampWrites ts = {NULL, g->queries, WGPU_QUERY_SET_INDEX_UNDEFINED, 1};
+        begin_pass(r, &ts);
+        end_pass(r);
+        g->fn.CommandEncoderResolveQuerySet(r->enc, g->queries, 0, 2, g->query_resolve, 0);
+        g->fn.CommandEncoderCopyBufferToBuffer(r->enc, g->query_resolve, 0, g->query_read, 0, 16);
+    }
+    r->fin_prof = g->prof ? r->n_prof : 0;
+    if (r->fin_prof) pxl_gpu_profile_resolve(g, r->enc, r->fin_prof);
+    r->fin_whole = r->prof_whole && pxl_gpu_profile_whole(g);
+    if (r->fin_whole) {
+        WGPUPassTimestampWrites ts = {NULL, pxl_gpu_profile_queries(g), WGPU_QUERY_SET_INDEX_UNDEFINED, 1};
+        begin_pass(r, &ts);
+        end_pass(r);
+        pxl_gpu_profile_resolve(g, r->enc, 1);
+    }
+    pxl_gpu_uniforms_flush(g);
+    for (pxl_uniform_block *b = r->uniforms; b; b = b->next)
+        g->fn.QueueWriteBuffer(g->queue, b->handle, 0, b->data, b->used);
+    r->cmd = g->fn.CommandEncoderFinish(r->enc, NULL);
+    g->fn.CommandEncoderRelease(r->enc);
+    r->enc = NULL;
+}
+
+pxl_status pxl_recorder_end(pxl_recorder *r) {
+    if (!r) return PXL_ERR_INVALID_ARG;
+    pxl_gpu *g = r->g;
+    if (r->ended) return rec_open(r, "pxl_recorder_end");
+    if (g->user != r)
+        return pxl_fail(g->ctx, PXL_ERR_INVALID_ARG, "pxl_recorder_end: not a recorder of pxl_recorder_begin");
+    if (r->error == PXL_OK) recorder_finish(r);
+    pxl_status s = r->error;
+    if (r->scoped) { /* the encoding's errors are known now; the submit's come through the handler */
+        pxl_status e = pxl_gpu_pop_scopes(g, "recorded GPU work");
+        r->scoped = 0;
+        if (s == PXL_OK) s = e;
+        if (r->error == PXL_OK) r->error = e;
+    }
+    g->user = NULL;
+    if (g->open_serial == r->serial) g->open_serial = 0;
+    r->ended = 1;
+    pxl_recorder **p = &g->ended;
+    while (*p) p = &(*p)->next_ended;
+    *p = r;
+    g->ended_serial = g->ended->serial;
+    return s;
+}
+
 static pxl_status recorder_submit(pxl_recorder *r, int wait, uint64_t *gpu_ns) {
     pxl_gpu *g = r->g;
     if (gpu_ns) *gpu_ns = 0;
@@ -389,35 +478,28 @@ static pxl_status recorder_submit(pxl_recorder *r, int wait, uint64_t *gpu_ns) {
         memcpy(g->ctx->error, msg, sizeof msg);
         return s;
     }
-    end_pass(r);
-    if (r->timed) {
-        WGPUPassTimestampWrites ts = {NULL, g->queries, WGPU_QUERY_SET_INDEX_UNDEFINED, 1};
-        begin_pass(r, &ts);
-        end_pass(r);
-        g->fn.CommandEncoderResolveQuerySet(r->enc, g->queries, 0, 2, g->query_resolve, 0);
-        g->fn.CommandEncoderCopyBufferToBuffer(r->enc, g->query_resolve, 0, g->query_read, 0, 16);
-    }
-    uint32_t n_prof = g->prof ? r->n_prof : 0;
-    if (n_prof) pxl_gpu_profile_resolve(g, r->enc, n_prof);
-    int whole = r->prof_whole && pxl_gpu_profile_whole(g);
-    if (whole) {
-        WGPUPassTimestampWrites ts = {NULL, pxl_gpu_profile_queries(g), WGPU_QUERY_SET_INDEX_UNDEFINED, 1};
-        begin_pass(r, &ts);
-        end_pass(r);
-        pxl_gpu_profile_resolve(g, r->enc, 1);
+    if (r->ended) { /* work asked for after pxl_recorder_end runs first */
+        pxl_status s = pxl_gpu_stream_submit(g);
+        if (s != PXL_OK) {
+            pxl_recorder_discard(r);
+            return s;
+        }
+    } else {
+        recorder_finish(r);
     }
     uint64_t n_disp = r->n_dispatches;
-    pxl_gpu_uniforms_flush(g);
-    for (pxl_uniform_block *b = r->uniforms; b; b = b->next)
-        g->fn.QueueWriteBuffer(g->queue, b->handle, 0, b->data, b->used);
-    WGPUCommandBuffer cmd = g->fn.CommandEncoderFinish(r->enc, NULL);
-    g->fn.QueueSubmit(g->queue, 1, &cmd);
-    g->fn.CommandBufferRelease(cmd);
+    g->fn.QueueSubmit(g->queue, 1, &r->cmd);
+    g->fn.CommandBufferRelease(r->cmd);
+    r->cmd = NULL;
     g->stats.submits++;
     /* without scopes an error reaches the uncaptured-error handler and is
      * reported here or at a later wait */
     pxl_status s = r->scoped ? pxl_gpu_pop_scopes(g, "recorded GPU work") : pxl_gpu_take_deferred(g);
+    r->scoped = 0;
     int timed = r->timed;
+    /* the profiler may have ended between pxl_recorder_end and the submit */
+    uint32_t n_prof = g->prof ? r->fin_prof : 0;
+    int whole = r->fin_whole && g->prof;
     int *prof_rows = r->prof_rows;
     r->prof_rows = NULL;
     recorder_free(r);
