@@ -12,6 +12,12 @@
  * allows 1e-5. Both take activations as given (tuning gpu_q8=0: the GPU's
  * default rounds them to 8 bits for Q4_K and Q6_K products, which
  * test_llm_ref holds to llama.cpp's references). Exit 77 without a GPU.
+ *
+ * The GPU records each next one-token pass ahead (tuning llm_ahead), so the
+ * steps also leave that path in every way it can be left, the same on both
+ * sides: a rewind (step 5: back 2 positions, then a different token), a
+ * chunk of 3 tokens (step 9), and a token without logits (step 12, compared
+ * at step 13).
  */
 #include "pxl/llm.h"
 
@@ -69,8 +75,27 @@ int main(int argc, char **argv) {
     double worst = 0;
     int32_t tok = 0;
     for (int s = 0; s <= steps && !fails; s++) {
-        const int32_t *in = s == 0 ? ids : &tok;
-        size_t n = s == 0 ? 16 : 1;
+        int32_t three[3] = {tok, (int32_t)((tok + 11) % V), (int32_t)((tok + 29) % V)};
+        const int32_t *in = s == 0 ? ids : s == 9 ? three : &tok;
+        size_t n = s == 0 ? 16 : s == 9 ? 3 : 1;
+        if (s == 5) {
+            int64_t back = pxl_llm_n_past(c.m) - 2;
+            tok = (int32_t)((tok + 101) % V);
+            if (pxl_llm_rewind(c.m, back) != PXL_OK || pxl_llm_rewind(g.m, back) != PXL_OK) {
+                fprintf(stderr, "rewind: %s / %s\n", pxl_ctx_error(c.ctx), pxl_ctx_error(g.ctx));
+                fails++;
+                break;
+            }
+        }
+        if (s == 12) { /* no logits asked for */
+            if (pxl_llm_eval(c.m, in, n, NULL, 0) != PXL_OK || pxl_llm_eval(g.m, in, n, NULL, 0) != PXL_OK) {
+                fprintf(stderr, "eval: %s / %s\n", pxl_ctx_error(c.ctx), pxl_ctx_error(g.ctx));
+                fails++;
+                break;
+            }
+            tok = (int32_t)((tok + 7) % V);
+            continue;
+        }
         if (pxl_llm_eval(c.m, in, n, lc, 0) != PXL_OK || pxl_llm_eval(g.m, in, n, lg, 0) != PXL_OK) {
             fprintf(stderr, "eval: %s / %s\n", pxl_ctx_error(c.ctx), pxl_ctx_error(g.ctx));
             fails++;

@@ -134,6 +134,10 @@ typedef struct pxl_ctx_options {
      *                            given; 1 (the default): a prompt's products round A
      *                            to 8 bits where a GPU kernel does (pxl_matmul_options.a_q8);
      *                            2: a decoded token's too (Q4_K: kmv4q)
+     *   llm_ahead=0|1            0: the GGUF runtime's GPU decoding records each
+     *                            token's pass when it is asked for; 1 (the default):
+     *                            the next one-token pass is recorded while the GPU
+     *                            runs this one, and submitted at once when it comes
      * Not copied: only read during pxl_ctx_create.
      */
     const char *tuning;

@@ -45,6 +45,7 @@ typedef struct pxl_tuning {
     int gpu_q8_off;      /* gpu_q8=0: the LLM's weight products on a GPU take activations as given
                           * (by default a prompt's round them to 8 bits where a kernel does: a_q8) */
     int gpu_q8_token;    /* gpu_q8=2: also a decoded token's (the one-row kernel kmv4q) */
+    int llm_ahead_off;   /* llm_ahead=0: the GGUF runtime records no token ahead on a GPU */
 } pxl_tuning;
 
 struct pxl_ctx {

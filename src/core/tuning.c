@@ -114,6 +114,10 @@ static int apply(pxl_tuning *t, const char *key, const char *v, const char **wha
         *what = "0 or 1";
         if (strcmp(v, "0") && strcmp(v, "1")) return 1;
         t->gpu_scopes = v[0] == '1';
+    } else if (!strcmp(key, "llm_ahead")) {
+        *what = "0 or 1";
+        if (strcmp(v, "0") && strcmp(v, "1")) return 1;
+        t->llm_ahead_off = v[0] == '0';
     } else if (!strcmp(key, "gpu_q8")) {
         *what = "0, 1 or 2";
         if (strcmp(v, "0") && strcmp(v, "1") && strcmp(v, "2")) return 1;
@@ -172,7 +176,7 @@ pxl_status pxl_tuning_parse(pxl_ctx *ctx, const char *text, pxl_tuning *t) {
             if (!what)
                 return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
                                 "tuning: unknown key '%s' (known: dot, attn, qmv, qmv_xs, kmv_tpr, kmv_rows, kmv_wg, "
-                                "llm_submit, qmv_kernel, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8, gpu_q8, gpu_scopes)",
+                                "llm_submit, qmv_kernel, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8, gpu_q8, gpu_scopes, llm_ahead)",
                                 key);
             return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "tuning: bad value '%s' for '%s' (takes %s)", val, key,
                             what);

@@ -39,6 +39,11 @@ struct pxl_llm {
     int a_q8;                           /* pxl_matmul_options.a_q8 of a prompt's weight products (CPU: tuning cpu_q8=1; GPU: unless gpu_q8=0) */
     int a_q8_token;                     /* the same for a decoded token's (CPU: cpu_q8=1; GPU: gpu_q8=2) */
     int a_q8_pass;                      /* the one of the pass in progress (forward) */
+    /* GPU decoding: the next one-token pass, at position ahead_pos, recorded
+     * while the GPU runs the current one and held for the next pxl_llm_eval
+     * (pxl_recorder_end); NULL when none */
+    pxl_recorder *ahead;
+    int64_t ahead_pos;
     pxl_progress *progress;
     uint64_t n_loaded;
 };

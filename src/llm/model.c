@@ -438,6 +438,7 @@ static pxl_status check_gpu_memory(pxl_llm *m, const pxl_llm_options *o) {
 
 void pxl_llm_free(pxl_llm *m) {
     if (!m) return;
+    pxl_recorder_discard(m->ahead);
     pxl_tensor *ts[] = {m->tok_embd, m->output_norm, m->output, m->rope_freqs, m->ids, m->x, m->h, m->q, m->k,
                         m->v, m->att, m->gate, m->up, m->logits1, m->logits_all, m->qkv1};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) pxl_tensor_free(ts[i]);
@@ -595,6 +596,10 @@ pxl_status pxl_llm_rewind(pxl_llm *m, int64_t n_past) {
     if (n_past < 0 || n_past > m->n_past)
         return pxl_fail(m->ctx, PXL_ERR_INVALID_ARG, "pxl_llm_rewind: %lld is outside [0, %lld]", (long long)n_past,
                         (long long)m->n_past);
+    if (n_past != m->n_past) { /* the pass recorded ahead was for the old position */
+        pxl_recorder_discard(m->ahead);
+        m->ahead = NULL;
+    }
     m->n_past = n_past;
     return PXL_OK;
 }
@@ -679,7 +684,7 @@ static pxl_status token_views_make(pxl_llm *m, views *v, token_views *t) {
 }
 
 /*
- * One layer for one token on a GPU, in fewer dispatches than the general
+ * One layer for one token (at position P) on a GPU, in fewer dispatches than the general
  * path: the RMSNorms inside the products that read them, Q, K and V from one
  * product where their weights are one matrix, gate, up and SwiGLU in one
  * dispatch where their weights are one matrix, and both residual adds done
@@ -691,12 +696,11 @@ static pxl_status token_views_make(pxl_llm *m, views *v, token_views *t) {
  *   x += attention(q, cache) Wo^T
  *   x += (silu(h Wg^T) * (h Wu^T)) Wd^T with h = rmsnorm(x) * ffn_norm
  */
-static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t, pxl_tensor *x, pxl_tensor *att,
-                              pxl_tensor *att3, pxl_tensor *ck, pxl_tensor *cv, const pxl_rope_options *ro,
-                              float scale) {
+static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t, int64_t P, pxl_tensor *x,
+                              pxl_tensor *att, pxl_tensor *att3, pxl_tensor *ck, pxl_tensor *cv,
+                              const pxl_rope_options *ro, float scale) {
     pxl_ctx *ctx = m->ctx;
     const pxl_llm_info *I = &m->info;
-    int64_t P = m->n_past;
     pxl_status s = PXL_OK;
     if (L->wqkv) {
         s = matmul_t_norm(m, x, L->attn_norm, L->wqkv, t->qkv);
@@ -727,12 +731,64 @@ static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t
     return s;
 }
 
-/* One chunk of T <= n_batch tokens at positions n_past .. n_past + T - 1.
- * logits: NULL, the last token's row (all_logits 0), or T rows. */
-static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logits, int all_logits) {
+static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t P, int64_t T, float *logits, int all_logits,
+                          int ahead);
+
+/* The token ids of a pass into m->ids (a queue write on a GPU: it lands
+ * before work submitted after it, such as a pass recorded ahead). */
+static pxl_status write_ids(pxl_llm *m, const int32_t *tok, int64_t T) {
+    views v = {{0}, 0};
+    pxl_tensor *ids;
+    pxl_status s = view(m, &v, m->ids, 1, T, 0, 0, 0, &ids);
+    if (s == PXL_OK) s = pxl_tensor_write(m->ctx, ids, tok, (size_t)T * sizeof *tok);
+    views_free(&v);
+    return s;
+}
+
+/*
+ * Decoding ahead (GPU; tuning llm_ahead=0 turns it off). A decoded token's
+ * pass is one submit's worth of recording (about 150 dispatches for a
+ * 22-layer model) that the GPU runs in less time than the host takes to
+ * record it and wait for it, so the GPU would sit idle between tokens. So
+ * once a token's pass is submitted, the next one-token pass (position P,
+ * its last row's logits into m->logits1, its id read from m->ids when it
+ * runs) is recorded into a recorder of its own and ended unsubmitted
+ * (pxl_recorder_end) while the GPU works; the logits of the current token
+ * are read after that. A following pxl_llm_eval of one token at P writes
+ * the id and submits the held pass at once; any other call discards it
+ * (nothing of it has run, so the cache is untouched). No-op where the
+ * context has no room for a token at P.
+ */
+static pxl_status record_ahead(pxl_llm *m, int64_t P) {
+    pxl_recorder_discard(m->ahead);
+    m->ahead = NULL;
+    if (pxl_ctx_tuning(m->ctx)->llm_ahead_off || !m->qkv1 || P + 1 > m->info.n_ctx) return PXL_OK;
+    pxl_recorder *rec;
+    pxl_status s = pxl_recorder_begin(m->ctx, 0, &rec); /* submits the current pass first */
+    if (s != PXL_OK) return s;
+    s = forward(m, NULL, P, 1, NULL, 0, 1);
+    if (s != PXL_OK) {
+        pxl_recorder_discard(rec);
+        return s;
+    }
+    s = pxl_recorder_end(rec);
+    if (s != PXL_OK) {
+        pxl_recorder_discard(rec);
+        return s;
+    }
+    m->ahead = rec;
+    m->ahead_pos = P;
+    return PXL_OK;
+}
+
+/* One chunk of T <= n_batch tokens at positions P .. P + T - 1.
+ * logits: NULL, the last token's row (all_logits 0), or T rows. ahead: only
+ * record the pass (T = 1, into the caller's recorder; no ids written, the
+ * logits row made but not read, n_past unchanged); see record_ahead. */
+static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t P, int64_t T, float *logits, int all_logits,
+                          int ahead) {
     const pxl_llm_info *I = &m->info;
     int64_t E = I->n_embd, D = I->head_dim, Hq = I->n_head, Hkv = I->n_head_kv, F = I->n_ff, V = I->n_vocab;
-    int64_t P = m->n_past;
     pxl_ctx *ctx = m->ctx;
     m->a_q8_pass = T == 1 ? m->a_q8_token : m->a_q8;
     views v = {{0}, 0};
@@ -752,7 +808,7 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logi
     memset(&tv, 0, sizeof tv);
     int one = T == 1 && m->qkv1; /* one token on a GPU: layer_token */
     if (s == PXL_OK && one) s = token_views_make(m, &v, &tv);
-    if (s == PXL_OK) s = pxl_tensor_write(ctx, ids, tok, (size_t)T * sizeof *tok);
+    if (s == PXL_OK && !ahead) s = pxl_tensor_write(ctx, ids, tok, (size_t)T * sizeof *tok);
     if (s == PXL_OK) s = pxl_embedding(ctx, m->tok_embd, ids, x);
     int f16 = I->kv_type != PXL_F32;
     size_t row_kv = pxl_dtype_row_bytes(I->kv_type, Hkv * D);
@@ -765,7 +821,7 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logi
     uint32_t tune = pxl_ctx_tuning(ctx)->llm_submit;
     int64_t every = tune ? (int64_t)tune - 1 : LLM_SUBMIT_LAYERS;
     for (int64_t l = 0; l < I->n_layer && s == PXL_OK; l++) {
-        if (gpu && every > 0 && l > 0 && l % every == 0) s = pxl_gpu_flush(ctx, 0, NULL);
+        if (gpu && every > 0 && l > 0 && l % every == 0 && !ahead) s = pxl_gpu_flush(ctx, 0, NULL);
         if (s != PXL_OK) break;
         pxl_llm_layer *L = &m->layers[l];
         int mark = v.n;
@@ -776,7 +832,7 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logi
         if (s == PXL_OK) s = view(m, &v, L->cache_v, 2, T, Hkv * D, 0, (size_t)P * row_kv, &cv);
         vv = cv;
         if (s == PXL_OK && one) {
-            s = layer_token(m, L, &tv, x, att, att3, ck, cv, &ro, scale);
+            s = layer_token(m, L, &tv, P, x, att, att3, ck, cv, &ro, scale);
             for (int i = mark; i < v.n; i++) pxl_tensor_free(v.t[i]);
             v.n = mark;
             continue;
@@ -804,7 +860,7 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logi
         for (int i = mark; i < v.n; i++) pxl_tensor_free(v.t[i]);
         v.n = mark;
     }
-    if (s == PXL_OK && logits) {
+    if (s == PXL_OK && (logits || ahead)) {
         const pxl_tensor *wout = m->output ? m->output : m->tok_embd;
         if (all_logits) {
             /* rows of logits in groups that fit one binding (a 150k vocabulary
@@ -839,11 +895,13 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t T, float *logi
                 s = pxl_rmsnorm(ctx, xl, m->output_norm, hl, I->norm_eps);
                 if (s == PXL_OK) s = matmul_t(m, hl, wout, m->logits1);
             }
-            if (s == PXL_OK) s = pxl_tensor_read(ctx, m->logits1, logits, (size_t)V * sizeof(float));
+            /* the next token's pass is recorded while the GPU runs this one */
+            if (s == PXL_OK && one && !ahead) s = record_ahead(m, P + 1);
+            if (s == PXL_OK && !ahead) s = pxl_tensor_read(ctx, m->logits1, logits, (size_t)V * sizeof(float));
         }
     }
     views_free(&v);
-    if (s == PXL_OK) m->n_past = P + T;
+    if (s == PXL_OK && !ahead) m->n_past = P + T;
     return s;
 }
 
@@ -862,15 +920,40 @@ pxl_status pxl_llm_eval(pxl_llm *m, const int32_t *ids, size_t n, float *logits,
                             "of %lld", ids[i], i, (long long)I->n_vocab);
     int64_t start = m->n_past;
     pxl_status s = PXL_OK;
+    pxl_recorder *held = m->ahead; /* this call's pass if it is one token at n_past */
+    m->ahead = NULL;
+    if (held && (n != 1 || all_logits || m->ahead_pos != start)) {
+        pxl_recorder_discard(held);
+        held = NULL;
+    }
+    if (held) {
+        s = write_ids(m, ids, 1);
+        if (s == PXL_OK) s = pxl_recorder_submit(held, 0, NULL);
+        else pxl_recorder_discard(held);
+        if (s == PXL_OK) s = record_ahead(m, start + 1);
+        if (s == PXL_OK && logits)
+            s = pxl_tensor_read(m->ctx, m->logits1, logits, (size_t)I->n_vocab * sizeof(float));
+        if (s == PXL_OK) {
+            m->n_past = start + 1;
+            return PXL_OK;
+        }
+        pxl_recorder_discard(m->ahead);
+        m->ahead = NULL;
+        return s;
+    }
     for (size_t done = 0; done < n && s == PXL_OK;) {
         size_t T = n - done < (size_t)I->n_batch ? n - done : (size_t)I->n_batch;
         int last = done + T == n;
         float *lg = NULL;
         if (logits && all_logits) lg = logits + done * (size_t)I->n_vocab;
         else if (logits && last) lg = logits;
-        s = forward(m, ids + done, (int64_t)T, lg, all_logits);
+        s = forward(m, ids + done, m->n_past, (int64_t)T, lg, all_logits, 0);
         done += T;
     }
-    if (s != PXL_OK) m->n_past = start; /* a failed pass leaves the cache as it was before the call */
+    if (s != PXL_OK) { /* a failed pass leaves the cache as it was before the call */
+        m->n_past = start;
+        pxl_recorder_discard(m->ahead);
+        m->ahead = NULL;
+    }
     return s;
 }
