@@ -399,6 +399,19 @@ static void test_recorder(pxl_ctx *ctx) {
     CHECK(pxl_gpu_finish(ctx) == PXL_OK);
     CHECK(pxl_buffer_download(ctx, x, 0, &x0, 4) == PXL_OK && x0 == 302.0f);
 
+    /* and in a recorder begun unchecked, submitted at once or ended first */
+    for (int ended = 0; ended < 2; ended++) {
+        CHECK(pxl_recorder_begin(ctx, PXL_RECORDER_UNCHECKED, &r) == PXL_OK);
+        CHECK(pxl_recorder_dispatch(r, &bad) == PXL_OK);
+        s = ended ? pxl_recorder_end(r) : PXL_OK;
+        if (s == PXL_OK) s = pxl_recorder_submit(r, 0, NULL);
+        else pxl_recorder_discard(r);
+        if (s == PXL_OK) s = pxl_gpu_finish(ctx);
+        CHECK(s == PXL_ERR_GPU);
+        CHECK_MSG(strstr(pxl_ctx_error(ctx), "validation") != NULL, "%s", pxl_ctx_error(ctx));
+        CHECK(pxl_gpu_finish(ctx) == PXL_OK);
+    }
+
     /* too many workgroups is caught before WebGPU sees it */
     CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
     pxl_dispatch big = {k, &b, 1, &p, sizeof p, 1, {UINT32_MAX, 1, 1}};

@@ -260,13 +260,23 @@ typedef struct pxl_recorder pxl_recorder;
  * PXL_ERR_INVALID_ARG if a recorder is already open on the context.
  * Dispatches, copies and clears recorded into one recorder, and ops called
  * while it is open, execute in order, in one command buffer, with one queue
- * submit. timed = 1 asks for GPU timestamps around the whole recording
- * (ignored when the device has no timestamp queries; see
- * pxl_recorder_submit). The recorder is owned by the caller until
- * pxl_recorder_submit or pxl_recorder_discard; pxl_ctx_free discards one
- * still open (its handle is then invalid).
+ * submit. flags: 0, or these or'ed:
+ *   PXL_RECORDER_TIMED       GPU timestamps around the whole recording
+ *                            (ignored when the device has no timestamp
+ *                            queries; see pxl_recorder_submit);
+ *   PXL_RECORDER_UNCHECKED   no WebGPU error scopes around the recording:
+ *                            its validation errors are reported by the
+ *                            submit or the next wait through the
+ *                            uncaptured-error handler, as the stream's are
+ *                            (popping the scopes costs about 50 us of host
+ *                            time on an H100).
+ * The recorder is owned by the caller until pxl_recorder_submit or
+ * pxl_recorder_discard; pxl_ctx_free discards one still open (its handle is
+ * then invalid).
  */
-PXL_API pxl_status pxl_recorder_begin(pxl_ctx *ctx, int timed, pxl_recorder **out);
+#define PXL_RECORDER_TIMED 1
+#define PXL_RECORDER_UNCHECKED 2
+PXL_API pxl_status pxl_recorder_begin(pxl_ctx *ctx, int flags, pxl_recorder **out);
 /* Records a dispatch. The first error of a recording is also returned by
  * pxl_recorder_submit. */
 PXL_API pxl_status pxl_recorder_dispatch(pxl_recorder *rec, const pxl_dispatch *d);

@@ -116,8 +116,8 @@ static void begin_pass(pxl_recorder *r, const WGPUPassTimestampWrites *ts) {
 }
 
 /* stream: the ops stream's recording, which is submitted often (every layer
- * of a decoded token): it pushes no error scopes unless the tuning option
- * gpu_scopes=1 asks for them (popping them costs about 50 us a submit on an
+ * of a decoded token), or a recorder begun with PXL_RECORDER_UNCHECKED: it
+ * pushes no error scopes unless the tuning option gpu_scopes=1 asks for them (popping them costs about 50 us a submit on an
  * H100); its errors reach the uncaptured-error handler and are reported by
  * the submit's pxl_gpu_take_deferred or the next wait. */
 static pxl_status recorder_begin(pxl_gpu *g, int timed, int stream, pxl_recorder **out) {
@@ -151,7 +151,7 @@ pxl_status pxl_gpu_check_no_recorder(pxl_gpu *g, const char *what) {
     return pxl_fail(g->ctx, PXL_ERR_INVALID_ARG, "%s: a recorder is open: submit or discard it first", what);
 }
 
-pxl_status pxl_recorder_begin(pxl_ctx *ctx, int timed, pxl_recorder **out) {
+pxl_status pxl_recorder_begin(pxl_ctx *ctx, int flags, pxl_recorder **out) {
     PXL_GPU_OR_FAIL(ctx, g);
     if (g->user)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
@@ -159,7 +159,7 @@ pxl_status pxl_recorder_begin(pxl_ctx *ctx, int timed, pxl_recorder **out) {
     if (g->lost) return pxl_gpu_take_deferred(g);
     pxl_status s = pxl_gpu_stream_submit(g); /* keep call order */
     if (s != PXL_OK) return s;
-    s = recorder_begin(g, timed, 0, out);
+    s = recorder_begin(g, flags & PXL_RECORDER_TIMED, (flags & PXL_RECORDER_UNCHECKED) != 0, out);
     if (s == PXL_OK) g->user = *out;
     return s;
 }

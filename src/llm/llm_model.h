@@ -5,6 +5,8 @@
 #include "../core/internal.h"
 #include "pxl/llm.h"
 
+#define LLM_AHEAD_PARTS 8 /* recorders of a pass recorded ahead: layers 0, 1-2, 3-6, 7-14, ... */
+
 typedef struct pxl_llm_layer {
     pxl_tensor *attn_norm, *ffn_norm;           /* [E] f32 */
     pxl_tensor *wq, *wk, *wv, *wo;              /* [Hq*D, E], [Hkv*D, E] x2, [E, Hq*D]: GGUF types */
@@ -41,8 +43,10 @@ struct pxl_llm {
     int a_q8_pass;                      /* the one of the pass in progress (forward) */
     /* GPU decoding: the next one-token pass, at position ahead_pos, recorded
      * while the GPU runs the current one and held for the next pxl_llm_eval
-     * (pxl_recorder_end); NULL when none */
-    pxl_recorder *ahead;
+     * (pxl_recorder_end), in n_ahead recorders submitted in turn (model.c,
+     * record_ahead); n_ahead 0 when none */
+    pxl_recorder *ahead[LLM_AHEAD_PARTS];
+    int n_ahead;
     int64_t ahead_pos;
     pxl_progress *progress;
     uint64_t n_loaded;

@@ -436,9 +436,15 @@ static pxl_status check_gpu_memory(pxl_llm *m, const pxl_llm_options *o) {
 
 /* ---- load / free ----------------------------------------------------------------------- */
 
+/* Drops the pass recorded ahead, if any: nothing of it has run. */
+static void ahead_drop(pxl_llm *m) {
+    for (int i = 0; i < m->n_ahead; i++) pxl_recorder_discard(m->ahead[i]);
+    m->n_ahead = 0;
+}
+
 void pxl_llm_free(pxl_llm *m) {
     if (!m) return;
-    pxl_recorder_discard(m->ahead);
+    ahead_drop(m);
     pxl_tensor *ts[] = {m->tok_embd, m->output_norm, m->output, m->rope_freqs, m->ids, m->x, m->h, m->q, m->k,
                         m->v, m->att, m->gate, m->up, m->logits1, m->logits_all, m->qkv1};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) pxl_tensor_free(ts[i]);
@@ -596,10 +602,7 @@ pxl_status pxl_llm_rewind(pxl_llm *m, int64_t n_past) {
     if (n_past < 0 || n_past > m->n_past)
         return pxl_fail(m->ctx, PXL_ERR_INVALID_ARG, "pxl_llm_rewind: %lld is outside [0, %lld]", (long long)n_past,
                         (long long)m->n_past);
-    if (n_past != m->n_past) { /* the pass recorded ahead was for the old position */
-        pxl_recorder_discard(m->ahead);
-        m->ahead = NULL;
-    }
+    if (n_past != m->n_past) ahead_drop(m); /* the pass recorded ahead was for the old position */
     m->n_past = n_past;
     return PXL_OK;
 }
@@ -758,25 +761,34 @@ static pxl_status write_ids(pxl_llm *m, const int32_t *tok, int64_t T) {
  * the id and submits the held pass at once; any other call discards it
  * (nothing of it has run, so the cache is untouched). No-op where the
  * context has no room for a token at P.
+ *
+ * WebGPU turns a command buffer into the device's commands when it is
+ * submitted (Dawn: about 3 us a dispatch on an H100's host), so one
+ * submit of the whole pass would keep the GPU waiting that long. The pass
+ * is recorded in parts instead, the embedding and layer 0, layers 1-2, 3-6,
+ * 7-14, 15-30 ... (ahead_cut), submitted in turn: the GPU runs each part
+ * while the next one is turned into commands, and a token takes a few
+ * submits instead of one a layer.
  */
+static pxl_status ahead_cut(pxl_llm *m) {
+    if (m->n_ahead == LLM_AHEAD_PARTS)
+        return pxl_fail(m->ctx, PXL_ERR_INVALID_ARG, "model: too many parts in a pass recorded ahead (internal)");
+    pxl_status s = m->n_ahead ? pxl_recorder_end(m->ahead[m->n_ahead - 1]) : PXL_OK;
+    if (s == PXL_OK) s = pxl_recorder_begin(m->ctx, PXL_RECORDER_UNCHECKED, &m->ahead[m->n_ahead]);
+    if (s == PXL_OK) m->n_ahead++;
+    return s;
+}
+
 static pxl_status record_ahead(pxl_llm *m, int64_t P) {
-    pxl_recorder_discard(m->ahead);
-    m->ahead = NULL;
+    ahead_drop(m);
     if (pxl_ctx_tuning(m->ctx)->llm_ahead_off || !m->qkv1 || P + 1 > m->info.n_ctx) return PXL_OK;
-    pxl_recorder *rec;
-    pxl_status s = pxl_recorder_begin(m->ctx, 0, &rec); /* submits the current pass first */
-    if (s != PXL_OK) return s;
-    s = forward(m, NULL, P, 1, NULL, 0, 1);
+    pxl_status s = ahead_cut(m); /* its begin submits the current pass first */
+    if (s == PXL_OK) s = forward(m, NULL, P, 1, NULL, 0, 1);
+    if (s == PXL_OK) s = pxl_recorder_end(m->ahead[m->n_ahead - 1]);
     if (s != PXL_OK) {
-        pxl_recorder_discard(rec);
+        ahead_drop(m);
         return s;
     }
-    s = pxl_recorder_end(rec);
-    if (s != PXL_OK) {
-        pxl_recorder_discard(rec);
-        return s;
-    }
-    m->ahead = rec;
     m->ahead_pos = P;
     return PXL_OK;
 }
@@ -822,6 +834,7 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t P, int64_t T, 
     int64_t every = tune ? (int64_t)tune - 1 : LLM_SUBMIT_LAYERS;
     for (int64_t l = 0; l < I->n_layer && s == PXL_OK; l++) {
         if (gpu && every > 0 && l > 0 && l % every == 0 && !ahead) s = pxl_gpu_flush(ctx, 0, NULL);
+        if (ahead && l > 0 && ((l + 1) & l) == 0 && l + 1 < I->n_layer) s = ahead_cut(m); /* layers 1, 3, 7, 15 .. start parts */
         if (s != PXL_OK) break;
         pxl_llm_layer *L = &m->layers[l];
         int mark = v.n;
@@ -920,16 +933,14 @@ pxl_status pxl_llm_eval(pxl_llm *m, const int32_t *ids, size_t n, float *logits,
                             "of %lld", ids[i], i, (long long)I->n_vocab);
     int64_t start = m->n_past;
     pxl_status s = PXL_OK;
-    pxl_recorder *held = m->ahead; /* this call's pass if it is one token at n_past */
-    m->ahead = NULL;
-    if (held && (n != 1 || all_logits || m->ahead_pos != start)) {
-        pxl_recorder_discard(held);
-        held = NULL;
-    }
-    if (held) {
+    /* the pass recorded ahead is this call's if it is one token at n_past */
+    if (m->n_ahead && (n != 1 || all_logits || m->ahead_pos != start)) ahead_drop(m);
+    if (m->n_ahead) {
         s = write_ids(m, ids, 1);
-        if (s == PXL_OK) s = pxl_recorder_submit(held, 0, NULL);
-        else pxl_recorder_discard(held);
+        int i = 0;
+        for (; i < m->n_ahead && s == PXL_OK; i++) s = pxl_recorder_submit(m->ahead[i], 0, NULL);
+        for (; i < m->n_ahead; i++) pxl_recorder_discard(m->ahead[i]);
+        m->n_ahead = 0;
         if (s == PXL_OK) s = record_ahead(m, start + 1);
         if (s == PXL_OK && logits)
             s = pxl_tensor_read(m->ctx, m->logits1, logits, (size_t)I->n_vocab * sizeof(float));
@@ -937,8 +948,7 @@ pxl_status pxl_llm_eval(pxl_llm *m, const int32_t *ids, size_t n, float *logits,
             m->n_past = start + 1;
             return PXL_OK;
         }
-        pxl_recorder_discard(m->ahead);
-        m->ahead = NULL;
+        ahead_drop(m);
         return s;
     }
     for (size_t done = 0; done < n && s == PXL_OK;) {
@@ -952,8 +962,7 @@ pxl_status pxl_llm_eval(pxl_llm *m, const int32_t *ids, size_t n, float *logits,
     }
     if (s != PXL_OK) { /* a failed pass leaves the cache as it was before the call */
         m->n_past = start;
-        pxl_recorder_discard(m->ahead);
-        m->ahead = NULL;
+        ahead_drop(m);
     }
     return s;
 }
