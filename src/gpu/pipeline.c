@@ -299,7 +299,10 @@ static pxl_status compile(pxl_gpu *g, pxl_kernel *k) {
 
 /* ---- the cache ---------------------------------------------------------------- */
 
-static size_t fast_slot(const char *wgsl, const char *entry, const pxl_constant *c, size_t nc) {
+/* The two places of a (text pointer, entry, constants) key in kernel_fast:
+ * two kernels whose keys share one place still both find theirs in the
+ * other (a kernel not found there costs a hash of its whole text). */
+static void fast_slots(const char *wgsl, const char *entry, const pxl_constant *c, size_t nc, size_t slot[2]) {
     uint64_t h = (uint64_t)(uintptr_t)wgsl * 0x9e3779b97f4a7c15ull;
     h ^= (uint64_t)(uintptr_t)entry * 0xbf58476d1ce4e5b9ull;
     for (size_t i = 0; i < nc; i++) {
@@ -308,7 +311,10 @@ static size_t fast_slot(const char *wgsl, const char *entry, const pxl_constant 
         h = (h ^ v ^ (uint64_t)(uintptr_t)c[i].name) * 0x94d049bb133111ebull;
     }
     h ^= h >> 29;
-    return (size_t)(h % (sizeof ((pxl_gpu *)0)->kernel_fast / sizeof(pxl_kernel *)));
+    size_t n = sizeof ((pxl_gpu *)0)->kernel_fast / sizeof(pxl_kernel *);
+    slot[0] = (size_t)(h % n);
+    slot[1] = (size_t)((h >> 32) % n);
+    if (slot[1] == slot[0]) slot[1] = (slot[0] + 1) % n;
 }
 
 static void lru_unlink(pxl_gpu *g, pxl_kernel *k) {
@@ -331,9 +337,12 @@ static pxl_kernel **bucket_of(pxl_gpu *g, uint64_t h) {
     return &g->kernel_buckets[h & (g->n_kernel_buckets - 1)];
 }
 
-static pxl_kernel *hit(pxl_gpu *g, pxl_kernel *k, const char *wgsl, size_t slot) {
+/* k found for the key of `slot`: it takes the place it was found in, or
+ * an empty one of the two, or the first. */
+static pxl_kernel *hit(pxl_gpu *g, pxl_kernel *k, const char *wgsl, const size_t slot[2]) {
     k->src = wgsl;
-    g->kernel_fast[slot] = k;
+    if (g->kernel_fast[slot[0]] != k && g->kernel_fast[slot[1]] != k)
+        g->kernel_fast[g->kernel_fast[slot[0]] && !g->kernel_fast[slot[1]] ? slot[1] : slot[0]] = k;
     if (g->kernel_head != k) {
         lru_unlink(g, k);
         lru_front(g, k);
@@ -376,16 +385,22 @@ static pxl_status kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, 
      * call (embedded WGSL, every op call): with fixed text no comparison of
      * the text at all (the pointer was compared in full when it was first
      * seen), else one. */
-    size_t slot = fast_slot(wgsl, entry, constants, n_constants);
-    pxl_kernel *f = g->kernel_fast[slot];
-    if (fixed && f && f->src == wgsl && fixed_meta_equal(f, entry, constants, n_constants)) {
-        *out = hit(g, f, wgsl, slot);
-        return PXL_OK;
+    size_t slot[2];
+    fast_slots(wgsl, entry, constants, n_constants, slot);
+    for (int w = 0; fixed && w < 2; w++) {
+        pxl_kernel *f = g->kernel_fast[slot[w]];
+        if (f && f->src == wgsl && fixed_meta_equal(f, entry, constants, n_constants)) {
+            *out = hit(g, f, wgsl, slot);
+            return PXL_OK;
+        }
     }
     size_t len = strlen(wgsl);
-    if (f && f->src == wgsl && key_equal(f, wgsl, len, entry, constants, n_constants)) {
-        *out = hit(g, f, wgsl, slot);
-        return PXL_OK;
+    for (int w = 0; w < 2; w++) {
+        pxl_kernel *f = g->kernel_fast[slot[w]];
+        if (f && f->src == wgsl && key_equal(f, wgsl, len, entry, constants, n_constants)) {
+            *out = hit(g, f, wgsl, slot);
+            return PXL_OK;
+        }
     }
     if (!g->kernel_buckets) {
         size_t nb = 64;
@@ -442,7 +457,7 @@ static pxl_status kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, 
     k->hnext = *bucket_of(g, h);
     *bucket_of(g, h) = k;
     lru_front(g, k);
-    g->kernel_fast[slot] = k;
+    g->kernel_fast[g->kernel_fast[slot[0]] && !g->kernel_fast[slot[1]] ? slot[1] : slot[0]] = k;
     g->n_kernels++;
     *out = k;
     return PXL_OK;
