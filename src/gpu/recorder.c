@@ -13,6 +13,9 @@
  * pxl_recorder_submit. While the profiler (profile.c) is on, each dispatch
  * gets a pass of its own between two timestamps, or each recording one pair
  * (whole_submits), resolved at the submit and read after it.
+ * pxl_recorder_end does the submit's first half (the command buffer, the
+ * uniform writes, the resolves) early and keeps the recorder on the
+ * context's list of ended ones until pxl_recorder_submit does the second.
  */
 #include "gpu_internal.h"
 
@@ -117,9 +120,10 @@ static void begin_pass(pxl_recorder *r, const WGPUPassTimestampWrites *ts) {
 
 /* stream: the ops stream's recording, which is submitted often (every layer
  * of a decoded token), or a recorder begun with PXL_RECORDER_UNCHECKED: it
- * pushes no error scopes unless the tuning option gpu_scopes=1 asks for them (popping them costs about 50 us a submit on an
- * H100); its errors reach the uncaptured-error handler and are reported by
- * the submit's pxl_gpu_take_deferred or the next wait. */
+ * pushes no error scopes unless the tuning option gpu_scopes=1 asks for them
+ * (popping them costs about 50 us a submit on an H100); its errors reach the
+ * uncaptured-error handler and are reported by the submit's
+ * pxl_gpu_take_deferred or the next wait. */
 static pxl_status recorder_begin(pxl_gpu *g, int timed, int stream, pxl_recorder **out) {
     pxl_ctx *ctx = g->ctx;
     pxl_recorder *r = pxl_calloc(ctx, 1, sizeof *r);

@@ -27,7 +27,9 @@
  *
  * On a GPU, one token (decoding) takes layer_token instead: the same
  * formulas in 6 or 7 dispatches a layer, over weights loaded as one matrix
- * per input (Q, K, V; gate, up), and the pass is submitted after each layer.
+ * per input (Q, K, V; gate, up), and the pass is submitted after each layer;
+ * the next token's pass is recorded while the GPU runs this one
+ * (record_ahead).
  */
 #include "llm_model.h"
 
@@ -755,12 +757,12 @@ static pxl_status write_ids(pxl_llm *m, const int32_t *tok, int64_t T) {
  * record it and wait for it, so the GPU would sit idle between tokens. So
  * once a token's pass is submitted, the next one-token pass (position P,
  * its last row's logits into m->logits1, its id read from m->ids when it
- * runs) is recorded into a recorder of its own and ended unsubmitted
- * (pxl_recorder_end) while the GPU works; the logits of the current token
- * are read after that. A following pxl_llm_eval of one token at P writes
- * the id and submits the held pass at once; any other call discards it
- * (nothing of it has run, so the cache is untouched). No-op where the
- * context has no room for a token at P.
+ * runs) is recorded into recorders of its own (PXL_RECORDER_UNCHECKED, like
+ * the stream) ended unsubmitted (pxl_recorder_end) while the GPU works; the
+ * logits of the current token are read after that. A following
+ * pxl_llm_eval of one token at P writes the id and submits the held pass at
+ * once; any other call discards it (nothing of it has run, so the cache is
+ * untouched). No-op where the context has no room for a token at P.
  *
  * WebGPU turns a command buffer into the device's commands when it is
  * submitted (Dawn: about 3 us a dispatch on an H100's host), so one
@@ -834,7 +836,8 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t P, int64_t T, 
     int64_t every = tune ? (int64_t)tune - 1 : LLM_SUBMIT_LAYERS;
     for (int64_t l = 0; l < I->n_layer && s == PXL_OK; l++) {
         if (gpu && every > 0 && l > 0 && l % every == 0 && !ahead) s = pxl_gpu_flush(ctx, 0, NULL);
-        if (ahead && l > 0 && ((l + 1) & l) == 0 && l + 1 < I->n_layer) s = ahead_cut(m); /* layers 1, 3, 7, 15 .. start parts */
+        /* recorded ahead: layers 1, 3, 7, 15, ... start a part */
+        if (ahead && l > 0 && ((l + 1) & l) == 0 && l + 1 < I->n_layer) s = ahead_cut(m);
         if (s != PXL_OK) break;
         pxl_llm_layer *L = &m->layers[l];
         int mark = v.n;
