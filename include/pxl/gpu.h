@@ -303,7 +303,10 @@ PXL_API pxl_status pxl_recorder_end(pxl_recorder *rec);
  * Submits and frees the recorder (also on error). If wait is 1, returns after
  * the GPU finished (and reports deferred errors). If gpu_ns is non-NULL and
  * the recording was timed on a device with timestamps, it receives the GPU
- * time in nanoseconds (this implies waiting); otherwise it receives 0.
+ * time in nanoseconds (this implies waiting); otherwise it receives 0. A
+ * recorder closed by pxl_recorder_end is submitted after the stream (the
+ * ops asked for since its end run first); its recording errors, if any, are
+ * returned again and nothing of it runs.
  */
 PXL_API pxl_status pxl_recorder_submit(pxl_recorder *rec, int wait, uint64_t *gpu_ns);
 /*
