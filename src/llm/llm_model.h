@@ -48,6 +48,7 @@ struct pxl_llm {
     pxl_recorder *ahead[LLM_AHEAD_PARTS];
     int n_ahead;
     int64_t ahead_pos;
+    int decode_warm; /* GPU: the decode kernels of long contexts are made (model.c, warm_decode) */
     pxl_progress *progress;
     uint64_t n_loaded;
 };

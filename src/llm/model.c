@@ -781,6 +781,24 @@ static pxl_status ahead_cut(pxl_llm *m) {
     return s;
 }
 
+/*
+ * Makes the kernels that decoding needs only at long contexts (attention's
+ * split of the keys and the pass merging the splits) before the first
+ * decoded token, by recording a one-token pass at the last position of the
+ * context and dropping it. Otherwise their pipelines would be created in
+ * the middle of a generation, when the context first outgrows one chunk of
+ * keys (129 tokens for D = 64): a stall of a pipeline compile, and on the
+ * H100 the one slow repetition of a process's first tg128.
+ */
+static pxl_status warm_decode(pxl_llm *m) {
+    m->decode_warm = 1;
+    if (m->n_ahead) return PXL_OK; /* a pass recorded ahead made them */
+    pxl_status s = ahead_cut(m);   /* in the parts of a pass recorded ahead, then dropped */
+    if (s == PXL_OK) s = forward(m, NULL, m->info.n_ctx - 1, 1, NULL, 0, 1);
+    ahead_drop(m);
+    return s;
+}
+
 static pxl_status record_ahead(pxl_llm *m, int64_t P) {
     ahead_drop(m);
     if (pxl_ctx_tuning(m->ctx)->llm_ahead_off || !m->qkv1 || P + 1 > m->info.n_ctx) return PXL_OK;
@@ -821,6 +839,7 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t P, int64_t T, 
     token_views tv;
     memset(&tv, 0, sizeof tv);
     int one = T == 1 && m->qkv1; /* one token on a GPU: layer_token */
+    if (s == PXL_OK && one && !ahead && !m->decode_warm) s = warm_decode(m);
     if (s == PXL_OK && one) s = token_views_make(m, &v, &tv);
     if (s == PXL_OK && !ahead) s = pxl_tensor_write(ctx, ids, tok, (size_t)T * sizeof *tok);
     if (s == PXL_OK) s = pxl_embedding(ctx, m->tok_embd, ids, x);
