@@ -12,8 +12,9 @@
  * submit read. The least recently used slot is reused when all
  * PXL_USLOT_MAX are taken, never one used by the open recording or by a
  * recording ended and not yet submitted (their dispatches would read the
- * new bytes); when every slot is so taken, the dispatch carves its parameters out of the recorder's
- * own blocks instead (recorder.c) and its bind group is not cached.
+ * new bytes); when every slot is so taken, the dispatch carves its
+ * parameters out of the recorder's own blocks instead (recorder.c) and its
+ * bind group is not cached.
  *
  * Bind groups. Keyed by the kernel's id, each binding's (binding, buffer id,
  * offset, size) and the uniform slot's (binding, slot, size); ids are

@@ -181,8 +181,7 @@ static void attn_tune(const pxl_tuning *t, int64_t T, uint32_t d4, uint32_t *wg,
                       uint32_t *cwg) {
     *wg = ATTN_WG;
     if (T > 1) *wg = ATTN_WG_PREFILL;
-    else
-        while (*wg > 64 && *wg / 2 >= d4 * 64u) *wg /= 2;
+    while (T == 1 && *wg > 64 && *wg / 2 >= d4 * 64u) *wg /= 2;
     *cpv = ATTN_CPV;
     *target = ATTN_TARGET_WG;
     *cwg = ATTN_COMBINE_WG;
