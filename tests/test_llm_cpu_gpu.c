@@ -18,6 +18,14 @@
  * sides: a rewind (step 5: back 2 positions, then a different token), a
  * chunk of 3 tokens (step 9), and a token without logits (step 12, compared
  * at step 13).
+ *
+ *   test_llm_cpu_gpu MODEL.gguf --no-late-pipelines N
+ *
+ * GPU only: decodes N tokens one at a time from an empty cache and fails if
+ * any GPU pipeline is made after the first one (the runtime makes the
+ * kernels of long contexts, such as attention's split of the keys, before
+ * its first decoded token: warm_decode in src/llm/model.c). Exit 77 without
+ * a GPU.
  */
 #include "pxl/llm.h"
 
@@ -52,11 +60,44 @@ static void close_side(side *s) {
     pxl_ctx_free(s->ctx);
 }
 
+/* --no-late-pipelines N */
+static int no_late_pipelines(const char *path, int n) {
+    side g;
+    int rc = open_side(path, PXL_BACKEND_GPU, &g);
+    if (rc) {
+        close_side(&g);
+        return rc;
+    }
+    int64_t V = pxl_llm_get_info(g.m)->n_vocab, C = pxl_llm_get_info(g.m)->n_ctx;
+    if (n > C) n = (int)C;
+    float *lg = malloc((size_t)V * sizeof *lg);
+    uint64_t after_first = 0;
+    for (int i = 0; i < n && lg && !rc; i++) {
+        int32_t tok = (int32_t)((i * 7919 + 1) % V);
+        if (pxl_llm_eval(g.m, &tok, 1, lg, 0) != PXL_OK) {
+            fprintf(stderr, "eval at %d: %s\n", i, pxl_ctx_error(g.ctx));
+            rc = 1;
+        }
+        uint64_t misses = pxl_gpu_get_stats(g.ctx).pipeline_cache_misses;
+        if (i == 0) after_first = misses;
+        else if (misses != after_first) {
+            fprintf(stderr, "%s: a pipeline was made at decoded token %d (context %d)\n", path, i, i + 1);
+            rc = 1;
+        }
+    }
+    if (!lg) rc = 1;
+    printf("%s: %d tokens decoded on the GPU, %s\n", path, n, rc ? "FAILED" : "no pipeline made after the first");
+    free(lg);
+    close_side(&g);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: test_llm_cpu_gpu MODEL.gguf TOL [STEPS]\n");
+        fprintf(stderr, "usage: test_llm_cpu_gpu MODEL.gguf TOL [STEPS] | MODEL.gguf --no-late-pipelines N\n");
         return 2;
     }
+    if (argc > 3 && !strcmp(argv[2], "--no-late-pipelines")) return no_late_pipelines(argv[1], atoi(argv[3]));
     float tol = strtof(argv[2], NULL);
     int steps = argc > 3 ? atoi(argv[3]) : 16;
     side c, g;
