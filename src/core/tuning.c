@@ -7,6 +7,7 @@
  */
 #include "internal.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #define TUNE_VALUE_MAX 128
@@ -31,11 +32,33 @@ static int parse_list(const char *v, uint32_t *out, int max) {
     }
 }
 
+/* The keys that take 0 or 1: the int field at `field` of pxl_tuning is set
+ * to 1 when the value is `set`, else 0 (so "cpu_simd=0" sets cpu_simd_off). */
+static const struct {
+    const char *key;
+    size_t field;
+    char set;
+} flag_keys[] = {
+    {"pllm_no_avx", offsetof(pxl_tuning, pllm_no_avx), '1'},
+    {"cpu_simd", offsetof(pxl_tuning, cpu_simd_off), '0'},
+    {"cpu_q8", offsetof(pxl_tuning, cpu_q8), '1'},
+    {"gpu_scopes", offsetof(pxl_tuning, gpu_scopes), '1'},
+    {"llm_ahead", offsetof(pxl_tuning, llm_ahead_off), '0'},
+};
+
 /* One key=value item; 0 if the key is known and the value good, else 1
  * with *what set to a description of what the key takes (NULL: unknown). */
 static int apply(pxl_tuning *t, const char *key, const char *v, const char **what) {
     uint32_t a[4];
     int n;
+    for (size_t i = 0; i < sizeof flag_keys / sizeof flag_keys[0]; i++) {
+        if (strcmp(key, flag_keys[i].key)) continue;
+        *what = "0 or 1";
+        if (strcmp(v, "0") && strcmp(v, "1")) return 1;
+        int on = v[0] == flag_keys[i].set;
+        memcpy((char *)t + flag_keys[i].field, &on, sizeof on);
+        return 0;
+    }
     if (!strcmp(key, "dot")) {
         *what = "wg,groups: wg a power of two in [32, 1024], groups in [1, 65535]";
         n = parse_list(v, a, 2);
@@ -98,26 +121,6 @@ static int apply(pxl_tuning *t, const char *key, const char *v, const char **wha
         else if (!strcmp(v, "small")) t->vm_mm = 2;
         else if (!strcmp(v, "auto")) t->vm_mm = 0;
         else return 1;
-    } else if (!strcmp(key, "pllm_no_avx")) {
-        *what = "0 or 1";
-        if (strcmp(v, "0") && strcmp(v, "1")) return 1;
-        t->pllm_no_avx = v[0] == '1';
-    } else if (!strcmp(key, "cpu_simd")) {
-        *what = "0 or 1";
-        if (strcmp(v, "0") && strcmp(v, "1")) return 1;
-        t->cpu_simd_off = v[0] == '0';
-    } else if (!strcmp(key, "cpu_q8")) {
-        *what = "0 or 1";
-        if (strcmp(v, "0") && strcmp(v, "1")) return 1;
-        t->cpu_q8 = v[0] == '1';
-    } else if (!strcmp(key, "gpu_scopes")) {
-        *what = "0 or 1";
-        if (strcmp(v, "0") && strcmp(v, "1")) return 1;
-        t->gpu_scopes = v[0] == '1';
-    } else if (!strcmp(key, "llm_ahead")) {
-        *what = "0 or 1";
-        if (strcmp(v, "0") && strcmp(v, "1")) return 1;
-        t->llm_ahead_off = v[0] == '0';
     } else if (!strcmp(key, "gpu_q8")) {
         *what = "0, 1 or 2";
         if (strcmp(v, "0") && strcmp(v, "1") && strcmp(v, "2")) return 1;
