@@ -799,8 +799,9 @@ static void qbt_range(void *arg, int64_t lo, int64_t hi) {
     }
 }
 
-/* Rounds rows [lo, hi) of A (K / 32 blocks each) into the job's blocks, and
- * with deq set also writes the rounded values d q there (A's layout). */
+/* Rounds rows [lo, hi) of A (K / 32 blocks each) into the job's blocks q,
+ * or with deq set (q NULL) writes the rounded values d q there instead
+ * (A's layout). */
 typedef struct {
     const float *a;
     q8blk *q;
@@ -814,7 +815,7 @@ static void q8_rows(void *arg, int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; r++)
         for (int64_t k = 0; k < j->K; k += QB) {
             const float *x = j->a + r * j->K + k;
-            q8blk *o = j->q + (r * j->K + k) / QB;
+            q8blk one, *o = j->q ? j->q + (r * j->K + k) / QB : &one;
 #ifdef PXL_CPU_X86
             if (j->simd) q8_round_avx(x, o);
             else q8_round_c(x, o);
@@ -850,13 +851,12 @@ void pxl_cpu_matmul_bt(pxl_ctx *ctx, const pxl_cpu_bt *p) {
          * formats: A replaced by its rounding d q and the exact path (the
          * GPU's 8-bit kernels, kmv4q and kmm8, multiply the same values) */
         int64_t rows = p->batch_a * p->M;
-        int deq = !q8_takes(p->dt);
-        qa = pxl_calloc(ctx, (size_t)(rows * (p->K / QB)), sizeof *qa); /* NULL: A as given */
-        ar = qa && deq ? pxl_calloc(ctx, (size_t)(rows * p->K), sizeof *ar) : NULL;
-        if (qa && (!deq || ar)) {
+        if (q8_takes(p->dt)) qa = pxl_calloc(ctx, (size_t)(rows * (p->K / QB)), sizeof *qa);
+        else ar = pxl_calloc(ctx, (size_t)(rows * p->K), sizeof *ar); /* NULL either way: A as given */
+        if (qa || ar) {
             q8_job qj = {p->a, qa, p->K, j.simd, ar};
             pxl_parallel_range(ctx, rows, 1 + 65536 / p->K, q8_rows, &qj);
-            if (deq) j.a = ar;
+            if (ar) j.a = ar;
             else j.qa = qa;
         }
     }
