@@ -337,12 +337,16 @@ static pxl_kernel **bucket_of(pxl_gpu *g, uint64_t h) {
     return &g->kernel_buckets[h & (g->n_kernel_buckets - 1)];
 }
 
-/* k found for the key of `slot`: it takes the place it was found in, or
- * an empty one of the two, or the first. */
+/* Puts k in one of its key's two places unless it holds one: the second
+ * when only the first is taken, else the first. */
+static void fast_put(pxl_gpu *g, pxl_kernel *k, const size_t slot[2]) {
+    if (g->kernel_fast[slot[0]] == k || g->kernel_fast[slot[1]] == k) return;
+    g->kernel_fast[g->kernel_fast[slot[0]] && !g->kernel_fast[slot[1]] ? slot[1] : slot[0]] = k;
+}
+
 static pxl_kernel *hit(pxl_gpu *g, pxl_kernel *k, const char *wgsl, const size_t slot[2]) {
     k->src = wgsl;
-    if (g->kernel_fast[slot[0]] != k && g->kernel_fast[slot[1]] != k)
-        g->kernel_fast[g->kernel_fast[slot[0]] && !g->kernel_fast[slot[1]] ? slot[1] : slot[0]] = k;
+    fast_put(g, k, slot);
     if (g->kernel_head != k) {
         lru_unlink(g, k);
         lru_front(g, k);
@@ -457,7 +461,7 @@ static pxl_status kernel_get(pxl_ctx *ctx, const char *label, const char *wgsl, 
     k->hnext = *bucket_of(g, h);
     *bucket_of(g, h) = k;
     lru_front(g, k);
-    g->kernel_fast[g->kernel_fast[slot[0]] && !g->kernel_fast[slot[1]] ? slot[1] : slot[0]] = k;
+    fast_put(g, k, slot);
     g->n_kernels++;
     *out = k;
     return PXL_OK;

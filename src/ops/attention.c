@@ -216,10 +216,9 @@ static pxl_status attn_gpu(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *
     static const char *op = "pxl_attention";
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
     int64_t T = q->shape[0], Hq = q->shape[1], D = q->shape[2], Hkv = k->shape[1], G = Hq / Hkv;
-    uint32_t wg, cpv, target, cwg;
-    attn_tune(pxl_ctx_tuning(ctx), T, (uint32_t)((D + 3) / 4), &wg, &cpv, &target, &cwg);
+    uint32_t wg, cpv, target, cwg, d4 = (uint32_t)((D + 3) / 4);
+    attn_tune(pxl_ctx_tuning(ctx), T, d4, &wg, &cpv, &target, &cwg);
     while (wg > gi->max_invocations_per_workgroup || wg > gi->max_workgroup_size[0]) wg /= 2;
-    uint32_t d4 = (uint32_t)((D + 3) / 4);
     uint32_t parts, lc, slices, kps;
     for (;;) { /* keys per invocation in the value phase must fit its registers */
         parts = (d4 + cpv - 1) / cpv;
