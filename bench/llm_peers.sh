@@ -27,13 +27,7 @@ DEADLINE_S=${DEADLINE_S:-570}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 P=${PEERS:-/root/peers}
 LOG="$OUT/llm_peers.txt"
-left() { echo $(( DEADLINE_S - ($(date +%s) - START) )); }
-step() { # step NAME SECONDS CMD...: runs CMD with a timeout, if the deadline allows
-  local name=$1 need=$2; shift 2
-  if [ "$(left)" -lt "$need" ]; then echo "== $name: skipped ($(left) s left)" >>"$LOG"; return 1; fi
-  echo "== $name" >>"$LOG"
-  timeout "$(left)" "$@" >>"$LOG" 2>&1 || echo "== $name: failed or timed out (rc $?)" >>"$LOG"
-}
+source bench/steps.sh   # left, step
 presets=("$@"); [ ${#presets[@]} -gt 0 ] || presets=(tinyllama-1.1b tiny5)
 PHASE=${PHASE:-all}
 if [ "$PHASE" != run ]; then

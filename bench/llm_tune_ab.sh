@@ -22,13 +22,7 @@ DEADLINE_S=${DEADLINE_S:-540}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 P=${PEERS:-/root/peers}
 LOG="$OUT/llm_ab.txt"
-left() { echo $(( DEADLINE_S - ($(date +%s) - START) )); }
-step() { # step NAME SECONDS CMD...
-  local name=$1 need=$2; shift 2
-  if [ "$(left)" -lt "$need" ]; then echo "== $name: skipped ($(left) s left)" >>"$LOG"; return 1; fi
-  echo "== $name" >>"$LOG"
-  timeout "$(left)" "$@" >>"$LOG" 2>&1 || echo "== $name: failed or timed out (rc $?)" >>"$LOG"
-}
+source bench/steps.sh   # left, step
 nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.memory,clocks.sm,clocks.mem,power.draw \
   --format=csv,noheader -lms 200 >"$OUT/smi.csv" 2>&1 &
 SMI=$!
