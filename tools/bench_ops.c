@@ -389,6 +389,9 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         /* the same layer's products in a 512-token prefill: gate / up (Q4_K), down (Q6_K in Q4_K_M files) */
         {"q4_k_matmul_512x2048x5632", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv_run, {0}, {pp_, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_k_q8a_matmul_512x2048x5632", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv8_run, {0}, {pp_, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        /* Q and the output product (2048 x 2048), K or V (256 rows: 4 KV heads of 64) */
+        {"q4_k_q8a_matmul_512x2048x2048", "GFLOP/s", 2.0 * fp * tl * tl, qmv_setup, qmv8_run, {0}, {pp_, tl_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q4_k_q8a_matmul_512x2048x256", "GFLOP/s", 2.0 * fp * tl * 256.0, qmv_setup, qmv8_run, {0}, {pp_, 256, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q6_k_matmul_512x5632x2048", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv_run, {0}, {pp_, tl_, tf_, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q6_k_q8a_matmul_512x5632x2048", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv8_run, {0}, {pp_, tl_, tf_, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"attention_decode_32x8x128_ctx4096", "us", 0, attn_setup, attn_run, {0}, {32, 8, 128, ctxlen}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},

@@ -115,6 +115,8 @@ typedef struct pxl_ctx_options {
      *                            the rows of kmv4/kmv6/hmv, and kmv_tpr their row group)
      *   kmv_wg=N                 a power of two in [32, 256]: kmv4/kmv6/hmv's workgroup
      *                            (their workgroup memory holds 256 x 9 sums)
+     *   kmm8=0|4|8               the tiled Q4_K product on 8-bit A: 0 kmm8.wgsl,
+     *                            4 or 8 kmm8w.wgsl with tiles of 64 x 16N
      *   llm_submit=N             the GGUF runtime's GPU pass submits its work every
      *                            N layers (0: once per pass)
      *   qmv_kernel=q|auto        q: the plain qmv kernel, never qmv_xs

@@ -1,0 +1,167 @@
+// Tiled Q4_K products with A rounded to 8 bits, B read 16 bytes at a time
+// (pxl_matmul_options.a_q8, M > 8; host side: src/ops/matmul_quant.c, which
+// takes it where B's offsets lie on 16 bytes and kmm8.wgsl otherwise):
+// C = alpha * A' . B^T + beta * C with A' the rounding qa8.wgsl wrote into Q
+// and B [N, K] Q4_K (layout: PXL_Q4_K in include/pxl/ops.h). The same sums
+// as kmm8.wgsl, in the same order: per 32-value sub-block an exact integer
+// sum (dot4I8Packed), then da (d sc) isum - (da sum qa) (dmin m).
+//
+// Tiles of 64 x 16 TN outputs, 16 x 16 invocations each owning 4 rows
+// (4 ty + i) and TN columns (tx + 16 j, so that the 16 invocations of a row
+// read 16 neighbouring tile rows of B: no bank conflicts with RS = 5). K
+// advances 64 values (sub-blocks 2j and 2j + 1 of a block, the low and high
+// nibbles of the same 32 quant bytes) a step, through workgroup memory:
+//   Aw[m * RS + v]: values 16 v .. 16 v + 15 of the step for tile row m,
+//     four signed bytes a word (v = 0, 1: sub-block 2j; 2, 3: 2j + 1);
+//   Bw[n * RS + v]: the same for tile column n, the 4-bit quants as bytes;
+//   Asw[m] = (d, d sum q) of the two sub-blocks of A; Bsw[n] = (d sc, dmin m).
+// Each invocation loads one 16-byte word of A and at most one of B's quants
+// and one of B's block headers (or of A's scales) per step, and issues the
+// next step's loads before it multiplies this one, so that their latency
+// hides behind the arithmetic.
+//
+// Params (qmm_params): as kmm8.wgsl; off_b and stride_b in bytes, multiples
+// of 16 here; off_a: where Q's scales start, in vec4s; stride_a: Q's rows
+// between batches (M, or 0 when A is shared).
+
+#include "qmm_params.wgsl"   // Params
+
+@group(0) @binding(0) var<storage, read> Q: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read> B: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read_write> C: array<f32>;
+@group(0) @binding(3) var<uniform> p: Params;
+
+#include "bytes.wgsl"   // k_scale_min
+
+override TN: u32 = 8u;   // output columns per invocation: 4 or 8 (tiles of 64 x 64 or 64 x 128)
+
+const RS: u32 = 5u;      // vec4s per tile row in workgroup memory: the step's 64 values and one of padding
+const BNMAX: u32 = 128u;
+
+var<workgroup> Aw: array<vec4<u32>, 320>;           // 64 rows x RS
+var<workgroup> Bw: array<vec4<u32>, 640>;           // BNMAX rows x RS
+var<workgroup> Asw: array<vec4<f32>, 64>;
+var<workgroup> Bsw: array<vec4<f32>, BNMAX>;
+
+// One step's words, as each invocation loads them.
+struct Stage {
+    a: vec4<u32>,    // A values: tile row lid / 4, word lid % 4
+    b: vec4<u32>,    // B quants: tile column lid / 2, half lid % 2 (lid < 2 BN)
+    s: vec4<u32>,    // A's scales (lid < 64) or B's block header (64 <= lid < 64 + BN)
+}
+
+struct Bases {
+    a: u32,          // vec4 index of this invocation's row of A's values
+    b: u32,          // vec4 index of its B quant row
+    s: u32,          // vec4 index of its A scale row or B row (header)
+}
+
+fn stage_load(bs: Bases, lid: u32, st: u32, bn: u32) -> Stage {
+    var g: Stage;
+    let blk = st >> 2u;
+    let j = st & 3u;
+    g.a = Q[bs.a + st * 4u + (lid & 3u)];
+    if (lid < 2u * bn) { g.b = B[bs.b + blk * 9u + 1u + 2u * j + (lid & 1u)]; }
+    if (lid < 64u) {
+        g.s = Q[bs.s + st];
+    } else if (lid < 64u + bn) {
+        g.s = B[bs.s + blk * 9u];
+    }
+    return g;
+}
+
+fn stage_store(g: Stage, lid: u32, st: u32, bn: u32) {
+    let lo = 0x0f0f0f0fu;
+    Aw[(lid >> 2u) * RS + (lid & 3u)] = g.a;
+    if (lid < 2u * bn) {
+        let r = (lid >> 1u) * RS + (lid & 1u);
+        Bw[r] = g.b & vec4<u32>(lo);
+        Bw[r + 2u] = (g.b >> vec4<u32>(4u)) & vec4<u32>(lo);
+    }
+    if (lid < 64u) {
+        Asw[lid] = bitcast<vec4<f32>>(g.s);
+    } else if (lid < 64u + bn) {
+        let j = st & 3u;
+        let dm = unpack2x16float(g.s.x);
+        let sm0 = k_scale_min(g.s.y, g.s.z, g.s.w, 2u * j);
+        let sm1 = k_scale_min(g.s.y, g.s.z, g.s.w, 2u * j + 1u);
+        Bsw[lid - 64u] = vec4<f32>(dm.x * f32(sm0.x), dm.y * f32(sm0.y), dm.x * f32(sm1.x), dm.y * f32(sm1.y));
+    }
+}
+
+fn store_c(idx: u32, v: f32) {
+    var out = p.alpha * v;
+    if (p.beta != 0.0) { out = out + p.beta * C[idx]; }
+    C[idx] = out;
+}
+
+@compute @workgroup_size(16, 16)
+fn kmm8w(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let tx = lid3.x;
+    let ty = lid3.y;
+    let lid = ty * 16u + tx;
+    let bn = 16u * TN;
+    let m0 = wid.y * 64u;
+    let n0 = wid.x * bn;
+    // row bases (rows past M or N clamped: read, never stored)
+    let k16 = p.K / 16u;
+    var bs: Bases;
+    bs.a = (wid.z * p.stride_a + min(m0 + (lid >> 2u), p.M - 1u)) * k16;
+    let bz = p.off_b + wid.z * p.stride_b;
+    bs.b = (bz + min(n0 + (lid >> 1u), p.N - 1u) * p.row_bytes) >> 4u;
+    if (lid < 64u) {
+        bs.s = p.off_a + (wid.z * p.stride_a + min(m0 + lid, p.M - 1u)) * (p.K / 64u);
+    } else {
+        bs.s = (bz + min(n0 + lid - 64u, p.N - 1u) * p.row_bytes) >> 4u;
+    }
+
+    var acc: array<vec4<f32>, 8>;   // acc[2 i + j / 4][j % 4]: row 4 ty + i, column tx + 16 j
+    let steps = p.nb * 4u;
+    var g = stage_load(bs, lid, 0u, bn);
+    for (var st = 0u; st < steps; st = st + 1u) {
+        stage_store(g, lid, st, bn);
+        workgroupBarrier();
+        if (st + 1u < steps) { g = stage_load(bs, lid, st + 1u, bn); }
+        for (var h = 0u; h < 2u; h = h + 1u) {   // sub-blocks 2j + h: words 2h, 2h + 1
+            var isum: array<vec4<i32>, 8>;
+            for (var e = 0u; e < 8u; e = e + 1u) { isum[e] = vec4<i32>(0); }   // assigned: see kmm8.wgsl's zero_sums
+            for (var v = 2u * h; v < 2u * h + 2u; v = v + 1u) {
+                var a: array<vec4<u32>, 4>;
+                for (var i = 0u; i < 4u; i = i + 1u) { a[i] = Aw[(4u * ty + i) * RS + v]; }
+                for (var j = 0u; j < TN; j = j + 1u) {
+                    let b = Bw[(tx + 16u * j) * RS + v];
+                    for (var i = 0u; i < 4u; i = i + 1u) {
+                        isum[2u * i + (j >> 2u)][j & 3u] += dot4I8Packed(a[i].x, b.x) + dot4I8Packed(a[i].y, b.y) +
+                                                            dot4I8Packed(a[i].z, b.z) + dot4I8Packed(a[i].w, b.w);
+                    }
+                }
+            }
+            var bsc: array<vec4<f32>, 2>;
+            var bmn: array<vec4<f32>, 2>;
+            for (var j = 0u; j < TN; j = j + 1u) {
+                let b4 = Bsw[tx + 16u * j];
+                bsc[j >> 2u][j & 3u] = select(b4.x, b4.z, h == 1u);
+                bmn[j >> 2u][j & 3u] = select(b4.y, b4.w, h == 1u);
+            }
+            for (var i = 0u; i < 4u; i = i + 1u) {
+                let a4 = Asw[4u * ty + i];
+                let da = select(a4.x, a4.z, h == 1u);
+                let sa = select(a4.y, a4.w, h == 1u);
+                for (var c = 0u; c < TN / 4u; c = c + 1u) {
+                    acc[2u * i + c] = acc[2u * i + c] + da * bsc[c] * vec4<f32>(isum[2u * i + c]) - sa * bmn[c];
+                }
+            }
+        }
+        workgroupBarrier();
+    }
+    let base = p.off_c + wid.z * p.stride_c;
+    for (var i = 0u; i < 4u; i = i + 1u) {
+        let m = m0 + 4u * ty + i;
+        if (m < p.M) {
+            for (var j = 0u; j < TN; j = j + 1u) {
+                let n = n0 + tx + 16u * j;
+                if (n < p.N) { store_c(base + m * p.N + n, acc[2u * i + (j >> 2u)][j & 3u]); }
+            }
+        }
+    }
+}
