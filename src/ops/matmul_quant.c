@@ -204,7 +204,6 @@ static pxl_status tiles_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape
  * is divided by M (NCOL * ROWS <= 8). The context's tuning options kmv_tpr
  * and kmv_rows override them, for tuning only. */
 #define KMV_WG 256u
-#define KMM8W_TN 8u /* kmm8w.wgsl: columns per invocation */
 #define KMV_TPR 32u
 
 /* Q4_K with M = 1 (wgsl/kmv4.wgsl): B read 16 bytes at a time, neighbouring
@@ -281,13 +280,22 @@ static int kmm8_fits(const pxl_gpu_info *gi, pxl_dtype dt, const q_shape *s, con
     return b_ok && kmm8_bytes(s) + 16 <= gi->max_storage_binding_size && kmm8_bytes(s) / 16 <= UINT32_MAX;
 }
 
-/* kmm8w's columns per invocation (its tiles are 64 x 16 tn), or 0 for kmm8:
- * Q4_K whose rows and views start on 16 bytes (row_bytes, 144 a block, always
- * does). The tuning option kmm8=0 takes kmm8, kmm8=4 or 8 sets tn. */
-static uint32_t kmm8w_tn(const pxl_ctx *ctx, pxl_dtype dt, const qmm_params *p) {
+/* kmm8w.wgsl's columns per invocation (its tiles are 64 x 16 tn), or 0 for
+ * kmm8.wgsl. Q6_K: kmm8w6, tn 4. Q4_K whose views start on 16 bytes (rows
+ * do: 144 bytes a block): kmm8w, tn 8 where that still makes KMM8W_WIDE
+ * tiles, else 4. Measured on an H200 (2026-11-27; --tune kmm8=0|4|8, pxl
+ * bench ops --only q8a_matmul): Q4_K 512x2048x5632 236 us (tn 8), 259 (4),
+ * 385 (kmm8); 512x2048x2048 99, 95, 155; 512x2048x256 99, 63, 110. The
+ * tuning option kmm8=0 takes kmm8.wgsl, kmm8=4 or 8 sets tn (Q4_K). */
+#define KMM8W_WIDE 256u
+static uint32_t kmm8w_tn(const pxl_ctx *ctx, pxl_dtype dt, const q_shape *s, const qmm_params *p) {
     uint32_t t = pxl_ctx_tuning(ctx)->kmm8;
-    if (dt != PXL_Q4_K || p->off_b % 16u || p->stride_b % 16u || t == 1) return 0;
-    return t ? t - 1 : KMM8W_TN;
+    if (t == 1) return 0;
+    if (dt == PXL_Q6_K) return 4;
+    if (dt != PXL_Q4_K || p->off_b % 16u || p->stride_b % 16u) return 0;
+    if (t) return t - 1;
+    uint64_t wide = ((uint64_t)s->N + 127) / 128 * (((uint64_t)s->M + 63) / 64) * (uint64_t)s->batch;
+    return wide >= KMM8W_WIDE ? 8u : 4u;
 }
 
 static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const pxl_op_bindings *bd,
@@ -320,11 +328,12 @@ static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const
     pxl_binding mb[3] = {qbind, bd->b[1], bd->b[2]};
     mb[1].binding = 1;
     mb[2].binding = 2;
-    uint32_t tn = kmm8w_tn(ctx, dt, p);
-    if (tn) { /* kmm8w: 64 x 16 tn tiles */
+    uint32_t tn = kmm8w_tn(ctx, dt, s, p);
+    if (tn) { /* kmm8w, kmm8w6: 64 x 16 tn tiles */
         g[0] = (uint32_t)(((uint64_t)s->N + 16u * tn - 1) / (16u * tn));
         pxl_constant c[1] = {{"TN", tn}};
-        st = pxl_kernel_get_static(ctx, "kmm8w.wgsl", pxl_wgsl_ops_kmm8w, "kmm8w", c, 1, &k);
+        st = pxl_kernel_get_static(ctx, "kmm8w.wgsl", pxl_wgsl_ops_kmm8w, dt == PXL_Q6_K ? "kmm8w6" : "kmm8w", c,
+                                   dt == PXL_Q6_K ? 0 : 1, &k);
     } else {
         pxl_constant kq6[1] = {{"KQ6", dt == PXL_Q6_K}};
         st = pxl_kernel_get_static(ctx, "kmm8.wgsl", pxl_wgsl_ops_kmm8, "kmm8", kq6, 1, &k);

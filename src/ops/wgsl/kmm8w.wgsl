@@ -1,10 +1,13 @@
-// Tiled Q4_K products with A rounded to 8 bits, B read 16 bytes at a time
-// (pxl_matmul_options.a_q8, M > 8; host side: src/ops/matmul_quant.c, which
-// takes it where B's offsets lie on 16 bytes and kmm8.wgsl otherwise):
-// C = alpha * A' . B^T + beta * C with A' the rounding qa8.wgsl wrote into Q
-// and B [N, K] Q4_K (layout: PXL_Q4_K in include/pxl/ops.h). The same sums
-// as kmm8.wgsl, in the same order: per 32-value sub-block an exact integer
-// sum (dot4I8Packed), then da (d sc) isum - (da sum qa) (dmin m).
+// Tiled K-quant products with A rounded to 8 bits (pxl_matmul_options.a_q8,
+// M > 8; host side: src/ops/matmul_quant.c, which takes kmm8.wgsl where
+// these do not apply): C = alpha * A' . B^T + beta * C with A' the rounding
+// qa8.wgsl wrote into Q and B [N, K]:
+//   kmm8w: Q4_K (layout: PXL_Q4_K in include/pxl/ops.h), read 16 bytes at a
+//     time (B's offsets on 16 bytes); per 32-value sub-block an exact integer
+//     sum (dot4I8Packed), then da (d sc) isum - (da sum qa) (dmin m);
+//   kmm8w6: Q6_K (PXL_Q6_K; blocks on 2-byte offsets, read a word at a time),
+//     tiles of 64 x 64 (TN = 4); per 16 values da (d sc) isum.
+// The same sums as kmm8.wgsl, in the same order.
 //
 // Tiles of 64 x 16 TN outputs, 16 x 16 invocations each owning 4 rows
 // (4 ty + i) and TN columns (tx + 16 j, so that the 16 invocations of a row
@@ -15,10 +18,14 @@
 //     four signed bytes a word (v = 0, 1: sub-block 2j; 2, 3: 2j + 1);
 //   Bw[n * RS + v]: the same for tile column n, the 4-bit quants as bytes;
 //   Asw[m] = (d, d sum q) of the two sub-blocks of A; Bsw[n] = (d sc, dmin m).
-// Each invocation loads one 16-byte word of A and at most one of B's quants
-// and one of B's block headers (or of A's scales) per step, and issues the
-// next step's loads before it multiplies this one, so that their latency
-// hides behind the arithmetic.
+// Each invocation loads one 16-byte word of A and (Q4_K) at most one of B's
+// quants and one of B's block headers (or of A's scales) per step, and
+// issues the next step's loads before it multiplies this one, so that their
+// latency hides behind the arithmetic. Q6_K's step is its sub-blocks s0 =
+// 4h + g and s1 = s0 + 2 (j = 2h + g): the low and high nibbles of
+// ql[64h + 32g + l] with bits 2g.. and 2g + 4.. of qh[32h + l] (kmm8.wgsl),
+// taken as the signed bytes q - 32, Bsw[n] the d sc of its four 16-value
+// halves and Asw[m] = (d of s0, 0, d of s1, 0).
 //
 // Params (qmm_params): as kmm8.wgsl; off_b and stride_b in bytes, multiples
 // of 16 here; off_a: where Q's scales start, in vec4s; stride_a: Q's rows
@@ -32,6 +39,16 @@
 @group(0) @binding(3) var<uniform> p: Params;
 
 #include "bytes.wgsl"   // k_scale_min
+
+// word i of B, and the word at even byte offset o (Q6_K blocks sit on 2-byte
+// offsets; both words are read and one selected, as common/word_at.wgsl)
+fn bword(i: u32) -> u32 { return B[i >> 2u][i & 3u]; }
+fn bword_at(o: u32) -> u32 {
+    let i = o >> 2u;
+    let lo = bword(i);
+    let hi = bword(i + 1u);
+    return select(lo, (lo >> 16u) | (hi << 16u), (o & 2u) != 0u);
+}
 
 override TN: u32 = 8u;   // output columns per invocation: 4 or 8 (tiles of 64 x 64 or 64 x 128)
 
@@ -161,6 +178,135 @@ fn kmm8w(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) w
             for (var j = 0u; j < TN; j = j + 1u) {
                 let n = n0 + tx + 16u * j;
                 if (n < p.N) { store_c(base + m * p.N + n, acc[2u * i + (j >> 2u)][j & 3u]); }
+            }
+        }
+    }
+}
+
+// ---- kmm8w6: Q6_K, tiles of 64 x 64 ----
+
+// One step's words: A as kmm8w's; B's tile column lid / 4, quarter lid % 4:
+// 8 ql bytes and 8 qh bytes (words ql0, ql1, qh0, qh1); lid < 64: A's scales
+// of s0 and s1 (two vec4s); 64 <= lid < 128: B's scale words and d.
+struct Stage6 {
+    a: vec4<u32>,
+    b: vec4<u32>,    // ql0, ql1, qh0, qh1
+    s0: vec4<u32>,
+    s1: vec4<u32>,   // lid >= 64: (scales of s0's halves, of s1's, d's word, 0)
+}
+
+fn stage6_load(bs: Bases, lid: u32, st: u32) -> Stage6 {
+    var g: Stage6;
+    let blk = st >> 2u;
+    let j = st & 3u;
+    let h = j >> 1u;
+    let gg = j & 1u;
+    let s0 = blk * 8u + 4u * h + gg;   // the 32-value block of A, in the row
+    let v = lid & 3u;                  // A: vec4 v of the step (s0's two, then s1's)
+    g.a = Q[bs.a + 2u * s0 + 4u * (v >> 1u) + (v & 1u)];
+    let bb = bs.b + blk * 210u;        // bs.b: the row's first byte here
+    let c = lid & 3u;
+    g.b = vec4<u32>(bword_at(bb + 64u * h + 32u * gg + 8u * c), bword_at(bb + 64u * h + 32u * gg + 8u * c + 4u),
+                    bword_at(bb + 128u + 32u * h + 8u * c), bword_at(bb + 128u + 32u * h + 8u * c + 4u));
+    if (lid < 64u) {
+        g.s0 = Q[bs.s + s0 / 2u];
+        g.s1 = Q[bs.s + s0 / 2u + 1u];
+    } else if (lid < 128u) {
+        let sb = bs.s + blk * 210u;
+        g.s1 = vec4<u32>(bword_at(sb + 192u + 8u * h + 2u * gg), bword_at(sb + 192u + 8u * h + 2u * gg + 4u),
+                         bword_at(sb + 208u), 0u);
+    }
+    return g;
+}
+
+// Q6_K: four 6-bit values q (bytes of v) as the signed bytes q - 32
+fn q6_signed(v: u32) -> u32 {
+    let x = v ^ 0x20202020u;                            // q - 32 in 6 bits
+    return x | (((x >> 5u) & 0x01010101u) * 0xc0u);     // sign-extended from bit 5
+}
+
+fn stage6_store(g: Stage6, lid: u32, st: u32) {
+    let lo = 0x0f0f0f0fu;
+    let gg = (st & 3u) & 1u;
+    Aw[(lid >> 2u) * RS + (lid & 3u)] = g.a;
+    // values 8c .. 8c + 7 of s0 (words 2c, 2c + 1 of the row) and of s1 (8 + 2c, 9 + 2c)
+    let r = (lid >> 2u) * RS;
+    let c = lid & 3u;
+    for (var e = 0u; e < 2u; e = e + 1u) {
+        let ql = g.b[e];
+        let qh = g.b[2u + e];
+        let v0 = (ql & lo) | (((qh >> (2u * gg)) & 0x03030303u) << 4u);
+        let v1 = ((ql >> 4u) & lo) | (((qh >> (2u * gg + 4u)) & 0x03030303u) << 4u);
+        let w0 = 2u * c + e;
+        let w1 = 8u + 2u * c + e;
+        Bw[r + (w0 >> 2u)][w0 & 3u] = q6_signed(v0);
+        Bw[r + (w1 >> 2u)][w1 & 3u] = q6_signed(v1);
+    }
+    if (lid < 64u) {
+        let odd = gg;   // s0 = 8 blk + 4h + g is odd when g is: the pairs' second halves
+        let d0 = bitcast<vec4<f32>>(g.s0);
+        let d1 = bitcast<vec4<f32>>(g.s1);
+        Asw[lid] = vec4<f32>(select(d0.x, d0.z, odd != 0u), 0.0, select(d1.x, d1.z, odd != 0u), 0.0);
+    } else if (lid < 128u) {
+        let d = unpack2x16float(g.s1.z).x;
+        let sw0 = g.s1.x;
+        let sw1 = g.s1.y;
+        Bsw[lid - 64u] = d * vec4<f32>(f32(bitcast<i32>(sw0 << 24u) >> 24u), f32(bitcast<i32>(sw0 << 16u) >> 24u),
+                                       f32(bitcast<i32>(sw1 << 24u) >> 24u), f32(bitcast<i32>(sw1 << 16u) >> 24u));
+    }
+}
+
+@compute @workgroup_size(16, 16)
+fn kmm8w6(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let tx = lid3.x;
+    let ty = lid3.y;
+    let lid = ty * 16u + tx;
+    let m0 = wid.y * 64u;
+    let n0 = wid.x * 64u;
+    let bz = p.off_b + wid.z * p.stride_b;
+    var bs: Bases;
+    bs.a = (wid.z * p.stride_a + min(m0 + (lid >> 2u), p.M - 1u)) * (p.K / 16u);
+    bs.b = bz + min(n0 + (lid >> 2u), p.N - 1u) * p.row_bytes;   // bytes
+    if (lid < 64u) {
+        bs.s = p.off_a + (wid.z * p.stride_a + min(m0 + lid, p.M - 1u)) * (p.K / 64u);
+    } else {
+        bs.s = bz + min(n0 + ((lid - 64u) & 63u), p.N - 1u) * p.row_bytes;   // bytes
+    }
+
+    var acc: array<vec4<f32>, 4>;   // acc[i][j]: row 4 ty + i, column tx + 16 j
+    let steps = p.nb * 4u;
+    var g = stage6_load(bs, lid, 0u);
+    for (var st = 0u; st < steps; st = st + 1u) {
+        stage6_store(g, lid, st);
+        workgroupBarrier();
+        if (st + 1u < steps) { g = stage6_load(bs, lid, st + 1u); }
+        for (var v = 0u; v < 4u; v = v + 1u) {   // the step's 16-value halves: s0's two, then s1's
+            var isum: array<vec4<i32>, 4>;
+            for (var e = 0u; e < 4u; e = e + 1u) { isum[e] = vec4<i32>(0); }   // assigned: see kmm8.wgsl's zero_sums
+            var a: array<vec4<u32>, 4>;
+            for (var i = 0u; i < 4u; i = i + 1u) { a[i] = Aw[(4u * ty + i) * RS + v]; }
+            var bsc = vec4<f32>(0.0);
+            for (var j = 0u; j < 4u; j = j + 1u) {
+                let b = Bw[(tx + 16u * j) * RS + v];
+                bsc[j] = Bsw[tx + 16u * j][v];
+                for (var i = 0u; i < 4u; i = i + 1u) {
+                    isum[i][j] += dot4I8Packed(a[i].x, b.x) + dot4I8Packed(a[i].y, b.y) + dot4I8Packed(a[i].z, b.z) +
+                                  dot4I8Packed(a[i].w, b.w);
+                }
+            }
+            for (var i = 0u; i < 4u; i = i + 1u) {
+                acc[i] = acc[i] + Asw[4u * ty + i][v & 2u] * bsc * vec4<f32>(isum[i]);
+            }
+        }
+        workgroupBarrier();
+    }
+    let base = p.off_c + wid.z * p.stride_c;
+    for (var i = 0u; i < 4u; i = i + 1u) {
+        let m = m0 + 4u * ty + i;
+        if (m < p.M) {
+            for (var j = 0u; j < 4u; j = j + 1u) {
+                let n = n0 + tx + 16u * j;
+                if (n < p.N) { store_c(base + m * p.N + n, acc[i][j]); }
             }
         }
     }
