@@ -62,7 +62,7 @@
 
 #define U24 (1.0 / 16777216.0) /* f32 unit roundoff */
 #define U23 (1.0 / 8388608.0)
-#define MAXOPND 6
+#define MAXOPND 8
 #define NO_BAD 9 /* operand has no wrong-shape variant in the generic set */
 
 int ops_cases_failures(void) { return g_failures; }
@@ -1020,6 +1020,179 @@ static void rkv_tol(const op_case *c, double *const *v, double *const *want, int
     }
 }
 
+/* ---- rope_kv_attention ---------------------------------------------------------------- */
+
+/* inputs k [T, Hkv, D], v [T, Hkv * D], freq_factors (_FF); outputs q [T, Hq, D] (turned in place),
+ * cache_k and cache_v [C, Hkv, D] (written with data first: rows before pos_offset are the context,
+ * the rest NaN: rka_fixup), y [T, Hq, D] */
+static int rka_ni(const op_case *c) { return c->op == OP_ROPE_KV_ATTN_FF ? 3 : 2; }
+
+static void rka_layout(const op_case *c, layout *l) {
+    int64_t T = c->s[0], Hq = c->s[1], Hkv = c->s[2], D = c->s[3], C = c->s[4], half = D / 2;
+    int64_t sq[3] = {T, Hq, D}, sk[3] = {T, Hkv, D}, sv[2] = {T, Hkv * D}, sc[3] = {C, Hkv, D};
+    add_in(l, opnd("k", PXL_F32, 3, sk, 0, -1, 1, -1));
+    add_in(l, opnd("v", PXL_F32, 2, sv, 0, -1, 1, -1));
+    if (c->op == OP_ROPE_KV_ATTN_FF) add_in(l, opnd("freq_factors", PXL_F32, 1, &half, 0, 0.5f, 40.0f, -1));
+    int o = l->n_in;
+    add_out(l, opnd("q", PXL_F32, 3, sq, 1, -1, 1, -1));
+    add_out(l, opnd("cache_k", c->dt, 3, sc, 1, -1, 1, -1));
+    add_out(l, opnd("cache_v", c->dt, 3, sc, 1, -1, 1, -1));
+    add_out(l, opnd("y", PXL_F32, 3, sq, 1, 0, 0, -1));
+    l->o[o].init = l->o[o + 1].init = l->o[o + 2].init = 1;
+}
+
+/* the cache rows from pos_offset on are NaN: the ones written must be, the ones after never read */
+static void rka_fixup(const op_case *c, const layout *l, float **x, uint64_t *rng) {
+    (void)rng;
+    int64_t row = c->s[2] * c->s[3], C = c->s[4];
+    int o = l->n_in;
+    for (int64_t i = c->off * row; i < C * row; i++) x[o + 1][i] = x[o + 2][i] = NAN;
+}
+
+/* What pxl_rope_kv and pxl_attention make of the same operands on the same backend: q and the caches
+ * must agree bit for bit, y within attention's GPU bound (it is another kernel there). */
+static void rka_twin(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t, pxl_tensor *const *got) {
+    int ni = rka_ni(c);
+    pxl_tensor *k = t[0], *v = t[1], *q = t[ni], *ck = t[ni + 1], *cv = t[ni + 2], *y = t[ni + 3];
+    int64_t T = c->s[0], Hkv = c->s[2], D = c->s[3];
+    pxl_tensor *w[4] = {0}, *ko = NULL, *vo = NULL;
+    const pxl_tensor *src[4] = {q, ck, cv, y};
+    pxl_status s = PXL_OK;
+    for (int i = 0; i < 4 && s == PXL_OK; i++) {
+        int64_t sh[3] = {pxl_tensor_dim(src[i], 0), pxl_tensor_dim(src[i], 1), pxl_tensor_dim(src[i], 2)};
+        w[i] = new_tensor(ctx, pxl_tensor_dtype(src[i]), 3, sh);
+        s = w[i] ? pxl_copy(ctx, src[i], w[i]) : PXL_ERR_INVALID_ARG;
+    }
+    int64_t sk[3] = {T, Hkv, D}, sv[2] = {pxl_tensor_dim(v, 0), pxl_tensor_dim(v, 1)};
+    size_t at = (size_t)c->off * (size_t)(Hkv * D) * (c->dt == PXL_F16 ? 2u : 4u);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, w[1], 3, sk, at, &ko);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, w[2], 2, sv, at, &vo);
+    pxl_rope_options o = {c->p, rope_lay(c), c->alpha, ni == 3 ? t[2] : NULL};
+    if (s == PXL_OK) s = pxl_rope_kv(ctx, w[0], k, v, ko, vo, c->off, &o);
+    if (s == PXL_OK) s = pxl_attention(ctx, w[0], w[1], w[2], w[3], c->off + T, c->beta);
+    CHECK_MSG(s == PXL_OK, "rope_kv_attention twin: %s", pxl_ctx_error(ctx));
+    const char *names[3] = {"q", "cache_k", "cache_v"};
+    const char *on = pxl_ctx_backend(ctx) == PXL_BACKEND_GPU ? "gpu" : "cpu";
+    for (int i = 0; i < 3 && s == PXL_OK; i++) {
+        size_t n = pxl_tensor_bytes(w[i]);
+        uint8_t *a = read_all(ctx, got[i], n), *b = read_all(ctx, w[i], n);
+        size_t diff = 0;
+        for (size_t e = 0; e < n; e++) diff += a[e] != b[e];
+        CHECK_MSG(diff == 0, "pxl_rope_kv_attention on %s: %s differs from pxl_rope_kv's in %zu of %zu bytes", on,
+                  names[i], diff, n);
+        free(a), free(b);
+    }
+    if (s == PXL_OK) {
+        size_t n = pxl_tensor_bytes(w[3]);
+        float *a = read_all(ctx, got[3], n), *b = read_all(ctx, w[3], n);
+        size_t bad = 0;
+        for (size_t e = 0; e < n / 4; e++)
+            bad += !(fabs((double)a[e] - (double)b[e]) <= 2e-5) && !(isnan(a[e]) && isnan(b[e]));
+        CHECK_MSG(bad == 0, "pxl_rope_kv_attention on %s: y differs from pxl_attention's by more than 2e-5 in %zu "
+                  "of %zu", on, bad, n / 4);
+        free(a), free(b);
+    }
+    pxl_tensor_free(ko), pxl_tensor_free(vo);
+    for (int i = 0; i < 4; i++) pxl_tensor_free(w[i]);
+}
+
+static pxl_status rka_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
+    int ni = rka_ni(c);
+    pxl_tensor *k = t[0], *v = t[1], *q = t[ni], *ck = t[ni + 1], *cv = t[ni + 2], *y = t[ni + 3];
+    pxl_rope_options o = {c->p, rope_lay(c), c->alpha, ni == 3 ? t[2] : NULL};
+    int twin = c->expect == PXL_OK && !(c->flags & CF_BAD);
+    pxl_tensor *before[4] = {0}; /* the operands as written, for the twin */
+    pxl_tensor *const cur[4] = {q, ck, cv, y};
+    for (int i = 0; twin && i < 4; i++) {
+        int64_t sh[3] = {pxl_tensor_dim(cur[i], 0), pxl_tensor_dim(cur[i], 1), pxl_tensor_dim(cur[i], 2)};
+        before[i] = new_tensor(ctx, pxl_tensor_dtype(cur[i]), 3, sh);
+        if (before[i] && pxl_copy(ctx, cur[i], before[i]) != PXL_OK) CHECK_MSG(0, "copy: %s", pxl_ctx_error(ctx));
+    }
+    pxl_status s;
+    if (!(c->flags & CF_PACKED)) {
+        s = pxl_rope_kv_attention(ctx, q, k, v, ck, cv, c->off, &o, y, c->beta);
+    } else {
+        /* q, k and v back to back in one tensor, as the fused QKV product leaves them (CF_VIEW: 3 elements
+         * in, so that no view starts on a 16-byte boundary) */
+        int64_t nq = pxl_tensor_nelem(q), nk = pxl_tensor_nelem(k), pad = (c->flags & CF_VIEW) ? 3 : 0;
+        int64_t nb = pad + nq + 2 * nk, sq[3], sk[3], sv[2] = {pxl_tensor_dim(v, 0), pxl_tensor_dim(v, 1)};
+        for (int i = 0; i < 3; i++) sq[i] = pxl_tensor_dim(q, i), sk[i] = pxl_tensor_dim(k, i);
+        pxl_tensor *base = NULL, *pq = NULL, *pk = NULL, *pv = NULL;
+        s = pxl_tensor_create(ctx, PXL_F32, 1, &nb, &base);
+        if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 3, sq, (size_t)pad * 4, &pq);
+        if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 3, sk, (size_t)(pad + nq) * 4, &pk);
+        if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, sv, (size_t)(pad + nq + nk) * 4, &pv);
+        if (s == PXL_OK) s = pxl_copy(ctx, q, pq);
+        if (s == PXL_OK) s = pxl_copy(ctx, k, pk);
+        if (s == PXL_OK) s = pxl_copy(ctx, v, pv);
+        if (s == PXL_OK) s = pxl_rope_kv_attention(ctx, pq, pk, pv, ck, cv, c->off, &o, y, c->beta);
+        if (s == PXL_OK) s = pxl_copy(ctx, pq, q);
+        pxl_tensor_free(pq), pxl_tensor_free(pk), pxl_tensor_free(pv), pxl_tensor_free(base);
+    }
+    if (twin && s == PXL_OK) {
+        pxl_tensor *tt[MAXOPND];
+        for (int i = 0; i < ni; i++) tt[i] = t[i];
+        for (int i = 0; i < 4; i++) tt[ni + i] = before[i];
+        rka_twin(ctx, c, tt, cur);
+    }
+    for (int i = 0; i < 4; i++) pxl_tensor_free(before[i]);
+    return s;
+}
+
+static void rka_oracle(const op_case *c, double *const *v, double **want) {
+    int64_t T = c->s[0], Hq = c->s[1], Hkv = c->s[2], D = c->s[3], C = c->s[4], row = Hkv * D, nk = T * row;
+    int ni = rka_ni(c), halves = (c->flags & CF_HALVES) != 0;
+    const double *ff = ni == 3 ? v[2] : NULL;
+    oracle_rope_ext(v[ni], want[0], T, Hq, D, c->off, c->p, halves, rope_fs(c), ff);
+    memcpy(want[1], v[ni + 1], (size_t)(C * row) * sizeof(double));
+    memcpy(want[2], v[ni + 2], (size_t)(C * row) * sizeof(double));
+    double *k = malloc((size_t)nk * sizeof *k);
+    oracle_rope_ext(v[0], k, T, Hkv, D, c->off, c->p, halves, rope_fs(c), ff);
+    rkv_round(c->dt, k, want[1] + c->off * row, nk);
+    rkv_round(c->dt, v[1], want[2] + c->off * row, nk);
+    free(k);
+    oracle_attention(want[0], want[1], want[2], want[3], T, Hq, Hkv, D, c->off + T, c->beta);
+}
+
+/*
+ * q and the new cache rows: rkv_tol's bounds (the rest of the caches exact). y: attention's bound
+ * (attn_tol) plus what the turned q and k carry: a score moves by at most scale * sum_d (tq_d |k_d| +
+ * |q_d| tk_d) with |q_d|, |k_d| <= 2 (turned pairs of values in [-1, 1)), and y, a convex combination
+ * of values in [-1, 1), by at most twice the largest move of a score.
+ */
+static void rka_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
+    int64_t T = c->s[0], Hq = c->s[1], Hkv = c->s[2], D = c->s[3], C = c->s[4], row = Hkv * D, nk = T * row;
+    int ni = rka_ni(c);
+    const double *ff = ni == 3 ? v[2] : NULL;
+    if (out == 0) {
+        rope_tol_thd(c, T, Hq, D, v[ni], ff, mode, tol);
+    } else if (out == 1 || out == 2) {
+        for (int64_t i = 0; i < C * row; i++) tol[i] = 0.0;
+        if (out == 1) {
+            rope_tol_thd(c, T, Hkv, D, v[0], ff, mode, tol + c->off * row);
+            if (c->dt == PXL_F16)
+                for (int64_t i = c->off * row; i < c->off * row + nk; i++)
+                    tol[i] += 0x1p-10 * (fabs(want[1][i]) + tol[i]) + 0x1p-24;
+        }
+    } else {
+        double *tq = malloc((size_t)(T * Hq * D) * sizeof *tq), *tk = malloc((size_t)nk * sizeof *tk);
+        rope_tol_thd(c, T, Hq, D, v[ni], ff, mode, tq);
+        rope_tol_thd(c, T, Hkv, D, v[0], ff, mode, tk);
+        if (c->dt == PXL_F16)
+            for (int64_t i = 0; i < nk; i++) tk[i] += 0x1p-10 * (2.0 + tk[i]) + 0x1p-24;
+        double sk = 0.0;
+        for (int64_t i = 0; i < nk; i++) sk = fmax(sk, tk[i]);
+        for (int64_t t = 0; t < T; t++)
+            for (int64_t h = 0; h < Hq; h++) {
+                double sq = 0.0;
+                for (int64_t d = 0; d < D; d++) sq += tq[(t * Hq + h) * D + d];
+                double ds = fabs((double)c->beta) * 2.0 * (sq + (double)D * sk);
+                for (int64_t d = 0; d < D; d++) tol[(t * Hq + h) * D + d] = (mode == TOL_CPU ? 1e-6 : 2e-5) + 2.0 * ds;
+            }
+        free(tq), free(tk);
+    }
+}
+
 /* ---- attention ---------------------------------------------------------------------- */
 
 static void attn_layout(const op_case *c, layout *l) {
@@ -1146,6 +1319,9 @@ static const op_desc k_desc[OP_COUNT] = {
     [OP_MATMUL_SWIGLU] = {"pxl_matmul_swiglu", sw_layout, sw_call, sw_oracle, sw_tol, 0, 1u << 3, SP_NAN, NULL, NULL},
     [OP_ROPE_KV] = {"pxl_rope_kv", rkv_layout, rkv_call, rkv_oracle, rkv_tol, 0, 0, SP_NAN, NULL, NULL},
     [OP_ROPE_KV_FF] = {"pxl_rope_kv", rkv_layout, rkv_call, rkv_oracle, rkv_tol, 0, 1u << 2, SP_NAN, NULL, NULL},
+    [OP_ROPE_KV_ATTN] = {"pxl_rope_kv_attention", rka_layout, rka_call, rka_oracle, rka_tol, 0, 0, SP_NAN, rka_fixup, NULL},
+    [OP_ROPE_KV_ATTN_FF] = {"pxl_rope_kv_attention", rka_layout, rka_call, rka_oracle, rka_tol, 0, 1u << 2, SP_NAN,
+                            rka_fixup, NULL},
 };
 
 /* ---- the table ------------------------------------------------------------------------ */
@@ -1196,6 +1372,12 @@ static const op_desc k_desc[OP_COUNT] = {
 #define CONV1(n, st, dt, fl) {OP_CONVERT, 1, {n}, st, 0, 0, 0, 0, (int)(dt), fl, PXL_OK, NULL}
 #define DOT(n, fl) {OP_DOT, 1, {n}, PXL_F32, 0, 0, 0, 0, 0, fl, PXL_OK, NULL}
 /* rope_kv: T, Hq, Hkv, D, position, base, freq_scale (0: 1), k_out's and v_out's dtype, flags; RKVF with factors */
+/* rope_kv_attention: T, Hq, Hkv, D, C, position, base, freq_scale (0: 1), the caches' dtype, flags; the
+ * attention's scale 0.75 / 8 + 0.05 (as ATT); RKAF with factors */
+#define RKA(T, Hq, Hkv, D, C, off, base, fs, dt, fl)                                                          \
+    {OP_ROPE_KV_ATTN, 5, {T, Hq, Hkv, D, C}, dt, base, fs, 0.75f / 8.0f + 0.05f, off, 0, fl, PXL_OK, NULL}
+#define RKAF(T, Hq, Hkv, D, C, off, base, fs, dt, fl)                                                         \
+    {OP_ROPE_KV_ATTN_FF, 5, {T, Hq, Hkv, D, C}, dt, base, fs, 0.75f / 8.0f + 0.05f, off, 0, fl, PXL_OK, NULL}
 #define RKV(T, Hq, Hkv, D, off, base, fs, dt, fl) {OP_ROPE_KV, 4, {T, Hq, Hkv, D}, dt, base, fs, 0, off, 0, fl, PXL_OK, NULL}
 #define RKVF(T, Hq, Hkv, D, off, base, fs, dt, fl)                                                            \
     {OP_ROPE_KV_FF, 4, {T, Hq, Hkv, D}, dt, base, fs, 0, off, 0, fl, PXL_OK, NULL}
@@ -1538,6 +1720,22 @@ static const op_case k_cases[] = {
     RKVF(3, 4, 2, 32, 9, 10000, 0.3f, PXL_F16, CF_VIEW), RKVF(2, 3, 1, 1600, 7, 10000, 0.5f, PXL_F16, CF_PACKED | CF_VIEW),
     RKVF(1, 8, 2, 64, 11, 500000, 0, PXL_F16, CF_PACKED | CF_HALVES | CF_SLICE),
     RKV(2, 3, 1, 8, 0, 10000, 0, PXL_F32, CF_BAD), RKV(2, 3, 1, 8, 0, 10000, 0, PXL_F16, CF_BAD),
+    /* -- rope_kv_attention: one token with q, k and v in one tensor (the GPU's one dispatch: f32 and f16
+     * caches, both layouts, factors, the first and the 1024th key, D 256, one KV head per query head,
+     * TinyLlama's 32 / 4 x 64, views at odd elements); and what takes the two ops (1025 keys, D 264,
+     * q, k and v apart, T > 1, f16 rows off even elements) */
+    RKA(1, 4, 2, 64, 12, 7, 10000, 0, PXL_F32, CF_PACKED), RKA(1, 4, 2, 64, 12, 7, 10000, 0, PXL_F16, CF_PACKED),
+    RKA(1, 32, 4, 64, 130, 100, 10000, 0, PXL_F16, CF_PACKED), RKA(1, 32, 4, 64, 9, 0, 10000, 0, PXL_F32, CF_PACKED),
+    RKA(1, 8, 2, 64, 40, 33, 1000000, 0, PXL_F32, CF_PACKED | CF_HALVES),
+    RKA(1, 6, 3, 32, 20, 19, 10000, 0.25f, PXL_F16, CF_PACKED | CF_HALVES | CF_VIEW),
+    RKA(1, 4, 4, 256, 8, 5, 10000, 0, PXL_F32, CF_PACKED), RKA(1, 2, 1, 16, 1024, 1023, 10000, 0, PXL_F16, CF_PACKED),
+    RKA(1, 2, 1, 16, 1030, 1024, 10000, 0, PXL_F32, CF_PACKED), RKA(1, 2, 1, 264, 6, 4, 10000, 0, PXL_F32, CF_PACKED),
+    RKA(1, 4, 2, 64, 12, 7, 10000, 0, PXL_F16, 0), RKA(3, 4, 2, 32, 12, 5, 10000, 0, PXL_F16, CF_PACKED),
+    RKA(3, 6, 2, 16, 10, 0, 500000, 0, PXL_F32, 0), RKA(1, 4, 2, 16, 9, 4, 10000, 0, PXL_F16, CF_VIEW),
+    RKA(1, 4, 2, 16, 9, 4, 10000, 0, PXL_F32, CF_SLICE | CF_HALVES),
+    RKAF(1, 8, 2, 64, 70, 64, 500000, 0, PXL_F16, CF_PACKED), RKAF(1, 8, 2, 64, 12, 11, 500000, 0.5f, PXL_F32, CF_PACKED | CF_HALVES),
+    RKAF(2, 4, 2, 32, 12, 9, 10000, 0, PXL_F32, 0),
+    RKA(1, 4, 2, 16, 9, 4, 10000, 0, PXL_F32, CF_BAD), RKA(2, 4, 2, 16, 9, 4, 10000, 0, PXL_F16, CF_BAD),
     RKVF(2, 3, 1, 8, 0, 10000, 0, PXL_F16, CF_BAD), RKV(2, 2, 2, 8, 0, 10000, 0, PXL_F32, CF_BAD),
 
     /* -- attention: MHA, GQA, MQA; decode (T = 1) and prefill; kv_len < capacity (rows past it are NaN) */

@@ -33,6 +33,8 @@ typedef enum op_kind {
     OP_MATMUL_SWIGLU, /* pxl_matmul_swiglu */
     OP_ROPE_KV,       /* pxl_rope_kv */
     OP_ROPE_KV_FF,    /* pxl_rope_kv with freq_factors */
+    OP_ROPE_KV_ATTN,  /* pxl_rope_kv_attention */
+    OP_ROPE_KV_ATTN_FF, /* pxl_rope_kv_attention with freq_factors */
     OP_COUNT
 } op_kind;
 
@@ -86,6 +88,9 @@ enum {
  *   rope_kv    s = {T, Hq, Hkv, D}, dt = k_out's and v_out's dtype, off = pos_offset, p = base,
  *              alpha = freq_scale (0: 1), k = a layout for bad calls (else CF_HALVES);
  *              rope_kv_ff: with freq_factors [D/2] in [0.5, 40)
+ *   rope_kv_attn  s = {T, Hq, Hkv, D, C}, dt = the caches' dtype, off = pos_offset, p = base,
+ *              alpha = freq_scale (0: 1), beta = the attention's scale; _ff: with freq_factors;
+ *              CF_PACKED: q, k and v are views of one tensor (the GPU's one-dispatch path)
  * expect: PXL_OK for a value case; otherwise the status every backend must
  * return for the call (and msg, if set, a substring of the message).
  */

@@ -250,12 +250,16 @@ static void test_tuning_option(void) {
     CHECK(tuned_ctx("vm_mm=auto,vm_dp4=auto,qmv_kernel=auto,pllm_no_avx=0,cpu_simd=1", &t, msg, sizeof msg) == PXL_OK);
     CHECK(memcmp(&t, &zero, sizeof t) == 0);
     /* the GGUF runtime's switches: each 0/1 key sets its own field only */
-    CHECK(tuned_ctx("cpu_q8=1 gpu_scopes=1 llm_ahead=0 gpu_q8=2", &t, msg, sizeof msg) == PXL_OK);
+    CHECK(tuned_ctx("cpu_q8=1 gpu_scopes=1 llm_ahead=0 gpu_q8=2 rka=0", &t, msg, sizeof msg) == PXL_OK);
     CHECK(t.cpu_q8 == 1 && t.gpu_scopes == 1 && t.llm_ahead_off == 1 && t.gpu_q8_token == 1 && t.gpu_q8_off == 0);
+    CHECK(t.rka_off == 1);
     CHECK(t.pllm_no_avx == 0 && t.cpu_simd_off == 0);
     CHECK(tuned_ctx("gpu_q8=0", &t, msg, sizeof msg) == PXL_OK && t.gpu_q8_off == 1 && t.gpu_q8_token == 0);
-    CHECK(tuned_ctx("cpu_q8=0 gpu_scopes=0 llm_ahead=1 gpu_q8=1", &t, msg, sizeof msg) == PXL_OK);
+    CHECK(tuned_ctx("cpu_q8=0 gpu_scopes=0 llm_ahead=1 gpu_q8=1 rka=1", &t, msg, sizeof msg) == PXL_OK);
     CHECK(memcmp(&t, &zero, sizeof t) == 0);
+    /* kmm8: 0, 4 or 8, kept as 1 + the value */
+    CHECK(tuned_ctx("kmm8=0", &t, msg, sizeof msg) == PXL_OK && t.kmm8 == 1);
+    CHECK(tuned_ctx("kmm8=8", &t, msg, sizeof msg) == PXL_OK && t.kmm8 == 9);
     /* unknown keys and bad values fail, naming the key */
     static const struct {
         const char *text, *key;
@@ -268,7 +272,8 @@ static void test_tuning_option(void) {
         {"kmv_rows=9", "'kmv_rows'"},      {"qmv_kernel=xs", "'qmv_kernel'"}, {"vm_dp4=hard", "'vm_dp4'"},
         {"vm_mm=big", "'vm_mm'"},          {"pllm_no_avx=yes", "'pllm_no_avx'"}, {"dot", "'dot'"},
         {"cpu_simd=2", "'cpu_simd'"},      {"cpu_q8=on", "'cpu_q8'"},      {"gpu_scopes=", "'gpu_scopes'"},
-        {"llm_ahead=2", "'llm_ahead'"},    {"gpu_q8=3", "'gpu_q8'"},
+        {"llm_ahead=2", "'llm_ahead'"},    {"gpu_q8=3", "'gpu_q8'"},       {"rka=on", "'rka'"},
+        {"kmm8=2", "'kmm8'"},              {"kmm8=", "'kmm8'"},
         {"vm_mm=tile nonsense", "'vm_mm'"}, {"vm_mm=tile nonsense=1", "'nonsense'"}, {"=3", "''"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

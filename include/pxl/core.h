@@ -140,6 +140,9 @@ typedef struct pxl_ctx_options {
      *                            token's pass when it is asked for; 1 (the default):
      *                            the next one-token pass is recorded while the GPU
      *                            runs this one, and submitted at once when it comes
+     *   rka=0|1                  0: pxl_rope_kv_attention always runs pxl_rope_kv,
+     *                            then pxl_attention (1, the default: one GPU dispatch
+     *                            where it can)
      * Not copied: only read during pxl_ctx_create.
      */
     const char *tuning;

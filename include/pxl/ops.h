@@ -413,6 +413,26 @@ PXL_API pxl_status pxl_rope_kv(pxl_ctx *ctx, pxl_tensor *q, const pxl_tensor *k,
 PXL_API pxl_status pxl_attention(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k,
                          const pxl_tensor *v, pxl_tensor *y, int64_t kv_len, float scale);
 
+/*
+ * One decoding step's attention over a KV cache: pxl_rope_kv of the pass's
+ * rows into rows pos_offset .. pos_offset + T - 1 of the caches, then
+ * pxl_attention of the turned q over the caches' first pos_offset + T rows:
+ *   q        f32 [T, Hq, D], turned in place (as pxl_rope_kv);
+ *   k        f32 [T, Hkv, D]; v f32 with k's element count;
+ *   cache_k, cache_v   both f32 or both f16, [C, Hkv, D];
+ *   y        f32 [T, Hq, D].
+ * On a GPU, for one token (T = 1) whose q, k and v are views of one buffer
+ * that no output shares, with at most 1024 keys and D <= 256, it is one
+ * dispatch; else the two ops. The cache rows and q are then bit for bit
+ * pxl_rope_kv's, and y is attention's arithmetic in another order (within
+ * pxl_attention's rounding). opts as pxl_rope_ext's (NULL: the defaults);
+ * the operands' overlap rules are those of both ops, and y overlaps none of
+ * the inputs.
+ */
+PXL_API pxl_status pxl_rope_kv_attention(pxl_ctx *ctx, pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
+                                         pxl_tensor *cache_k, pxl_tensor *cache_v, int64_t pos_offset,
+                                         const pxl_rope_options *opts, pxl_tensor *y, float scale);
+
 #ifdef __cplusplus
 }
 #endif

@@ -697,13 +697,12 @@ static pxl_status token_views_make(pxl_llm *m, views *v, token_views *t) {
  * general path, in another order of rounding (the norms are applied as A is
  * loaded).
  *   [q k v] = (rmsnorm(x) * attn_norm) [Wq Wk Wv]^T (+ [bq bk bv])
- *   q, k = rope(q), rope(k) -> cache_k[P]; v -> cache_v[P]  (pxl_rope_kv)
- *   x += attention(q, cache) Wo^T
+ *   q, k = rope(q), rope(k) -> cache_k[P]; v -> cache_v[P]; x += attention(q, cache) Wo^T
+ *     (pxl_rope_kv_attention)
  *   x += (silu(h Wg^T) * (h Wu^T)) Wd^T with h = rmsnorm(x) * ffn_norm
  */
 static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t, int64_t P, pxl_tensor *x,
-                              pxl_tensor *att, pxl_tensor *att3, pxl_tensor *ck, pxl_tensor *cv,
-                              const pxl_rope_options *ro, float scale) {
+                              pxl_tensor *att, pxl_tensor *att3, const pxl_rope_options *ro, float scale) {
     pxl_ctx *ctx = m->ctx;
     const pxl_llm_info *I = &m->info;
     pxl_status s = PXL_OK;
@@ -722,8 +721,8 @@ static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t
         if (s == PXL_OK && L->bk) s = pxl_add(ctx, t->k, L->bk, t->k);
         if (s == PXL_OK && L->bv) s = pxl_add(ctx, t->v, L->bv, t->v);
     }
-    if (s == PXL_OK) s = pxl_rope_kv(ctx, t->q3, t->k3, t->v, ck, cv, P, ro); /* one dispatch */
-    if (s == PXL_OK) s = pxl_attention(ctx, t->q3, L->cache_k, L->cache_v, att3, P + 1, scale);
+    /* RoPE, the cache rows and attention: one dispatch at contexts up to 1024 */
+    if (s == PXL_OK) s = pxl_rope_kv_attention(ctx, t->q3, t->k3, t->v, L->cache_k, L->cache_v, P, ro, att3, scale);
     if (s == PXL_OK) s = matmul_t_add(m, att, L->wo, x);
     pxl_matmul_options o = {0};
     o.trans_b = 1;
@@ -867,7 +866,7 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t P, int64_t T, 
         if (s == PXL_OK) s = view(m, &v, L->cache_v, 2, T, Hkv * D, 0, (size_t)P * row_kv, &cv);
         vv = cv;
         if (s == PXL_OK && one) {
-            s = layer_token(m, L, &tv, P, x, att, att3, ck, cv, &ro, scale);
+            s = layer_token(m, L, &tv, P, x, att, att3, &ro, scale);
             for (int i = mark; i < v.n; i++) pxl_tensor_free(v.t[i]);
             v.n = mark;
             continue;

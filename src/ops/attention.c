@@ -290,11 +290,9 @@ static pxl_status attn_gpu(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *
     return attn_dispatch(ctx, rec, "attn_combine", cc, 2, &b2, &cp, sizeof cp, rows);
 }
 
-pxl_status pxl_attention(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
-                         pxl_tensor *y, int64_t kv_len, float scale) {
-    static const char *op = "pxl_attention";
+pxl_status pxl_attention_check(pxl_ctx *ctx, const char *op, const pxl_tensor *q, const pxl_tensor *k,
+                               const pxl_tensor *v, const pxl_tensor *y, int64_t kv_len) {
     pxl_status s;
-    PXL_REQUIRE_CTX(ctx);
     if ((s = pxl_check_dtype(ctx, op, "q", q, PXL_F32)) != PXL_OK) return s;
     if ((s = pxl_check_tensor(ctx, op, "k", k)) != PXL_OK) return s;
     if (k->dtype != PXL_F32 && k->dtype != PXL_F16)
@@ -322,6 +320,18 @@ pxl_status pxl_attention(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k,
     if ((s = pxl_check_output(ctx, op, "y", y)) != PXL_OK) return s;
     if ((s = pxl_check_overlap(ctx, op, "y", y, "q", q, 0)) != PXL_OK) return s;
     if ((s = pxl_check_overlap(ctx, op, "y", y, "k", k, 0)) != PXL_OK) return s;
-    if ((s = pxl_check_overlap(ctx, op, "y", y, "v", v, 0)) != PXL_OK) return s;
+    return pxl_check_overlap(ctx, op, "y", y, "v", v, 0);
+}
+
+pxl_status pxl_attention_run(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
+                             pxl_tensor *y, int64_t kv_len, float scale) {
     return pxl_on_gpu(ctx) ? attn_gpu(ctx, q, k, v, y, kv_len, scale) : attn_cpu(ctx, q, k, v, y, kv_len, scale);
+}
+
+pxl_status pxl_attention(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
+                         pxl_tensor *y, int64_t kv_len, float scale) {
+    PXL_REQUIRE_CTX(ctx);
+    pxl_status s = pxl_attention_check(ctx, "pxl_attention", q, k, v, y, kv_len);
+    if (s != PXL_OK) return s;
+    return pxl_attention_run(ctx, q, k, v, y, kv_len, scale);
 }

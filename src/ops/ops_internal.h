@@ -57,6 +57,11 @@ pxl_status pxl_check_same_shape(pxl_ctx *ctx, const char *op, const char *an, co
 /* Fails unless t has nelem elements and its last dim is cols. */
 pxl_status pxl_check_vec(pxl_ctx *ctx, const char *op, const char *name, const pxl_tensor *t,
                          int64_t cols);
+/* pxl_attention's checks (op names the caller) and its work on checked arguments. */
+pxl_status pxl_attention_check(pxl_ctx *ctx, const char *op, const pxl_tensor *q, const pxl_tensor *k,
+                               const pxl_tensor *v, const pxl_tensor *y, int64_t kv_len);
+pxl_status pxl_attention_run(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
+                             pxl_tensor *y, int64_t kv_len, float scale);
 /* An output: not read-only. */
 pxl_status pxl_check_output(pxl_ctx *ctx, const char *op, const char *name, const pxl_tensor *y);
 /* Output y against another operand x (an input, or another output): their

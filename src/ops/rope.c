@@ -514,15 +514,27 @@ static pxl_status rope_kv_gpu(pxl_ctx *ctx, const char *op, pxl_tensor *q, const
     return PXL_OK;
 }
 
-pxl_status pxl_rope_kv(pxl_ctx *ctx, pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v, pxl_tensor *k_out,
-                       pxl_tensor *v_out, int64_t pos_offset, const pxl_rope_options *opts) {
-    static const char op[] = "pxl_rope_kv";
-    PXL_REQUIRE_CTX(ctx);
+/* pxl_rope_kv's options with their defaults filled in */
+typedef struct {
+    float base, fs;
+    pxl_rope_layout layout;
+    const pxl_tensor *ff;
+} rope_kv_opts;
+
+static rope_kv_opts rope_kv_defaults(const pxl_rope_options *opts) {
     pxl_rope_options o;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
-    float base = o.base == 0.0f ? 10000.0f : o.base, fs = o.freq_scale == 0.0f ? 1.0f : o.freq_scale;
-    const pxl_tensor *ff = o.freq_factors;
+    rope_kv_opts r = {o.base == 0.0f ? 10000.0f : o.base, o.freq_scale == 0.0f ? 1.0f : o.freq_scale, o.layout,
+                      o.freq_factors};
+    return r;
+}
+
+/* pxl_rope_kv's checks (op names the caller) */
+static pxl_status rope_kv_check(pxl_ctx *ctx, const char *op, pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
+                                pxl_tensor *k_out, pxl_tensor *v_out, int64_t pos_offset, const rope_kv_opts *o) {
+    float base = o->base, fs = o->fs;
+    const pxl_tensor *ff = o->ff;
     pxl_status s;
     if ((s = pxl_check_dtype(ctx, op, "q", q, PXL_F32)) != PXL_OK) return s;
     if ((s = pxl_check_dtype(ctx, op, "k", k, PXL_F32)) != PXL_OK) return s;
@@ -559,14 +571,21 @@ pxl_status pxl_rope_kv(pxl_ctx *ctx, pxl_tensor *q, const pxl_tensor *k, const p
         if ((s = pxl_check_overlap(ctx, op, "k_out", k_out, "freq_factors", ff, 0)) != PXL_OK) return s;
         if ((s = pxl_check_overlap(ctx, op, "v_out", v_out, "freq_factors", ff, 0)) != PXL_OK) return s;
     }
-    if ((s = rope_check_params(ctx, op, T, pos_offset, base, o.layout, fs)) != PXL_OK) return s;
+    return rope_check_params(ctx, op, T, pos_offset, base, o->layout, fs);
+}
 
-    if (pxl_on_gpu(ctx)) return rope_kv_gpu(ctx, op, q, k, v, k_out, v_out, pos_offset, base, o.layout, fs, ff);
+/* pxl_rope_kv's work on checked arguments */
+static pxl_status rope_kv_run(pxl_ctx *ctx, const char *op, pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
+                              pxl_tensor *k_out, pxl_tensor *v_out, int64_t pos_offset, const rope_kv_opts *o) {
+    float base = o->base, fs = o->fs;
+    const pxl_tensor *ff = o->ff;
+    int64_t D = q->shape[2], T = q->shape[0];
+    if (pxl_on_gpu(ctx)) return rope_kv_gpu(ctx, op, q, k, v, k_out, v_out, pos_offset, base, o->layout, fs, ff);
 
     int64_t half = D / 2, n = k->nelem;
     const double *cs = rope_angles(ctx, op, T, D, pos_offset, base, fs, ff ? (const float *)ff->host : NULL);
     if (!cs) return PXL_ERR_OUT_OF_MEMORY;
-    rope_kv_job j = {q->host, k->host, NULL, NULL, cs, T, q->shape[1], k->shape[1], D, (int)o.layout};
+    rope_kv_job j = {q->host, k->host, NULL, NULL, cs, T, q->shape[1], k->shape[1], D, (int)o->layout};
     if (k_out->dtype == PXL_F16) j.kh = k_out->host;
     else j.ko = k_out->host;
     pxl_parallel_range(ctx, T * half, (16384 + q->shape[1] + k->shape[1] - 1) / (q->shape[1] + k->shape[1]),
@@ -580,4 +599,170 @@ pxl_status pxl_rope_kv(pxl_ctx *ctx, pxl_tensor *q, const pxl_tensor *k, const p
         for (int64_t i = 0; i < n; i++) dst[i] = pxl_f32_to_f16(src[i]);
     }
     return PXL_OK;
+}
+
+pxl_status pxl_rope_kv(pxl_ctx *ctx, pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v, pxl_tensor *k_out,
+                       pxl_tensor *v_out, int64_t pos_offset, const pxl_rope_options *opts) {
+    static const char op[] = "pxl_rope_kv";
+    PXL_REQUIRE_CTX(ctx);
+    rope_kv_opts o = rope_kv_defaults(opts);
+    pxl_status s = rope_kv_check(ctx, op, q, k, v, k_out, v_out, pos_offset, &o);
+    if (s != PXL_OK) return s;
+    return rope_kv_run(ctx, op, q, k, v, k_out, v_out, pos_offset, &o);
+}
+
+/* ---- pxl_rope_kv_attention: one decoding step's RoPE, cache rows and attention ------
+ *
+ * GPU, one token (rope_kv_attn.wgsl): one dispatch in place of pxl_rope_kv's
+ * and attention's one or two, where the token's q, k and v are views of one
+ * buffer that no output shares (the fused QKV product's output), the
+ * context is at most RKA_MAX_KEYS keys and D at most RKA_MAX_D, and f16
+ * cache rows start on even elements. Anything else: pxl_rope_kv, then
+ * pxl_attention. The uniform block holds the chunk-0 angle tables of
+ * rope_kv.wgsl (RKA_MAX_D / 2 pairs fit one chunk).
+ */
+#define RKA_WG 128u
+#define RKA_MAX_D 256       /* DMAX in rope_kv_attn.wgsl; D / 2 <= RKA_WG */
+#define RKA_MAX_KEYS 1024   /* KMAX in rope_kv_attn.wgsl */
+
+typedef struct {
+    float lo[ROPE_LO], hi[ROPE_KV_HI];
+    int32_t pos;
+    uint32_t Hq, Hkv, D, layout;
+    uint32_t oq, ok, ov, ock, ocv, oy, off_ff;
+    float fs, scale2;
+    uint32_t pad0, pad1;
+} rka_params;
+_Static_assert(sizeof(rka_params) == 256, "mirrors struct Params in rope_kv_attn.wgsl");
+
+/* the byte ranges of a and b are at least `gap` bytes apart (or in different memory) */
+static int apart(const pxl_tensor *a, const pxl_tensor *b, size_t gap) {
+    if (a->st != b->st) return 1;
+    return a->offset >= b->offset + b->bytes + gap || b->offset >= a->offset + a->bytes + gap;
+}
+
+/* 1 when the one-dispatch kernel takes these (checked) arguments */
+static int rka_fits(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
+                    const pxl_tensor *ck, const pxl_tensor *cv, const pxl_tensor *y, int64_t kv_len) {
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+    size_t align = gi->min_storage_offset_alignment < 256 ? 256 : gi->min_storage_offset_alignment;
+    int64_t D = q->shape[2];
+    if (pxl_ctx_tuning(ctx)->rka_off) return 0;
+    if (q->shape[0] != 1 || kv_len > RKA_MAX_KEYS || D > RKA_MAX_D || q->nelem > UINT32_MAX) return 0;
+    if (k->st != q->st || v->st != q->st) return 0;
+    if (ck->dtype == PXL_F16 && (ck->offset % 4 || cv->offset % 4)) return 0;
+    if ((uint64_t)ck->nelem > UINT32_MAX - 2 || (uint64_t)cv->nelem > UINT32_MAX - 2) return 0;
+    /* the four written bindings (q's buffer, the caches, y) lie apart */
+    const pxl_tensor *w[4] = {q, ck, cv, y};
+    for (int i = 0; i < 4; i++)
+        for (int j = i + 1; j < 4; j++)
+            if (!apart(w[i], w[j], align) || (i == 0 && w[j]->st == q->st)) return 0;
+    return 1;
+}
+
+static pxl_status rka_gpu(pxl_ctx *ctx, const char *op, pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
+                          pxl_tensor *ck, pxl_tensor *cv, pxl_tensor *y, int64_t pos, const rope_kv_opts *o,
+                          float scale) {
+    int64_t Hq = q->shape[1], Hkv = k->shape[1], D = q->shape[2];
+    /* q, k and v: one read_write binding over the span of the three views (as rope_kv_gpu) */
+    size_t lo = q->offset, hi = q->offset + q->bytes;
+    const pxl_tensor *in[2] = {k, v};
+    for (int i = 0; i < 2; i++) {
+        if (in[i]->offset < lo) lo = in[i]->offset;
+        if (in[i]->offset + in[i]->bytes > hi) hi = in[i]->offset + in[i]->bytes;
+    }
+    pxl_tensor span = *q;
+    span.ndim = 1;
+    span.offset = lo;
+    span.bytes = hi - lo;
+    span.nelem = (int64_t)((hi - lo) / sizeof(float));
+    span.shape[0] = span.nelem;
+    const pxl_tensor *t[5] = {&span, ck, cv, y, o->ff};
+    pxl_op_bindings b;
+    pxl_status s = pxl_op_bind(ctx, op, t, o->ff ? 5 : 4, 15u, 0u, &b);
+    if (s != PXL_OK) return s;
+    rka_params p;
+    memset(&p, 0, sizeof p);
+    for (int i = 0; i < ROPE_LO; i++) p.lo[i] = rope_pow((double)o->base, i, D);
+    for (int a = 0; a < ROPE_KV_HI; a++) p.hi[a] = rope_pow((double)o->base, a * ROPE_LO, D);
+    p.pos = (int32_t)pos;
+    p.Hq = (uint32_t)Hq;
+    p.Hkv = (uint32_t)Hkv;
+    p.D = (uint32_t)D;
+    p.layout = (uint32_t)o->layout;
+    p.oq = b.off[0] + (uint32_t)((q->offset - lo) / sizeof(float));
+    p.ok = b.off[0] + (uint32_t)((k->offset - lo) / sizeof(float));
+    p.ov = b.off[0] + (uint32_t)((v->offset - lo) / sizeof(float));
+    p.ock = b.off[1];
+    p.ocv = b.off[2];
+    p.oy = b.off[3];
+    if (o->ff) {
+        b.b[4].binding = 5;
+        p.off_ff = b.off[4];
+    }
+    p.fs = o->fs;
+    p.scale2 = scale * 1.4426950408889634f;
+    pxl_constant c[2] = {{"WG", RKA_WG}, {"K16", ck->dtype == PXL_F16}};
+    pxl_kernel *kern;
+    if ((s = pxl_kernel_get_static(ctx, "rope_kv_attn.wgsl", pxl_wgsl_ops_rope_kv_attn,
+                                   o->ff ? "rope_kv_attn_ff" : "rope_kv_attn", c, 2, &kern)) != PXL_OK)
+        return s;
+    uint32_t g[2];
+    pxl_recorder *rec;
+    if ((s = pxl_op_grid(ctx, op, (uint64_t)Hq, g)) != PXL_OK) return s;
+    if ((s = pxl_gpu_stream(ctx, &rec)) != PXL_OK) return s;
+    pxl_dispatch d = {kern, b.b, b.n, &p, sizeof p, 4, {g[0], g[1], 1}};
+    return pxl_recorder_dispatch(rec, &d);
+}
+
+pxl_status pxl_rope_kv_attention(pxl_ctx *ctx, pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
+                                 pxl_tensor *cache_k, pxl_tensor *cache_v, int64_t pos_offset,
+                                 const pxl_rope_options *opts, pxl_tensor *y, float scale) {
+    static const char op[] = "pxl_rope_kv_attention";
+    PXL_REQUIRE_CTX(ctx);
+    rope_kv_opts o = rope_kv_defaults(opts);
+    pxl_status s;
+    /* what the cache rows' views need; the rest is pxl_rope_kv's and pxl_attention's checks */
+    if ((s = pxl_check_dtype(ctx, op, "q", q, PXL_F32)) != PXL_OK) return s;
+    if ((s = pxl_check_dtype(ctx, op, "k", k, PXL_F32)) != PXL_OK) return s;
+    if ((s = pxl_check_dtype(ctx, op, "v", v, PXL_F32)) != PXL_OK) return s;
+    if ((s = check_cache_dtype(ctx, op, "cache_k", cache_k)) != PXL_OK) return s;
+    if ((s = check_cache_dtype(ctx, op, "cache_v", cache_v)) != PXL_OK) return s;
+    if (q->ndim != 3 || k->ndim != 3 || cache_k->ndim != 3)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: q, k and cache_k have %d, %d and %d dimensions, expected 3",
+                        op, q->ndim, k->ndim, cache_k->ndim);
+    if ((s = pxl_check_same_shape(ctx, op, "cache_k", cache_k, "cache_v", cache_v)) != PXL_OK) return s;
+    int64_t T = q->shape[0], C = cache_k->shape[0];
+    if (k->shape[0] != T || k->shape[1] != cache_k->shape[1] || k->shape[2] != cache_k->shape[2])
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: k is [%lld, %lld, %lld], expected [%lld, %lld, %lld] (q's T, "
+                        "cache_k's heads and D)", op, (long long)k->shape[0], (long long)k->shape[1],
+                        (long long)k->shape[2], (long long)T, (long long)cache_k->shape[1],
+                        (long long)cache_k->shape[2]);
+    if (v->nelem != k->nelem)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: v has %lld elements, k %lld", op, (long long)v->nelem,
+                        (long long)k->nelem);
+    if (pos_offset < 0 || pos_offset > C - T)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: rows %lld..%lld outside the cache's %lld", op,
+                        (long long)pos_offset, (long long)(pos_offset + T - 1), (long long)C);
+    size_t row = (size_t)k->nelem / (size_t)T * pxl_dtype_row_bytes(cache_k->dtype, 1);
+    pxl_tensor *ko = NULL, *vo = NULL;
+    s = pxl_tensor_view(ctx, cache_k, 3, k->shape, (size_t)pos_offset * row, &ko);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, cache_v, v->ndim, v->shape, (size_t)pos_offset * row, &vo);
+    if (s == PXL_OK) s = rope_kv_check(ctx, op, q, k, v, ko, vo, pos_offset, &o);
+    if (s == PXL_OK) s = pxl_attention_check(ctx, op, q, cache_k, cache_v, y, pos_offset + T);
+    /* y is read by nothing, but written while k and v are read */
+    if (s == PXL_OK) s = pxl_check_overlap(ctx, op, "y", y, "k", k, 0);
+    if (s == PXL_OK) s = pxl_check_overlap(ctx, op, "y", y, "v", v, 0);
+    if (s == PXL_OK && o.ff) s = pxl_check_overlap(ctx, op, "y", y, "freq_factors", o.ff, 0);
+    if (s == PXL_OK) {
+        if (pxl_on_gpu(ctx) && rka_fits(ctx, q, k, v, cache_k, cache_v, y, pos_offset + T)) {
+            s = rka_gpu(ctx, op, q, k, v, cache_k, cache_v, y, pos_offset, &o, scale);
+        } else {
+            s = rope_kv_run(ctx, op, q, k, v, ko, vo, pos_offset, &o);
+            if (s == PXL_OK) s = pxl_attention_run(ctx, q, cache_k, cache_v, y, pos_offset + T, scale);
+        }
+    }
+    pxl_tensor_free(ko);
+    pxl_tensor_free(vo);
+    return s;
 }
