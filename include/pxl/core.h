@@ -143,6 +143,8 @@ typedef struct pxl_ctx_options {
      *   rka=0|1                  0: pxl_rope_kv_attention always runs pxl_rope_kv,
      *                            then pxl_attention (1, the default: one GPU dispatch
      *                            where it can)
+     *   gpu_spin=0|1             1: waits on the GPU poll it, keeping a core busy,
+     *                            instead of blocking in the driver
      * Not copied: only read during pxl_ctx_create.
      */
     const char *tuning;

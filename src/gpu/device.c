@@ -176,7 +176,13 @@ pxl_status pxl_gpu_wait(pxl_gpu *g, WGPUFuture f, const char *what) {
     WGPUFutureWaitInfo w = {f, 0};
     uint64_t timeout_ns = (uint64_t)g->ctx->gpu_timeout_ms * 1000000ull;
     double t0 = pxl_time_now();
-    WGPUWaitStatus st = g->fn.InstanceWaitAny(g->instance, 1, &w, timeout_ns);
+    WGPUWaitStatus st;
+    if (pxl_ctx_tuning(g->ctx)->gpu_spin) { /* polls instead of sleeping in the driver (tuning gpu_spin=1) */
+        do st = g->fn.InstanceWaitAny(g->instance, 1, &w, 0);
+        while (st == WGPUWaitStatus_TimedOut && (pxl_time_now() - t0) * 1e9 < (double)timeout_ns);
+    } else {
+        st = g->fn.InstanceWaitAny(g->instance, 1, &w, timeout_ns);
+    }
     g->stats.wait_ns += (uint64_t)((pxl_time_now() - t0) * 1e9);
     if (st == WGPUWaitStatus_TimedOut)
         return pxl_fail(g->ctx, PXL_ERR_TIMEOUT, "%s: GPU did not finish within %u ms", what,
