@@ -143,8 +143,9 @@ typedef struct pxl_ctx_options {
      *   rka=0|1                  0: pxl_rope_kv_attention always runs pxl_rope_kv,
      *                            then pxl_attention (1, the default: one GPU dispatch
      *                            where it can)
-     *   gpu_spin=0|1             1: waits on the GPU poll it, keeping a core busy,
-     *                            instead of blocking in the driver
+     *   gpu_spin=0|1             0: waits on the GPU block in the driver at once;
+     *                            1 (the default): they poll it first, yielding the
+     *                            core between polls, for up to 5 ms
      * Not copied: only read during pxl_ctx_create.
      */
     const char *tuning;

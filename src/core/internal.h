@@ -47,7 +47,7 @@ typedef struct pxl_tuning {
                           * (by default a prompt's round them to 8 bits where a kernel does: a_q8) */
     int gpu_q8_token;    /* gpu_q8=2: also a decoded token's (the one-row kernel kmv4q) */
     int llm_ahead_off;   /* llm_ahead=0: the GGUF runtime records no token ahead on a GPU */
-    int gpu_spin;        /* gpu_spin=1: waits on the GPU poll (a core busy) instead of blocking */
+    int gpu_spin_off;    /* gpu_spin=0: waits on the GPU block at once (by default they poll up to 5 ms first) */
     int rka_off;         /* rka=0: pxl_rope_kv_attention is always pxl_rope_kv, then pxl_attention */
 } pxl_tuning;
 

@@ -45,7 +45,7 @@ static const struct {
     {"gpu_scopes", offsetof(pxl_tuning, gpu_scopes), '1'},
     {"llm_ahead", offsetof(pxl_tuning, llm_ahead_off), '0'},
     {"rka", offsetof(pxl_tuning, rka_off), '0'},
-    {"gpu_spin", offsetof(pxl_tuning, gpu_spin), '1'},
+    {"gpu_spin", offsetof(pxl_tuning, gpu_spin_off), '0'},
 };
 
 /* One key=value item; 0 if the key is known and the value good, else 1

@@ -13,6 +13,7 @@
 #include "adapter_plan.h"
 
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,16 +173,26 @@ pxl_status pxl_gpu_take_deferred(pxl_gpu *g) {
     return s;
 }
 
+#define PXL_SPIN_NS 5000000ull
+
 pxl_status pxl_gpu_wait(pxl_gpu *g, WGPUFuture f, const char *what) {
     WGPUFutureWaitInfo w = {f, 0};
     uint64_t timeout_ns = (uint64_t)g->ctx->gpu_timeout_ms * 1000000ull;
     double t0 = pxl_time_now();
-    WGPUWaitStatus st;
-    if (pxl_ctx_tuning(g->ctx)->gpu_spin) { /* polls instead of sleeping in the driver (tuning gpu_spin=1) */
-        do st = g->fn.InstanceWaitAny(g->instance, 1, &w, 0);
-        while (st == WGPUWaitStatus_TimedOut && (pxl_time_now() - t0) * 1e9 < (double)timeout_ns);
-    } else {
-        st = g->fn.InstanceWaitAny(g->instance, 1, &w, timeout_ns);
+    /* Polls first, yielding the core between polls, for up to PXL_SPIN_NS (a
+     * decoded token's wait is about a millisecond, and a driver's blocking
+     * wait wakes tens of microseconds late), then blocks for the rest. The
+     * tuning option gpu_spin=0 only blocks. */
+    WGPUWaitStatus st = WGPUWaitStatus_TimedOut;
+    if (!pxl_ctx_tuning(g->ctx)->gpu_spin_off) {
+        double spin = (double)(timeout_ns < PXL_SPIN_NS ? timeout_ns : PXL_SPIN_NS) * 1e-9;
+        while ((st = g->fn.InstanceWaitAny(g->instance, 1, &w, 0)) == WGPUWaitStatus_TimedOut &&
+               pxl_time_now() - t0 < spin)
+            sched_yield();
+    }
+    if (st == WGPUWaitStatus_TimedOut) {
+        uint64_t spent = (uint64_t)((pxl_time_now() - t0) * 1e9);
+        st = g->fn.InstanceWaitAny(g->instance, 1, &w, spent < timeout_ns ? timeout_ns - spent : 0);
     }
     g->stats.wait_ns += (uint64_t)((pxl_time_now() - t0) * 1e9);
     if (st == WGPUWaitStatus_TimedOut)

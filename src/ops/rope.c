@@ -616,12 +616,12 @@ pxl_status pxl_rope_kv(pxl_ctx *ctx, pxl_tensor *q, const pxl_tensor *k, const p
  * GPU, one token (rope_kv_attn.wgsl): one dispatch in place of pxl_rope_kv's
  * and attention's one or two, where the token's q, k and v are views of one
  * buffer that no output shares (the fused QKV product's output), the
- * context is at most RKA_MAX_KEYS keys and D at most RKA_MAX_D, and f16
- * cache rows start on even elements. Anything else: pxl_rope_kv, then
+ * context is at most RKA_MAX_KEYS keys and D at most RKA_MAX_D, and the
+ * caches' rows lie on 16-byte words. Anything else: pxl_rope_kv, then
  * pxl_attention. The uniform block holds the chunk-0 angle tables of
  * rope_kv.wgsl (RKA_MAX_D / 2 pairs fit one chunk).
  */
-#define RKA_WG 128u
+#define RKA_WG 256u
 #define RKA_MAX_D 256       /* DMAX in rope_kv_attn.wgsl; D / 2 <= RKA_WG */
 #define RKA_MAX_KEYS 1024   /* KMAX in rope_kv_attn.wgsl */
 
@@ -650,7 +650,8 @@ static int rka_fits(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k, cons
     if (pxl_ctx_tuning(ctx)->rka_off) return 0;
     if (q->shape[0] != 1 || kv_len > RKA_MAX_KEYS || D > RKA_MAX_D || q->nelem > UINT32_MAX) return 0;
     if (k->st != q->st || v->st != q->st) return 0;
-    if (ck->dtype == PXL_F16 && (ck->offset % 4 || cv->offset % 4)) return 0;
+    /* the caches' rows on whole 16-byte words (4 f32 or 8 f16 values) */
+    if (ck->offset % 16 || cv->offset % 16 || D % (ck->dtype == PXL_F16 ? 8 : 4)) return 0;
     if ((uint64_t)ck->nelem > UINT32_MAX - 2 || (uint64_t)cv->nelem > UINT32_MAX - 2) return 0;
     /* the four written bindings (q's buffer, the caches, y) lie apart */
     const pxl_tensor *w[4] = {q, ck, cv, y};
@@ -693,8 +694,9 @@ static pxl_status rka_gpu(pxl_ctx *ctx, const char *op, pxl_tensor *q, const pxl
     p.oq = b.off[0] + (uint32_t)((q->offset - lo) / sizeof(float));
     p.ok = b.off[0] + (uint32_t)((k->offset - lo) / sizeof(float));
     p.ov = b.off[0] + (uint32_t)((v->offset - lo) / sizeof(float));
-    p.ock = b.off[1];
-    p.ocv = b.off[2];
+    uint32_t per_word = ck->dtype == PXL_F16 ? 8u : 4u; /* the caches are bound as 16-byte words */
+    p.ock = b.off[1] / per_word;
+    p.ocv = b.off[2] / per_word;
     p.oy = b.off[3];
     if (o->ff) {
         b.b[4].binding = 5;

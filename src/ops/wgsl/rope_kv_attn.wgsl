@@ -10,25 +10,31 @@
 //      of the group writes the cache rows. The other workgroups of the group
 //      take the new key and value from their own kn / vn, never from the
 //      rows being written, so no workgroup reads what another writes.
-//   2. scores: invocation t dots keys t, t + WG, ... (key pos from kn) with
-//      q, into sc (kv_len <= KMAX); their maximum M and the sum L of
-//      exp2(s - M) over the workgroup (a NaN score never becomes M but
-//      poisons L, as in attention.wgsl);
-//   3. values: invocation (slice, pair column c) sums exp2(s_j - M) v_j[c]
-//      over the keys j = slice (mod slices); the slices are summed in
-//      workgroup memory and y = sum / L.
-// The caches are f32 or f16 (override K16: both), bound as u32 words (f16:
-// element pairs; the host keeps each f16 row on an even element). k and v
-// are read from x (q's binding: the fused QKV product's output, one buffer).
+//   2. scores, in passes of WG / PK keys: invocation (key, part) dots up to
+//      CV 16-byte words of the key row (key pos from kn) with q, loaded
+//      together; the PK parts are summed in workgroup memory into sc
+//      (kv_len <= KMAX); then their maximum M and the sum L of exp2(s - M)
+//      over the workgroup (a NaN score never becomes M but poisons L, as in
+//      attention.wgsl);
+//   3. values: invocation (slice, column c: one 16-byte word of a row) sums
+//      exp2(s_j - M) v_j[c] over the keys j = slice (mod slices), four rows
+//      loaded together; the slices are summed in workgroup memory and
+//      y = sum / L.
+// Everything is latency at these sizes, so each invocation issues several
+// independent loads before it uses them. The caches are f32 or f16
+// (override K16: both), bound as 16-byte words (4 f32 or 8 f16 values; the
+// host keeps rows and D on whole words). k and v are read from x (q's
+// binding: the fused QKV product's output, one buffer).
 //
 // Bindings: x (0, read_write), the K cache (1) and V cache (2) as words, y
 // (3), the uniforms (4), the frequency factors (5, entry rope_kv_attn_ff).
 
-override WG: u32 = 128u;     // invocations per workgroup (>= D / 2)
+override WG: u32 = 256u;     // invocations per workgroup (>= D / 2)
 override K16: bool = false;  // the caches are f16 (else f32)
 
 const DMAX: u32 = 256u;      // the largest D
 const KMAX: u32 = 1024u;     // the most keys
+const CV: u32 = 4u;          // 16-byte words of a key row per invocation in the score phase
 const NEG: f32 = -3.0e38;    // "no score yet" (attention.wgsl)
 
 struct Params {
@@ -42,7 +48,7 @@ struct Params {
     oq: u32,         // element offsets in x: q, k, v
     ok: u32,
     ov: u32,
-    ock: u32,        // element offsets of the caches' row 0 in their bindings (f16: in halves, even)
+    ock: u32,        // the caches' row 0 in their bindings, in 16-byte words
     ocv: u32,
     oy: u32,         // y's element offset
     off_ff: u32,     // the factors' element offset
@@ -53,8 +59,8 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read_write> x: array<f32>;
-@group(0) @binding(1) var<storage, read_write> ck: array<u32>;
-@group(0) @binding(2) var<storage, read_write> cv: array<u32>;
+@group(0) @binding(1) var<storage, read_write> ck: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read_write> cv: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
 @group(0) @binding(4) var<uniform> p: Params;
 @group(0) @binding(5) var<storage, read> ff: array<f32>;
@@ -68,7 +74,10 @@ var<workgroup> kn: array<f32, DMAX>;         // the new key row, as the cache ho
 var<workgroup> vn: array<f32, DMAX>;         // the new value row, as the cache holds it
 var<workgroup> sc: array<f32, KMAX>;         // scores, then exp2(s - M)
 var<workgroup> red: array<f32, WG>;
-var<workgroup> racc: array<vec2<f32>, WG>;
+var<workgroup> racc: array<vec4<f32>, WG * 2u>;
+
+// values per 16-byte word of a cache row
+fn per_word() -> u32 { return select(4u, 8u, K16); }
 
 // theta' of pair i before the factor (rope_kv.wgsl's chunk_theta, chunk 0)
 fn pair_theta(i: u32) -> f32 {
@@ -77,18 +86,24 @@ fn pair_theta(i: u32) -> f32 {
     return rope_theta(p.hi[a >> 2u][a & 3u], p.lo[b >> 2u][b & 3u], p.fs);
 }
 
-// elements e, e + 1 (e even) of a cache binding as f32 (attention.wgsl reads f16 pairs alike)
-fn k2(e: u32) -> vec2<f32> {
-    if (K16) { return unpack2x16float(ck[e >> 1u]); }
-    return vec2<f32>(bitcast<f32>(ck[e]), bitcast<f32>(ck[e + 1u]));
+// a word of the cache as its values: f32 (lo only), or 8 f16 (lo, hi), as
+// attention.wgsl reads f16 pairs (unpack2x16float)
+fn vals_lo(w: vec4<u32>) -> vec4<f32> {
+    if (K16) { return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)); }
+    return bitcast<vec4<f32>>(w);
 }
-fn v2(e: u32) -> vec2<f32> {
-    if (K16) { return unpack2x16float(cv[e >> 1u]); }
-    return vec2<f32>(bitcast<f32>(cv[e]), bitcast<f32>(cv[e + 1u]));
+fn vals_hi(w: vec4<u32>) -> vec4<f32> {
+    if (K16) { return vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w)); }
+    return vec4<f32>(0.0);
 }
 
-// The workgroup's sum (max: the largest, NaN never chosen) of v over its
-// invocations; every invocation must call it (barriers).
+// values 4 i .. 4 i + 3 of a workgroup row (qs, kn, vn) as a vec4
+fn q4(i: u32) -> vec4<f32> { return vec4<f32>(qs[4u * i], qs[4u * i + 1u], qs[4u * i + 2u], qs[4u * i + 3u]); }
+fn kn4(i: u32) -> vec4<f32> { return vec4<f32>(kn[4u * i], kn[4u * i + 1u], kn[4u * i + 2u], kn[4u * i + 3u]); }
+fn vn4(i: u32) -> vec4<f32> { return vec4<f32>(vn[4u * i], vn[4u * i + 1u], vn[4u * i + 2u], vn[4u * i + 3u]); }
+
+// The workgroup's sum (take_max: the largest, NaN never chosen) of v over
+// its invocations; every invocation must call it (barriers).
 fn wg_reduce(li: u32, v: f32, take_max: bool) -> f32 {
     red[li] = v;
     workgroupBarrier();
@@ -108,6 +123,19 @@ fn wg_reduce(li: u32, v: f32, take_max: bool) -> f32 {
     return r;
 }
 
+// The new rows' words (16 bytes: 4 f32 or 8 f16 values) from kn / vn: word w of the row
+fn new_word(w: u32, is_v: bool) -> vec4<u32> {
+    var a: array<f32, 8>;
+    for (var e = 0u; e < per_word(); e = e + 1u) { a[e] = select(kn[w * per_word() + e], vn[w * per_word() + e], is_v); }
+    if (K16) {
+        return vec4<u32>(f32_to_f16_bits(bitcast<u32>(a[0])) | (f32_to_f16_bits(bitcast<u32>(a[1])) << 16u),
+                         f32_to_f16_bits(bitcast<u32>(a[2])) | (f32_to_f16_bits(bitcast<u32>(a[3])) << 16u),
+                         f32_to_f16_bits(bitcast<u32>(a[4])) | (f32_to_f16_bits(bitcast<u32>(a[5])) << 16u),
+                         f32_to_f16_bits(bitcast<u32>(a[6])) | (f32_to_f16_bits(bitcast<u32>(a[7])) << 16u));
+    }
+    return bitcast<vec4<u32>>(vec4<f32>(a[0], a[1], a[2], a[3]));
+}
+
 // Steps 1 to 3 for head h, with ths filled (and a barrier after it).
 fn body(li: u32, h: u32) {
     let D = p.D;
@@ -115,6 +143,7 @@ fn body(li: u32, h: u32) {
     let hk = h / (p.Hq / p.Hkv);
     let P = u32(p.pos);
     let kv = P + 1u;
+    let vpr = D / per_word();   // 16-byte words per cache row
     // 1. turn q and k, take v
     let qb = p.oq + h * D;
     let kb = p.ok + hk * D;
@@ -137,53 +166,76 @@ fn body(li: u32, h: u32) {
     }
     for (var d = li; d < D; d = d + WG) { vn[d] = x[p.ov + hk * D + d]; }
     workgroupBarrier();
-    // the cache rows: element pairs (2w, 2w + 1), rounded as the cache holds them
-    let row = (P * p.Hkv + hk) * D;
-    let writer = h % (p.Hq / p.Hkv) == 0u;
-    for (var w = li; w < half; w = w + WG) {
-        let e = 2u * w;
-        if (K16) {
-            let k0 = f32_to_f16_bits(bitcast<u32>(kn[e]));
-            let k1 = f32_to_f16_bits(bitcast<u32>(kn[e + 1u]));
-            let v0 = f32_to_f16_bits(bitcast<u32>(vn[e]));
-            let v1 = f32_to_f16_bits(bitcast<u32>(vn[e + 1u]));
-            if (writer) {
-                ck[(p.ock + row + e) >> 1u] = k0 | (k1 << 16u);
-                cv[(p.ocv + row + e) >> 1u] = v0 | (v1 << 16u);
-            }
-            kn[e] = bitcast<f32>(f16_to_f32_bits(k0));
-            kn[e + 1u] = bitcast<f32>(f16_to_f32_bits(k1));
-            vn[e] = bitcast<f32>(f16_to_f32_bits(v0));
-            vn[e + 1u] = bitcast<f32>(f16_to_f32_bits(v1));
-        } else if (writer) {
-            ck[p.ock + row + e] = bitcast<u32>(kn[e]);
-            ck[p.ock + row + e + 1u] = bitcast<u32>(kn[e + 1u]);
-            cv[p.ocv + row + e] = bitcast<u32>(vn[e]);
-            cv[p.ocv + row + e + 1u] = bitcast<u32>(vn[e + 1u]);
+    // the cache rows (written by the group's first query head) and kn / vn as the cache holds them
+    let roww = (P * p.Hkv + hk) * vpr;
+    var wk = vec4<u32>(0u);
+    var wv = vec4<u32>(0u);
+    if (li < vpr) {
+        wk = new_word(li, false);
+        wv = new_word(li, true);
+        if (h % (p.Hq / p.Hkv) == 0u) {
+            ck[p.ock + roww + li] = wk;
+            cv[p.ocv + roww + li] = wv;
         }
     }
     workgroupBarrier();
-    // 2. scores, their maximum and the sum of their exponentials
+    if (li < vpr && K16) {
+        let k0 = vals_lo(wk);
+        let k1 = vals_hi(wk);
+        let v0 = vals_lo(wv);
+        let v1 = vals_hi(wv);
+        for (var e = 0u; e < 4u; e = e + 1u) {
+            kn[8u * li + e] = k0[e];
+            kn[8u * li + 4u + e] = k1[e];
+            vn[8u * li + e] = v0[e];
+            vn[8u * li + 4u + e] = v1[e];
+        }
+    }
+    workgroupBarrier();
+    // 2. scores: PK invocations a key, CV words each, WG / PK keys a pass
+    let pk = (vpr + CV - 1u) / CV;
+    let kpp = WG / pk;
+    let part = li % pk;
+    let jl = li / pk;
     var mx = NEG;
-    for (var j = li; j < kv; j = j + WG) {
-        var s0 = 0.0;
-        var s1 = 0.0;
-        if (j == P) {
-            for (var d = 0u; d < D; d = d + 2u) {
-                s0 = s0 + qs[d] * kn[d];
-                s1 = s1 + qs[d + 1u] * kn[d + 1u];
+    for (var base = 0u; base < kv; base = base + kpp) {
+        let j = base + jl;
+        var s = 0.0;
+        if (j < kv && jl < kpp) {
+            let e0 = p.ock + (j * p.Hkv + hk) * vpr;
+            var w: array<vec4<u32>, CV>;
+            for (var c = 0u; c < CV; c = c + 1u) {
+                let cc = part * CV + c;
+                if (cc < vpr && j != P) { w[c] = ck[e0 + cc]; }
             }
-        } else {
-            let e0 = p.ock + (j * p.Hkv + hk) * D;
-            for (var d = 0u; d < D; d = d + 2u) {
-                let kk = k2(e0 + d);
-                s0 = s0 + qs[d] * kk.x;
-                s1 = s1 + qs[d + 1u] * kk.y;
+            for (var c = 0u; c < CV; c = c + 1u) {
+                let cc = part * CV + c;
+                if (cc < vpr) {
+                    if (K16) {
+                        var k0 = vals_lo(w[c]);
+                        var k1 = vals_hi(w[c]);
+                        if (j == P) {
+                            k0 = kn4(2u * cc);
+                            k1 = kn4(2u * cc + 1u);
+                        }
+                        s = s + dot(q4(2u * cc), k0) + dot(q4(2u * cc + 1u), k1);
+                    } else {
+                        var k0 = vals_lo(w[c]);
+                        if (j == P) { k0 = kn4(cc); }
+                        s = s + dot(q4(cc), k0);
+                    }
+                }
             }
         }
-        let s = s0 + s1;
-        sc[j] = s;
-        if (s > mx) { mx = s; }
+        red[li] = s;
+        workgroupBarrier();
+        if (part == 0u && j < kv && jl < kpp) {
+            var t = red[li];
+            for (var q = 1u; q < pk; q = q + 1u) { t = t + red[li + q]; }
+            sc[j] = t;
+            if (t > mx) { mx = t; }
+        }
+        workgroupBarrier();
     }
     let M = wg_reduce(li, mx, true);
     var l = 0.0;
@@ -193,29 +245,54 @@ fn body(li: u32, h: u32) {
         l = l + e;
     }
     let L = wg_reduce(li, l, false);   // its barriers also publish sc
-    // 3. values: invocation (slice, pair column c)
-    let slices = WG / half;
-    let slice = li / half;
-    let c = li % half;
-    var acc = vec2<f32>(0.0);
+    // 3. values: invocation (slice, word column c), four rows at a time
+    let slices = WG / vpr;
+    let slice = li / vpr;
+    let c = li % vpr;
+    var a0 = vec4<f32>(0.0);
+    var a1 = vec4<f32>(0.0);
     if (slice < slices) {
-        for (var j = slice; j < kv; j = j + slices) {
-            var vv: vec2<f32>;
-            if (j == P) {
-                vv = vec2<f32>(vn[2u * c], vn[2u * c + 1u]);
-            } else {
-                vv = v2(p.ocv + (j * p.Hkv + hk) * D + 2u * c);
+        let e0 = p.ocv + hk * vpr + c;
+        for (var j0 = slice; j0 < kv; j0 = j0 + 4u * slices) {
+            var w: array<vec4<u32>, 4>;
+            for (var u = 0u; u < 4u; u = u + 1u) {
+                let j = j0 + u * slices;
+                if (j < kv && j != P) { w[u] = cv[e0 + j * p.Hkv * vpr]; }
             }
-            acc = acc + sc[j] * vv;
+            for (var u = 0u; u < 4u; u = u + 1u) {
+                let j = j0 + u * slices;
+                if (j < kv) {
+                    var v0 = vals_lo(w[u]);
+                    var v1 = vals_hi(w[u]);
+                    if (j == P) {
+                        if (K16) {
+                            v0 = vn4(2u * c);
+                            v1 = vn4(2u * c + 1u);
+                        } else {
+                            v0 = vn4(c);
+                        }
+                    }
+                    a0 = a0 + sc[j] * v0;
+                    a1 = a1 + sc[j] * v1;
+                }
+            }
         }
     }
-    racc[li] = acc;
+    racc[li] = a0;
+    racc[WG + li] = a1;
     workgroupBarrier();
-    if (li < half) {
-        var t = racc[li];
-        for (var s = 1u; s < slices; s = s + 1u) { t = t + racc[s * half + li]; }
-        y[p.oy + h * D + 2u * li] = t.x / L;
-        y[p.oy + h * D + 2u * li + 1u] = t.y / L;
+    if (li < vpr) {
+        var t0 = racc[li];
+        var t1 = racc[WG + li];
+        for (var s = 1u; s < slices; s = s + 1u) {
+            t0 = t0 + racc[s * vpr + li];
+            t1 = t1 + racc[WG + s * vpr + li];
+        }
+        let o = p.oy + h * D + li * per_word();
+        for (var e = 0u; e < 4u; e = e + 1u) { y[o + e] = t0[e] / L; }
+        if (K16) {
+            for (var e = 0u; e < 4u; e = e + 1u) { y[o + 4u + e] = t1[e] / L; }
+        }
     }
 }
 
