@@ -261,6 +261,7 @@ static void test_tuning_option(void) {
     /* kmm8: 0, 4 or 8, kept as 1 + the value */
     CHECK(tuned_ctx("kmm8=0", &t, msg, sizeof msg) == PXL_OK && t.kmm8 == 1);
     CHECK(tuned_ctx("kmm8=8", &t, msg, sizeof msg) == PXL_OK && t.kmm8 == 9);
+    CHECK(tuned_ctx("kmm8_split=1", &t, msg, sizeof msg) == PXL_OK && t.kmm8_split == 1);
     /* unknown keys and bad values fail, naming the key */
     static const struct {
         const char *text, *key;
@@ -274,7 +275,8 @@ static void test_tuning_option(void) {
         {"vm_mm=big", "'vm_mm'"},          {"pllm_no_avx=yes", "'pllm_no_avx'"}, {"dot", "'dot'"},
         {"cpu_simd=2", "'cpu_simd'"},      {"cpu_q8=on", "'cpu_q8'"},      {"gpu_scopes=", "'gpu_scopes'"},
         {"llm_ahead=2", "'llm_ahead'"},    {"gpu_q8=3", "'gpu_q8'"},       {"rka=on", "'rka'"},
-        {"kmm8=2", "'kmm8'"},              {"kmm8=", "'kmm8'"},
+        {"kmm8=2", "'kmm8'"},              {"kmm8=", "'kmm8'"},            {"kmm8_split=3", "'kmm8_split'"},
+        {"kmm8_split=16", "'kmm8_split'"},
         {"vm_mm=tile nonsense", "'vm_mm'"}, {"vm_mm=tile nonsense=1", "'nonsense'"}, {"=3", "''"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -109,6 +109,10 @@ static int apply(pxl_tuning *t, const char *key, const char *v, const char **wha
         *what = "0 (kmm8.wgsl), 4 or 8 (kmm8w.wgsl's columns per invocation)";
         if (strcmp(v, "0") && strcmp(v, "4") && strcmp(v, "8")) return 1;
         t->kmm8 = (uint32_t)(v[0] - '0') + 1; /* 0 stays "default" */
+    } else if (!strcmp(key, "kmm8_split")) {
+        *what = "1, 2, 4 or 8 (the most splits of K in kmm8w.wgsl)";
+        if (parse_list(v, a, 1) != 1 || !pow2(a[0]) || a[0] > 8) return 1;
+        t->kmm8_split = a[0];
     } else if (!strcmp(key, "llm_submit")) {
         *what = "a number of layers in [0, 65536] (0: one submit per pass)";
         if (parse_list(v, a, 1) != 1 || a[0] > 65536) return 1;
@@ -184,7 +188,7 @@ pxl_status pxl_tuning_parse(pxl_ctx *ctx, const char *text, pxl_tuning *t) {
         if (apply(t, key, val, &what)) {
             if (!what)
                 return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
-                                "tuning: unknown key '%s' (known: dot, attn, qmv, qmv_xs, kmv_tpr, kmv_rows, kmv_wg, kmm8, "
+                                "tuning: unknown key '%s' (known: dot, attn, qmv, qmv_xs, kmv_tpr, kmv_rows, kmv_wg, kmm8, kmm8_split, "
                                 "llm_submit, qmv_kernel, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8, gpu_q8, gpu_scopes, llm_ahead, rka, gpu_spin)",
                                 key);
             return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "tuning: bad value '%s' for '%s' (takes %s)", val, key,

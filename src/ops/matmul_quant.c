@@ -298,6 +298,19 @@ static uint32_t kmm8w_tn(const pxl_ctx *ctx, pxl_dtype dt, const q_shape *s, con
     return wide >= KMM8W_WIDE ? 8u : 4u;
 }
 
+/* kmm8w's splits of K for a product of `tiles` workgroups and `steps` steps
+ * of 64 values: where the tiles alone would leave most of a large GPU idle
+ * (fewer than KMM8W_SPLIT_TILES), enough splits to reach that many, at most
+ * 8 and at least 4 steps each; the tuning option kmm8_split=N caps them (1:
+ * none). Measured on an H200 (2026-11-27): Q4_K 512x2048x256, 32 tiles,
+ * took 63 us unsplit. */
+#define KMM8W_SPLIT_TILES 128u
+static uint32_t kmm8w_split(const pxl_ctx *ctx, uint64_t tiles, uint64_t steps) {
+    uint32_t cap = pxl_ctx_tuning(ctx)->kmm8_split ? pxl_ctx_tuning(ctx)->kmm8_split : 8u, split = 1;
+    while (split < cap && tiles * split < KMM8W_SPLIT_TILES && steps / (split * 2u) >= 4u) split *= 2u;
+    return split;
+}
+
 static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const pxl_op_bindings *bd,
                        const q_shape *s, const qmm_params *p) {
     uint32_t g[2] = {0, 0};
@@ -329,18 +342,40 @@ static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const
     mb[1].binding = 1;
     mb[2].binding = 2;
     uint32_t tn = kmm8w_tn(ctx, dt, s, p);
-    if (tn) { /* kmm8w, kmm8w6: 64 x 16 tn tiles */
-        g[0] = (uint32_t)(((uint64_t)s->N + 16u * tn - 1) / (16u * tn));
-        pxl_constant c[1] = {{"TN", tn}};
-        st = pxl_kernel_get_static(ctx, "kmm8w.wgsl", pxl_wgsl_ops_kmm8w, dt == PXL_Q6_K ? "kmm8w6" : "kmm8w", c,
-                                   dt == PXL_Q6_K ? 0 : 1, &k);
-    } else {
+    if (!tn) {
         pxl_constant kq6[1] = {{"KQ6", dt == PXL_Q6_K}};
-        st = pxl_kernel_get_static(ctx, "kmm8.wgsl", pxl_wgsl_ops_kmm8, "kmm8", kq6, 1, &k);
+        if ((st = pxl_kernel_get_static(ctx, "kmm8.wgsl", pxl_wgsl_ops_kmm8, "kmm8", kq6, 1, &k)) != PXL_OK) return st;
+        pxl_dispatch d2 = {k, mb, 3, &p8, sizeof p8, 3, {g[0], g[1], (uint32_t)s->batch}};
+        return pxl_recorder_dispatch(rec, &d2);
     }
-    if (st != PXL_OK) return st;
-    pxl_dispatch d2 = {k, mb, 3, &p8, sizeof p8, 3, {g[0], g[1], (uint32_t)s->batch}};
-    return pxl_recorder_dispatch(rec, &d2);
+    /* kmm8w, kmm8w6: 64 x 16 tn tiles, K split where they are few */
+    uint64_t gx = ((uint64_t)s->N + 16u * tn - 1) / (16u * tn);
+    uint32_t split = kmm8w_split(ctx, gx * (uint64_t)g[1] * (uint64_t)s->batch, (uint64_t)s->K / 256 * 4);
+    uint64_t part = (uint64_t)split * (uint64_t)s->batch * (uint64_t)s->M * (uint64_t)s->N * 4u;
+    if (split > 1 && (part > gi->max_storage_binding_size || gx * split > gi->max_workgroups_per_dimension)) split = 1;
+    pxl_buffer *pbuf = NULL;
+    if (split > 1) {
+        if ((st = pxl_recorder_scratch(rec, (size_t)part, &pbuf)) != PXL_OK) return st;
+        mb[2] = (pxl_binding){2, pbuf, 0, (size_t)(part + 15) / 16 * 16};
+    }
+    pxl_constant c[2] = {{"TN", tn}, {"SPLITK", split}};
+    if ((st = pxl_kernel_get_static(ctx, "kmm8w.wgsl", pxl_wgsl_ops_kmm8w, dt == PXL_Q6_K ? "kmm8w6" : "kmm8w", c, 2,
+                                    &k)) != PXL_OK)
+        return st;
+    pxl_dispatch d2 = {k, mb, 3, &p8, sizeof p8, 3, {(uint32_t)(gx * split), g[1], (uint32_t)s->batch}};
+    if ((st = pxl_recorder_dispatch(rec, &d2)) != PXL_OK || split == 1) return st;
+    /* kmm8_sum: the partial sums (0) into C (2) */
+    qmm_params ps = *p;
+    ps.nb = split;
+    ps.stride_a = (uint32_t)s->batch;
+    pxl_binding sb[2] = {{0, pbuf, 0, (size_t)(part + 15) / 16 * 16}, bd->b[2]};
+    sb[1].binding = 2;
+    uint32_t sg[2] = {0, 0};
+    if ((st = pxl_op_grid(ctx, OP, (part / 4 / split + 255) / 256, sg)) != PXL_OK) return st;
+    if ((st = pxl_kernel_get_static(ctx, "kmm8w.wgsl", pxl_wgsl_ops_kmm8w, "kmm8_sum", NULL, 0, &k)) != PXL_OK)
+        return st;
+    pxl_dispatch d3 = {k, sb, 2, &ps, sizeof ps, 3, {sg[0], sg[1], 1}};
+    return pxl_recorder_dispatch(rec, &d3);
 }
 
 static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3],

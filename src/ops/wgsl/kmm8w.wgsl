@@ -27,9 +27,15 @@
 // taken as the signed bytes q - 32, Bsw[n] the d sc of its four 16-value
 // halves and Asw[m] = (d of s0, 0, d of s1, 0).
 //
+// Split K (override SPLITK > 1, for products with few tiles): workgroup x
+// is tile column * SPLITK + split, each split takes its share of the steps
+// and stores its raw sums at ((split * batches + z) * M + m) * N + n of the
+// buffer bound as C (scratch), and kmm8_sum adds the splits up into C.
+//
 // Params (qmm_params): as kmm8.wgsl; off_b and stride_b in bytes, multiples
 // of 16 here; off_a: where Q's scales start, in vec4s; stride_a: Q's rows
-// between batches (M, or 0 when A is shared).
+// between batches (M, or 0 when A is shared). kmm8_sum: M, N, alpha, beta,
+// off_c and stride_c as the product's; nb = SPLITK; stride_a = the batches.
 
 #include "qmm_params.wgsl"   // Params
 
@@ -50,7 +56,8 @@ fn bword_at(o: u32) -> u32 {
     return select(lo, (lo >> 16u) | (hi << 16u), (o & 2u) != 0u);
 }
 
-override TN: u32 = 8u;   // output columns per invocation: 4 or 8 (tiles of 64 x 64 or 64 x 128)
+override TN: u32 = 8u;       // output columns per invocation: 4 or 8 (tiles of 64 x 64 or 64 x 128)
+override SPLITK: u32 = 1u;   // splits of K (see above)
 
 const RS: u32 = 5u;      // vec4s per tile row in workgroup memory: the step's 64 values and one of padding
 const BNMAX: u32 = 128u;
@@ -112,14 +119,35 @@ fn store_c(idx: u32, v: f32) {
     C[idx] = out;
 }
 
+// Where a tile's outputs go: C's batch z (base index), or with SPLITK the
+// split's partial sums; and its steps [x, y)
+fn out_base(z: u32, nz: u32, split: u32) -> u32 {
+    if (SPLITK > 1u) { return (split * nz + z) * p.M * p.N; }
+    return p.off_c + z * p.stride_c;
+}
+fn put(idx: u32, v: f32) {
+    if (SPLITK > 1u) {
+        C[idx] = v;
+    } else {
+        store_c(idx, v);
+    }
+}
+fn split_steps(split: u32) -> vec2<u32> {
+    let steps = p.nb * 4u;
+    let per = (steps + SPLITK - 1u) / SPLITK;
+    return vec2<u32>(min(split * per, steps), min(split * per + per, steps));
+}
+
 @compute @workgroup_size(16, 16)
-fn kmm8w(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+fn kmm8w(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+         @builtin(num_workgroups) nwg: vec3<u32>) {
     let tx = lid3.x;
     let ty = lid3.y;
     let lid = ty * 16u + tx;
     let bn = 16u * TN;
     let m0 = wid.y * 64u;
-    let n0 = wid.x * bn;
+    let n0 = (wid.x / SPLITK) * bn;
+    let sr = split_steps(wid.x % SPLITK);
     // row bases (rows past M or N clamped: read, never stored)
     let k16 = p.K / 16u;
     var bs: Bases;
@@ -133,12 +161,11 @@ fn kmm8w(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) w
     }
 
     var acc: array<vec4<f32>, 8>;   // acc[2 i + j / 4][j % 4]: row 4 ty + i, column tx + 16 j
-    let steps = p.nb * 4u;
-    var g = stage_load(bs, lid, 0u, bn);
-    for (var st = 0u; st < steps; st = st + 1u) {
+    var g = stage_load(bs, lid, sr.x, bn);
+    for (var st = sr.x; st < sr.y; st = st + 1u) {
         stage_store(g, lid, st, bn);
         workgroupBarrier();
-        if (st + 1u < steps) { g = stage_load(bs, lid, st + 1u, bn); }
+        if (st + 1u < sr.y) { g = stage_load(bs, lid, st + 1u, bn); }
         for (var h = 0u; h < 2u; h = h + 1u) {   // sub-blocks 2j + h: words 2h, 2h + 1
             var isum: array<vec4<i32>, 8>;
             for (var e = 0u; e < 8u; e = e + 1u) { isum[e] = vec4<i32>(0); }   // assigned: see kmm8.wgsl's zero_sums
@@ -171,13 +198,13 @@ fn kmm8w(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) w
         }
         workgroupBarrier();
     }
-    let base = p.off_c + wid.z * p.stride_c;
+    let base = out_base(wid.z, nwg.z, wid.x % SPLITK);
     for (var i = 0u; i < 4u; i = i + 1u) {
         let m = m0 + 4u * ty + i;
         if (m < p.M) {
             for (var j = 0u; j < TN; j = j + 1u) {
                 let n = n0 + tx + 16u * j;
-                if (n < p.N) { store_c(base + m * p.N + n, acc[2u * i + (j >> 2u)][j & 3u]); }
+                if (n < p.N) { put(base + m * p.N + n, acc[2u * i + (j >> 2u)][j & 3u]); }
             }
         }
     }
@@ -257,12 +284,14 @@ fn stage6_store(g: Stage6, lid: u32, st: u32) {
 }
 
 @compute @workgroup_size(16, 16)
-fn kmm8w6(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+fn kmm8w6(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+          @builtin(num_workgroups) nwg: vec3<u32>) {
     let tx = lid3.x;
     let ty = lid3.y;
     let lid = ty * 16u + tx;
     let m0 = wid.y * 64u;
-    let n0 = wid.x * 64u;
+    let n0 = (wid.x / SPLITK) * 64u;
+    let sr = split_steps(wid.x % SPLITK);
     let bz = p.off_b + wid.z * p.stride_b;
     var bs: Bases;
     bs.a = (wid.z * p.stride_a + min(m0 + (lid >> 2u), p.M - 1u)) * (p.K / 16u);
@@ -274,12 +303,11 @@ fn kmm8w6(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) 
     }
 
     var acc: array<vec4<f32>, 4>;   // acc[i][j]: row 4 ty + i, column tx + 16 j
-    let steps = p.nb * 4u;
-    var g = stage6_load(bs, lid, 0u);
-    for (var st = 0u; st < steps; st = st + 1u) {
+    var g = stage6_load(bs, lid, sr.x);
+    for (var st = sr.x; st < sr.y; st = st + 1u) {
         stage6_store(g, lid, st);
         workgroupBarrier();
-        if (st + 1u < steps) { g = stage6_load(bs, lid, st + 1u); }
+        if (st + 1u < sr.y) { g = stage6_load(bs, lid, st + 1u); }
         for (var v = 0u; v < 4u; v = v + 1u) {   // the step's 16-value halves: s0's two, then s1's
             var isum: array<vec4<i32>, 4>;
             for (var e = 0u; e < 4u; e = e + 1u) { isum[e] = vec4<i32>(0); }   // assigned: see kmm8.wgsl's zero_sums
@@ -300,14 +328,34 @@ fn kmm8w6(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) 
         }
         workgroupBarrier();
     }
-    let base = p.off_c + wid.z * p.stride_c;
+    let base = out_base(wid.z, nwg.z, wid.x % SPLITK);
     for (var i = 0u; i < 4u; i = i + 1u) {
         let m = m0 + 4u * ty + i;
         if (m < p.M) {
             for (var j = 0u; j < 4u; j = j + 1u) {
                 let n = n0 + tx + 16u * j;
-                if (n < p.N) { store_c(base + m * p.N + n, acc[i][j]); }
+                if (n < p.N) { put(base + m * p.N + n, acc[i][j]); }
             }
         }
     }
+}
+
+// ---- kmm8_sum: the splits of a split-K product added up into C ----
+// One invocation per output (batch z, row m, column n): C = alpha * (the
+// splits' sums, in split order) + beta * C; the partial sums are read
+// through binding 0 (Q) as bits.
+
+@compute @workgroup_size(256)
+fn kmm8_sum(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = gid.y * nwg.x * 256u + gid.x;   // (z M + m) N + n
+    let mn = p.M * p.N;
+    let total = p.stride_a * mn;
+    if (i >= total) { return; }
+    var v = 0.0;
+    for (var s = 0u; s < p.nb; s = s + 1u) {
+        let e = s * total + i;
+        v = v + bitcast<f32>(Q[e >> 2u][e & 3u]);
+    }
+    let z = i / mn;
+    store_c(p.off_c + z * p.stride_c + i % mn, v);
 }
