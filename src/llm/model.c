@@ -566,10 +566,10 @@ pxl_status pxl_llm_load(pxl_ctx *ctx, const pxl_gguf *g, const pxl_llm_options *
     m->g = g;
     const pxl_tuning *tune = pxl_ctx_tuning(ctx);
     /* A GPU rounds a prompt's activations to 8 bits by default (the tiled Q4_K
-     * and Q6_K products: prefill 1.5x on an H100, as llama.cpp's GPU backends
-     * round them), a decoded token's only with gpu_q8=2 (kmv4q: no gain
-     * measured, and slower for long rows over few outputs, as Qwen2.5-0.5B's
-     * down product); the CPU both on request. */
+     * and Q6_K products, as llama.cpp's GPU backends round them), a decoded
+     * token's only with gpu_q8=2 (kmv4q: faster on the Q4_K models measured,
+     * but further from llama.cpp's reference logits: docs/BENCHMARKS.md);
+     * the CPU both on request. */
     int gpu = pxl_ctx_backend(ctx) == PXL_BACKEND_GPU;
     m->a_q8 = gpu ? !tune->gpu_q8_off : tune->cpu_q8;
     m->a_q8_token = gpu ? tune->gpu_q8_token : tune->cpu_q8;
@@ -781,8 +781,9 @@ static pxl_status ahead_cut(pxl_llm *m) {
 }
 
 /*
- * Makes the kernels that decoding needs only at long contexts (attention's
- * split of the keys and the pass merging the splits) before the first
+ * Makes the kernels that decoding needs only at long contexts (pxl_rope_kv,
+ * attention's split of the keys and the pass merging the splits, which
+ * pxl_rope_kv_attention takes beyond 1024 keys) before the first
  * decoded token, by recording a one-token pass at the last position of the
  * context and dropping it. Otherwise their pipelines would be created in
  * the middle of a generation, when the context first outgrows one chunk of
