@@ -97,6 +97,88 @@ fn kmv4(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     rows_out(lid.x, t, n0, wid.z, acc, ss);
 }
 
+// ---- kmv4s: the same product with A staged in workgroup memory ----
+//
+// The workgroup first copies its row of A (times the norm's weights with
+// NORM) into af, once, summing the squares of A on the way; the product then
+// reads 128 bytes of A per 16 bytes of B from workgroup memory instead of
+// 256 (A and the norm's weights) through the caches. The sums are kmv4's,
+// in the same order. Tuning kmv_stage=1 (host side: src/ops/matmul_quant.c).
+
+var<workgroup> af: array<vec4<f32>, KQ / 4u>;   // A (times the norm's weights), KQ the largest K taken
+// The squares' tree, apart from `red`: rows_out writes red after the product,
+// and on llvmpipe's OpenGL ES a sum read from red[0] just before a barrier
+// came back overwritten by those writes (NaN outputs in the op cases).
+var<workgroup> sred: array<f32, 256>;   // WG <= 256
+
+// Stages the row of A at vec4 abase into af; returns the row's sum of
+// squares (NORM) for invocation t = 0 of each row group, else 0, so that
+// rows_out's sum over the group is the row's. Every invocation must call it.
+fn stage_af(lid: u32, t: u32, abase: u32) -> f32 {
+    var ss = 0.0;
+    for (var j = lid; j < p.K / 4u; j = j + WG) {
+        let x = A[abase + j];
+        if (NORM) { ss = ss + dot(x, x); }
+        af[j] = nweight(x, j);
+    }
+    if (!NORM) {
+        workgroupBarrier();
+        return 0.0;
+    }
+    sred[lid] = ss;
+    workgroupBarrier();
+    for (var h = WG / 2u; h > 0u; h = h >> 1u) {
+        if (lid < h) { sred[lid] = sred[lid] + sred[lid + h]; }
+        workgroupBarrier();
+    }
+    return select(0.0, sred[0], t == 0u);
+}
+
+@compute @workgroup_size(WG)
+fn kmv4s(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+         @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = lid.x % TPR;
+    let n0 = group_n0(lid.x, wid, nwg);
+    let ss = stage_af(lid.x, t, (p.off_a + wid.z * p.stride_a) >> 2u);
+    var acc: array<f32, 8>;
+    var rows: array<u32, 8>;
+    for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = group_row(n0, r, wid.z, p.row_bytes) >> 4u; }
+    let units = p.nb * 8u;
+    for (var u = t; u < units; u = u + TPR) {
+        let blk = u >> 3u;
+        let c = u & 7u;
+        let j = c >> 1u;
+        let aj = blk * 64u + 16u * j + 4u * (c & 1u);   // as kmv4's, within the row
+        let x0 = af[aj];
+        let x1 = af[aj + 1u];
+        let x2 = af[aj + 2u];
+        let x3 = af[aj + 3u];
+        let y0 = af[aj + 8u];
+        let y1 = af[aj + 9u];
+        let y2 = af[aj + 10u];
+        let y3 = af[aj + 11u];
+        for (var r = 0u; r < ROWS; r = r + 1u) {
+            let wb = rows[r] + blk * 9u;
+            let hd = B[wb];
+            let q = B[wb + 1u + c];
+            let dm = unpack2x16float(hd.x);
+            let sm0 = k_scale_min(hd.y, hd.z, hd.w, 2u * j);
+            let sm1 = k_scale_min(hd.y, hd.z, hd.w, 2u * j + 1u);
+            let a0 = dm.x * f32(sm0.x);
+            let m0 = dm.y * f32(sm0.y);
+            let a1 = dm.x * f32(sm1.x);
+            let m1 = dm.y * f32(sm1.y);
+            let lo = vec4<u32>(0x0f0f0f0fu);
+            var s = dot(a0 * bytes4(q.x & lo.x, 0.0) - m0, x0) + dot(a0 * bytes4(q.y & lo.x, 0.0) - m0, x1) +
+                    dot(a0 * bytes4(q.z & lo.x, 0.0) - m0, x2) + dot(a0 * bytes4(q.w & lo.x, 0.0) - m0, x3);
+            s = s + dot(a1 * bytes4((q.x >> 4u) & lo.x, 0.0) - m1, y0) + dot(a1 * bytes4((q.y >> 4u) & lo.x, 0.0) - m1, y1) +
+                dot(a1 * bytes4((q.z >> 4u) & lo.x, 0.0) - m1, y2) + dot(a1 * bytes4((q.w >> 4u) & lo.x, 0.0) - m1, y3);
+            acc[r] = acc[r] + s;
+        }
+    }
+    rows_out(lid.x, t, n0, wid.z, acc, ss);
+}
+
 // ---- kmv4q: the same product with A rounded to 8 bits (pxl_matmul_options.a_q8) ----
 //
 // Each workgroup first rounds its row of A into workgroup memory, 32 values
