@@ -145,8 +145,6 @@ typedef struct pxl_ctx_options {
      *   rka=0|1                  0: pxl_rope_kv_attention always runs pxl_rope_kv,
      *                            then pxl_attention (1, the default: one GPU dispatch
      *                            where it can)
-     *   kmv_stage=0|1            1: the one-row Q4_K product (M = 1, A as given)
-     *                            copies A into workgroup memory first (kmv4s)
      *   gpu_spin=0|1             0: waits on the GPU block in the driver at once;
      *                            1 (the default): they poll it first, yielding the
      *                            core between polls, for up to 5 ms

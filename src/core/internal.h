@@ -49,7 +49,6 @@ typedef struct pxl_tuning {
     int gpu_q8_token;    /* gpu_q8=2: also a decoded token's (the one-row kernel kmv4q) */
     int llm_ahead_off;   /* llm_ahead=0: the GGUF runtime records no token ahead on a GPU */
     int gpu_spin_off;    /* gpu_spin=0: waits on the GPU block at once (by default they poll up to 5 ms first) */
-    int kmv_stage;       /* kmv_stage=1: decode's Q4_K product stages A in workgroup memory (kmv4s) */
     int rka_off;         /* rka=0: pxl_rope_kv_attention is always pxl_rope_kv, then pxl_attention */
 } pxl_tuning;
 

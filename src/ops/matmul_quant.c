@@ -245,8 +245,6 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
     while (wg > gi->max_invocations_per_workgroup) wg /= 2;
     int q4 = dt == PXL_Q4_K;
     int q8 = q4 && a_q8 && kmv4q_bytes(s->K) <= gi->max_workgroup_storage_size;
-    /* kmv4s (tuning kmv_stage=1): A staged in f32, K floats beside the reduction's 2304 */
-    int st4 = q4 && !q8 && tune->kmv_stage && ((uint64_t)s->K + 2304u) * 4u <= gi->max_workgroup_storage_size;
     uint32_t tpr = tune->kmv_tpr ? tune->kmv_tpr : q8 ? KMV4Q_TPR : KMV4_TPR;
     if (tpr > wg) tpr = wg;
     uint32_t rows = swiglu ? 2u : tune->kmv_rows ? tune->kmv_rows : KMV4_ROWS;
@@ -256,8 +254,8 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
     pxl_constant k[6] = {{"WG", wg},         {"TPR", tpr},         {"ROWS", rows},
                          {"NORM", norm},     {"SWIGLU", swiglu},   {"KQ", (double)s->K}};
     return pxl_op_dispatch_ub(ctx, q4 ? "kmv4.wgsl" : "kmv6.wgsl", q4 ? pxl_wgsl_ops_kmv4 : pxl_wgsl_ops_kmv6,
-                              q8 ? "kmv4q" : st4 ? "kmv4s" : q4 ? "kmv4" : "kmv6", k, q8 || st4 ? 6 : 5, bd, 3, p,
-                              sizeof *p, g[0], g[1], (uint32_t)s->batch);
+                              q8 ? "kmv4q" : q4 ? "kmv4" : "kmv6", k, q8 ? 6 : 5, bd, 3, p, sizeof *p, g[0], g[1],
+                              (uint32_t)s->batch);
 }
 
 /* The tiled Q4_K and Q6_K products with 8-bit A (a_q8, M > 8): A rounded into scratch
