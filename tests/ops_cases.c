@@ -941,6 +941,35 @@ static void rkv_twin_free(rkv_twin *w) {
     pxl_tensor_free(w->q), pxl_tensor_free(w->k), pxl_tensor_free(w->ko), pxl_tensor_free(w->vo);
 }
 
+/* CF_PACKED: copies of q, k and v back to back in one tensor, as the fused QKV product leaves them
+ * (CF_VIEW: 3 elements in, so that no view starts on a 16-byte boundary); qkv_unpack copies the
+ * turned q back when the call went well (s) and frees them, returning s or the copy's status. */
+typedef struct qkv_packed {
+    pxl_tensor *base, *q, *k, *v;
+} qkv_packed;
+
+static pxl_status qkv_pack(pxl_ctx *ctx, const op_case *c, const pxl_tensor *q, const pxl_tensor *k,
+                           const pxl_tensor *v, qkv_packed *pk) {
+    int64_t nq = pxl_tensor_nelem(q), nk = pxl_tensor_nelem(k), pad = (c->flags & CF_VIEW) ? 3 : 0;
+    int64_t nb = pad + nq + 2 * nk, sq[3], sk[3], sv[2] = {pxl_tensor_dim(v, 0), pxl_tensor_dim(v, 1)};
+    for (int i = 0; i < 3; i++) sq[i] = pxl_tensor_dim(q, i), sk[i] = pxl_tensor_dim(k, i);
+    memset(pk, 0, sizeof *pk);
+    pxl_status s = pxl_tensor_create(ctx, PXL_F32, 1, &nb, &pk->base);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, pk->base, 3, sq, (size_t)pad * 4, &pk->q);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, pk->base, 3, sk, (size_t)(pad + nq) * 4, &pk->k);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, pk->base, 2, sv, (size_t)(pad + nq + nk) * 4, &pk->v);
+    if (s == PXL_OK) s = pxl_copy(ctx, q, pk->q);
+    if (s == PXL_OK) s = pxl_copy(ctx, k, pk->k);
+    if (s == PXL_OK) s = pxl_copy(ctx, v, pk->v);
+    return s;
+}
+
+static pxl_status qkv_unpack(pxl_ctx *ctx, qkv_packed *pk, pxl_tensor *q, pxl_status s) {
+    if (s == PXL_OK) s = pxl_copy(ctx, pk->q, q);
+    pxl_tensor_free(pk->q), pxl_tensor_free(pk->k), pxl_tensor_free(pk->v), pxl_tensor_free(pk->base);
+    return s;
+}
+
 static pxl_status rkv_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
     int ni = c->op == OP_ROPE_KV_FF ? 3 : 2;
     pxl_tensor *q = t[ni], *k = t[0], *v = t[1], *ko = t[ni + 1], *vo = t[ni + 2];
@@ -953,22 +982,10 @@ static pxl_status rkv_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t)
     if (!(c->flags & CF_PACKED)) {
         s = pxl_rope_kv(ctx, q, k, v, ko, vo, c->off, &o);
     } else {
-        /* q, k and v back to back in one tensor, as the fused QKV product leaves them (with CF_VIEW: 3
-         * elements in, so that no view starts on a 16-byte boundary) */
-        int64_t nq = pxl_tensor_nelem(q), nk = pxl_tensor_nelem(k), pad = (c->flags & CF_VIEW) ? 3 : 0;
-        int64_t nb = pad + nq + 2 * nk, sq[3], sk[3], sv[2] = {pxl_tensor_dim(v, 0), pxl_tensor_dim(v, 1)};
-        for (int i = 0; i < 3; i++) sq[i] = pxl_tensor_dim(q, i), sk[i] = pxl_tensor_dim(k, i);
-        pxl_tensor *base = NULL, *pq = NULL, *pk = NULL, *pv = NULL;
-        s = pxl_tensor_create(ctx, PXL_F32, 1, &nb, &base);
-        if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 3, sq, (size_t)pad * 4, &pq);
-        if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 3, sk, (size_t)(pad + nq) * 4, &pk);
-        if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, sv, (size_t)(pad + nq + nk) * 4, &pv);
-        if (s == PXL_OK) s = pxl_copy(ctx, q, pq);
-        if (s == PXL_OK) s = pxl_copy(ctx, k, pk);
-        if (s == PXL_OK) s = pxl_copy(ctx, v, pv);
-        if (s == PXL_OK) s = pxl_rope_kv(ctx, pq, pk, pv, ko, vo, c->off, &o);
-        if (s == PXL_OK) s = pxl_copy(ctx, pq, q);
-        pxl_tensor_free(pq), pxl_tensor_free(pk), pxl_tensor_free(pv), pxl_tensor_free(base);
+        qkv_packed pk;
+        s = qkv_pack(ctx, c, q, k, v, &pk);
+        if (s == PXL_OK) s = pxl_rope_kv(ctx, pk.q, pk.k, pk.v, ko, vo, c->off, &o);
+        s = qkv_unpack(ctx, &pk, q, s);
     }
     if (twin) {
         if (s == PXL_OK && w.ok) {
@@ -1112,22 +1129,10 @@ static pxl_status rka_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t)
     if (!(c->flags & CF_PACKED)) {
         s = pxl_rope_kv_attention(ctx, q, k, v, ck, cv, c->off, &o, y, c->beta);
     } else {
-        /* q, k and v back to back in one tensor, as the fused QKV product leaves them (CF_VIEW: 3 elements
-         * in, so that no view starts on a 16-byte boundary) */
-        int64_t nq = pxl_tensor_nelem(q), nk = pxl_tensor_nelem(k), pad = (c->flags & CF_VIEW) ? 3 : 0;
-        int64_t nb = pad + nq + 2 * nk, sq[3], sk[3], sv[2] = {pxl_tensor_dim(v, 0), pxl_tensor_dim(v, 1)};
-        for (int i = 0; i < 3; i++) sq[i] = pxl_tensor_dim(q, i), sk[i] = pxl_tensor_dim(k, i);
-        pxl_tensor *base = NULL, *pq = NULL, *pk = NULL, *pv = NULL;
-        s = pxl_tensor_create(ctx, PXL_F32, 1, &nb, &base);
-        if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 3, sq, (size_t)pad * 4, &pq);
-        if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 3, sk, (size_t)(pad + nq) * 4, &pk);
-        if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, sv, (size_t)(pad + nq + nk) * 4, &pv);
-        if (s == PXL_OK) s = pxl_copy(ctx, q, pq);
-        if (s == PXL_OK) s = pxl_copy(ctx, k, pk);
-        if (s == PXL_OK) s = pxl_copy(ctx, v, pv);
-        if (s == PXL_OK) s = pxl_rope_kv_attention(ctx, pq, pk, pv, ck, cv, c->off, &o, y, c->beta);
-        if (s == PXL_OK) s = pxl_copy(ctx, pq, q);
-        pxl_tensor_free(pq), pxl_tensor_free(pk), pxl_tensor_free(pv), pxl_tensor_free(base);
+        qkv_packed pk;
+        s = qkv_pack(ctx, c, q, k, v, &pk);
+        if (s == PXL_OK) s = pxl_rope_kv_attention(ctx, pk.q, pk.k, pk.v, ck, cv, c->off, &o, y, c->beta);
+        s = qkv_unpack(ctx, &pk, q, s);
     }
     if (twin && s == PXL_OK) {
         pxl_tensor *tt[MAXOPND];

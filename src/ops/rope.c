@@ -426,6 +426,25 @@ static pxl_status check_cache_dtype(pxl_ctx *ctx, const char *op, const char *na
     return pxl_check_output(ctx, op, name, t);
 }
 
+/* The f32 view of q's memory from the lowest to the highest byte of the
+ * views q, k and v of one buffer (a fused QKV product's output), bound once
+ * read_write by rope_kv.wgsl and rope_kv_attn.wgsl; returns its offset. */
+static size_t qkv_span(const pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v, pxl_tensor *span) {
+    size_t lo = q->offset, hi = q->offset + q->bytes;
+    const pxl_tensor *in[2] = {k, v};
+    for (int i = 0; i < 2; i++) {
+        if (in[i]->offset < lo) lo = in[i]->offset;
+        if (in[i]->offset + in[i]->bytes > hi) hi = in[i]->offset + in[i]->bytes;
+    }
+    *span = *q;
+    span->ndim = 1;
+    span->offset = lo;
+    span->bytes = hi - lo;
+    span->nelem = (int64_t)((hi - lo) / sizeof(float));
+    span->shape[0] = span->nelem;
+    return lo;
+}
+
 /* The GPU path for checked arguments. */
 static pxl_status rope_kv_gpu(pxl_ctx *ctx, const char *op, pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
                               pxl_tensor *ko, pxl_tensor *vo, int64_t pos_offset, float base, pxl_rope_layout layout,
@@ -444,18 +463,8 @@ static pxl_status rope_kv_gpu(pxl_ctx *ctx, const char *op, pxl_tensor *q, const
     memset(&p, 0, sizeof p);
     if (shared) {
         /* q, k and v: one read_write binding over the span of the three views */
-        size_t lo = q->offset, hi = q->offset + q->bytes;
-        const pxl_tensor *in[2] = {k, v};
-        for (int i = 0; i < 2; i++) {
-            if (in[i]->offset < lo) lo = in[i]->offset;
-            if (in[i]->offset + in[i]->bytes > hi) hi = in[i]->offset + in[i]->bytes;
-        }
-        pxl_tensor span = *q;
-        span.ndim = 1;
-        span.offset = lo;
-        span.bytes = hi - lo;
-        span.nelem = (int64_t)((hi - lo) / sizeof(float));
-        span.shape[0] = span.nelem;
+        pxl_tensor span;
+        size_t lo = qkv_span(q, k, v, &span);
         const pxl_tensor *t[4] = {&span, ko, vo, ff};
         if ((s = pxl_op_bind(ctx, op, t, ff ? 4 : 3, 7u, 0u, &b)) != PXL_OK) return s;
         p.oq = b.off[0] + (uint32_t)((q->offset - lo) / sizeof(float));
@@ -666,18 +675,8 @@ static pxl_status rka_gpu(pxl_ctx *ctx, const char *op, pxl_tensor *q, const pxl
                           float scale) {
     int64_t Hq = q->shape[1], Hkv = k->shape[1], D = q->shape[2];
     /* q, k and v: one read_write binding over the span of the three views (as rope_kv_gpu) */
-    size_t lo = q->offset, hi = q->offset + q->bytes;
-    const pxl_tensor *in[2] = {k, v};
-    for (int i = 0; i < 2; i++) {
-        if (in[i]->offset < lo) lo = in[i]->offset;
-        if (in[i]->offset + in[i]->bytes > hi) hi = in[i]->offset + in[i]->bytes;
-    }
-    pxl_tensor span = *q;
-    span.ndim = 1;
-    span.offset = lo;
-    span.bytes = hi - lo;
-    span.nelem = (int64_t)((hi - lo) / sizeof(float));
-    span.shape[0] = span.nelem;
+    pxl_tensor span;
+    size_t lo = qkv_span(q, k, v, &span);
     const pxl_tensor *t[5] = {&span, ck, cv, y, o->ff};
     pxl_op_bindings b;
     pxl_status s = pxl_op_bind(ctx, op, t, o->ff ? 5 : 4, 15u, 0u, &b);
