@@ -6,7 +6,9 @@
  * products, GB/s for memory-bound ops counting every byte read and written
  * once, weight GB/s for quantized matvec, microseconds for attention, for
  * RoPE with the KV-cache write (rope_kv against rope_kv_split, the four ops it
- * replaces) and for the dispatch chain. bench/ops_compare.py runs the same cases in PyTorch on
+ * replaces), for a decoded token's RoPE, cache rows and attention in one call
+ * (rope_kv_attention against its split into pxl_rope_kv and pxl_attention)
+ * and for the dispatch chain. bench/ops_compare.py runs the same cases in PyTorch on
  * the same GPU and prints the ratios.
  *
  * On a CPU context (pxl bench ops --backend cpu) only the matrix-vector and
@@ -37,7 +39,7 @@ struct bench_case {
     const char *unit;   /* "TFLOP/s", "GB/s", "us" */
     double work;        /* flops or bytes per call (0 for "us") */
     bench_fn setup, run;
-    pxl_tensor *t[6];
+    pxl_tensor *t[8];
     int64_t n[4];
     double us, rate;
     int ok;
@@ -215,6 +217,41 @@ static pxl_status ropekv_split_run(pxl_ctx *ctx, bench_case *c) {
     return s;
 }
 
+/* One decoded token's RoPE, f32 cache rows and attention at position n[3] - 1, q, k and v views of one
+ * QKV row: n = {Hq, Hkv, D, kv_len}. rka: pxl_rope_kv_attention; rka_split: pxl_rope_kv then
+ * pxl_attention (its baseline, same run) */
+static pxl_status rka_setup(pxl_ctx *ctx, bench_case *c) {
+    int64_t Hq = c->n[0], Hkv = c->n[1], D = c->n[2], dq = Hq * D, dkv = Hkv * D;
+    int64_t sqkv[2] = {1, dq + 2 * dkv}, sq[3] = {1, Hq, D}, sk[3] = {1, Hkv, D}, sv[2] = {1, dkv};
+    int64_t sc[3] = {c->n[3], Hkv, D};
+    pxl_status s = make(ctx, PXL_F32, 2, sqkv, 1, &c->t[0]);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, c->t[0], 3, sq, 0, &c->t[1]);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, c->t[0], 3, sk, (size_t)dq * 4, &c->t[2]);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, c->t[0], 2, sv, (size_t)(dq + dkv) * 4, &c->t[3]);
+    if (s == PXL_OK) s = make(ctx, PXL_F32, 3, sc, 1, &c->t[4]);
+    if (s == PXL_OK) s = make(ctx, PXL_F32, 3, sc, 1, &c->t[5]);
+    if (s == PXL_OK) s = make(ctx, PXL_F32, 3, sq, 0, &c->t[6]);
+    return s;
+}
+static pxl_status rka_run(pxl_ctx *ctx, bench_case *c) {
+    pxl_rope_options o = {10000.0f, PXL_ROPE_ADJACENT, 0.0f, NULL};
+    return pxl_rope_kv_attention(ctx, c->t[1], c->t[2], c->t[3], c->t[4], c->t[5], c->n[3] - 1, &o, c->t[6],
+                                 1.0f / sqrtf((float)c->n[2]));
+}
+static pxl_status rka_split_run(pxl_ctx *ctx, bench_case *c) {
+    pxl_rope_options o = {10000.0f, PXL_ROPE_ADJACENT, 0.0f, NULL};
+    int64_t Hkv = c->n[1], D = c->n[2], sk[3] = {1, Hkv, D}, sv[2] = {1, Hkv * D};
+    size_t at = (size_t)(c->n[3] - 1) * (size_t)(Hkv * D) * 4u;
+    pxl_tensor *ko = NULL, *vo = NULL;
+    pxl_status s = pxl_tensor_view(ctx, c->t[4], 3, sk, at, &ko);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, c->t[5], 2, sv, at, &vo);
+    if (s == PXL_OK) s = pxl_rope_kv(ctx, c->t[1], c->t[2], c->t[3], ko, vo, c->n[3] - 1, &o);
+    if (s == PXL_OK)
+        s = pxl_attention(ctx, c->t[1], c->t[4], c->t[5], c->t[6], c->n[3], 1.0f / sqrtf((float)c->n[2]));
+    pxl_tensor_free(ko), pxl_tensor_free(vo);
+    return s;
+}
+
 /* dispatch overhead: a chain of 1000 dependent scale kernels on 256 floats */
 static pxl_status chain_setup(pxl_ctx *ctx, bench_case *c) {
     int64_t s1[1] = {256};
@@ -334,7 +371,7 @@ static void measure(pxl_ctx *ctx, bench_case *c, uint32_t reps) {
                      gi->has_timestamps ? "timestamp" : "wall", c->host_us);
         else snprintf(c->note, sizeof c->note, "k=%d calls, wall timing, %d threads", k, pxl_ctx_threads(ctx));
     }
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 8; i++) {
         pxl_tensor_free(c->t[i]);
         c->t[i] = NULL;
     }
@@ -398,6 +435,8 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         /* TinyLlama's decode shape: 32 query heads, 4 KV heads of 64 */
         {"rope_kv_decode_32x4x64_f16", "us", 0, ropekv_setup, ropekv_run, {0}, {32, 4, 64}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"rope_kv_split_decode_32x4x64_f16", "us", 0, ropekv_setup, ropekv_split_run, {0}, {32, 4, 64}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"rope_kv_attention_decode_32x4x64_ctx128", "us", 0, rka_setup, rka_run, {0}, {32, 4, 64, 128}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"rope_kv_attention_split_decode_32x4x64_ctx128", "us", 0, rka_setup, rka_split_run, {0}, {32, 4, 64, 128}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"dispatch_chain_1000", "us", 0, chain_setup, chain_run, {0}, {0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"record_alternate_1000", "us", 0, record_setup, record_run, {0}, {1}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"record_same_1000", "us", 0, record_setup, record_run, {0}, {0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
