@@ -139,6 +139,54 @@ static void attention_long_stream(pxl_ctx *cpu, pxl_ctx *gpu) {
     free(k), free(v);
 }
 
+/* The CPU's attention gives the same bits with its AVX code as with its plain
+ * C code (cpu_simd=0): the f32 path rounds every product and sum alike.
+ * Prefill and decode rows, D a multiple of 4 and not (the tails). */
+static void attention_simd_bits(void) {
+    pxl_ctx_options o = pxl_ctx_options_default();
+    o.backend = PXL_BACKEND_CPU;
+    o.quiet = 1;
+    pxl_ctx *ctx[2] = {NULL, NULL};
+    if (pxl_ctx_create(&o, &ctx[0]) != PXL_OK) return;
+    o.tuning = "cpu_simd=0";
+    if (pxl_ctx_create(&o, &ctx[1]) != PXL_OK) {
+        pxl_ctx_free(ctx[0]);
+        return;
+    }
+    static const int64_t shapes[3][5] = {{5, 4, 2, 64, 37}, {1, 6, 3, 70, 50}, {3, 2, 1, 9, 11}};   /* T, Hq, Hkv, D, kv */
+    for (int c = 0; c < 3; c++) {
+        int64_t T = shapes[c][0], Hq = shapes[c][1], Hkv = shapes[c][2], D = shapes[c][3], kv = shapes[c][4];
+        int64_t sq[3] = {T, Hq, D}, skv[3] = {kv, Hkv, D}, nq = T * Hq * D, nk = kv * Hkv * D;
+        float *q = malloc((size_t)nq * 4), *k = malloc((size_t)nk * 4), *v = malloc((size_t)nk * 4);
+        float *y[2] = {malloc((size_t)nq * 4), malloc((size_t)nq * 4)};
+        uint64_t rng = 7 + (uint64_t)c;
+        for (int64_t i = 0; i < nq; i++) q[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 * 4.0 - 2.0);
+        for (int64_t i = 0; i < nk; i++) {
+            k[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 * 4.0 - 2.0);
+            v[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 * 4.0 - 2.0);
+        }
+        for (int b = 0; b < 2; b++) {
+            pxl_tensor *tq = NULL, *tk = NULL, *tv = NULL, *ty = NULL;
+            pxl_status s = pxl_tensor_create(ctx[b], PXL_F32, 3, sq, &tq);
+            if (!s) s = pxl_tensor_create(ctx[b], PXL_F32, 3, skv, &tk);
+            if (!s) s = pxl_tensor_create(ctx[b], PXL_F32, 3, skv, &tv);
+            if (!s) s = pxl_tensor_create(ctx[b], PXL_F32, 3, sq, &ty);
+            if (!s) s = pxl_tensor_write(ctx[b], tq, q, (size_t)nq * 4);
+            if (!s) s = pxl_tensor_write(ctx[b], tk, k, (size_t)nk * 4);
+            if (!s) s = pxl_tensor_write(ctx[b], tv, v, (size_t)nk * 4);
+            if (!s) s = pxl_attention(ctx[b], tq, tk, tv, ty, kv, 0.125f);
+            if (!s) s = pxl_tensor_read(ctx[b], ty, y[b], (size_t)nq * 4);
+            CHECK_MSG(s == PXL_OK, "attention simd bits: %s", pxl_ctx_error(ctx[b]));
+            pxl_tensor_free(tq), pxl_tensor_free(tk), pxl_tensor_free(tv), pxl_tensor_free(ty);
+        }
+        CHECK_MSG(memcmp(y[0], y[1], (size_t)nq * 4) == 0, "CPU attention %lldx%lldx%lldx%lld kv %lld: the AVX and "
+                  "plain C paths differ", (long long)T, (long long)Hq, (long long)Hkv, (long long)D, (long long)kv);
+        free(q), free(k), free(v), free(y[0]), free(y[1]);
+    }
+    pxl_ctx_free(ctx[0]);
+    pxl_ctx_free(ctx[1]);
+}
+
 /* One CPU RoPE call on ctx: pxl_rope_ext (kv 0) or pxl_rope_kv (kv 1: q a
  * copy of x, k = v = x) of x [T, 2, D] at pos with base, fs and factors ff
  * (NULL: none); y gets the result (q's for kv). */
@@ -232,6 +280,7 @@ int main(int argc, char **argv) {
         int b = ops_cases_run_bad(&env, env.gpu != NULL);
         golden(env.cpu, "cpu");
         rope_table_reuse(env.cpu);
+        attention_simd_bits();
         if (env.gpu) {
             golden(env.gpu, "gpu");
             attention_long_stream(env.cpu, env.gpu);

@@ -80,6 +80,7 @@ typedef struct {
     int64_t T, Hq, Hkv, D, kv_len, per_task;
     double scale;
     double *scratch; /* kv_len + D doubles per task */
+    int simd;        /* f32 K and V through attn_row_avx (pxl_cpu_simd) */
 } attn_job;
 
 /* q . k over D elements in double (every product is exact there): four
@@ -111,13 +112,50 @@ static double dot_f16(const float *q, const uint16_t *k, int64_t D) {
     return (s0 + s1) + (s2 + s3);
 }
 
+/* ---- x86-64: the f32 path on AVX (no FMA) ----------------------------------------
+ * The same doubles in the same order as dot_f32 and attn_row: the four
+ * partial sums are the four lanes, each product rounded before it is added
+ * (no fused multiply-add: the target has none), so the results are the
+ * plain C code's bit for bit, about twice as fast as its SSE2 build. */
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define ATTN_AVX __attribute__((target("avx2")))
+#define ATTN_HAVE_AVX 1
+
+ATTN_AVX static double dot_f32_avx(const float *q, const float *k, int64_t D) {
+    __m256d s = _mm256_setzero_pd();
+    int64_t d = 0;
+    for (; d + 4 <= D; d += 4)
+        s = _mm256_add_pd(s, _mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(q + d)), _mm256_cvtps_pd(_mm_loadu_ps(k + d))));
+    double l[4];
+    _mm256_storeu_pd(l, s);
+    for (; d < D; d++) l[0] += (double)q[d] * (double)k[d];
+    return (l[0] + l[1]) + (l[2] + l[3]);
+}
+
+/* acc[d] += w * v[d] over D elements */
+ATTN_AVX static void axpy_f32_avx(double *acc, double w, const float *v, int64_t D) {
+    __m256d wv = _mm256_set1_pd(w);
+    int64_t d = 0;
+    for (; d + 4 <= D; d += 4)
+        _mm256_storeu_pd(acc + d, _mm256_add_pd(_mm256_loadu_pd(acc + d),
+                                                _mm256_mul_pd(wv, _mm256_cvtps_pd(_mm_loadu_ps(v + d)))));
+    for (; d < D; d++) acc[d] += w * (double)v[d];
+}
+#endif
+
 static void attn_row(const attn_job *j, int64_t t, int64_t h, double *s, double *acc) {
     int64_t D = j->D, hk = h / (j->Hq / j->Hkv), lim = j->kv_len - j->T + t + 1;
     const float *q = j->q + (t * j->Hq + h) * D;
     double m = -HUGE_VAL;
     for (int64_t i = 0; i < lim; i++) {
         int64_t r = (i * j->Hkv + hk) * D;
-        double dot = j->half ? dot_f16(q, (const uint16_t *)j->k + r, D) : dot_f32(q, (const float *)j->k + r, D);
+        double dot;
+        if (j->half) dot = dot_f16(q, (const uint16_t *)j->k + r, D);
+#ifdef ATTN_HAVE_AVX
+        else if (j->simd) dot = dot_f32_avx(q, (const float *)j->k + r, D);
+#endif
+        else dot = dot_f32(q, (const float *)j->k + r, D);
         s[i] = j->scale * dot;
         if (s[i] > m) m = s[i]; /* NaN never wins, but poisons l below */
     }
@@ -132,6 +170,12 @@ static void attn_row(const attn_job *j, int64_t t, int64_t h, double *s, double 
             for (int64_t d = 0; d < D; d++) acc[d] += w * (double)pxl_f16_to_f32(v[d]);
         } else {
             const float *v = (const float *)j->v + r;
+#ifdef ATTN_HAVE_AVX
+            if (j->simd) {
+                axpy_f32_avx(acc, w, v, D);
+                continue;
+            }
+#endif
             for (int64_t d = 0; d < D; d++) acc[d] += w * (double)v[d];
         }
     }
@@ -158,7 +202,7 @@ static pxl_status attn_cpu(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *
     double *scratch = pxl_calloc(ctx, (size_t)tasks, (size_t)(kv_len + D) * sizeof(double));
     if (!scratch) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "pxl_attention: out of memory");
     attn_job j = {q->host, k->host, v->host, k->dtype == PXL_F16, y->host, T, Hq, k->shape[1], D, kv_len,
-                  (rows + tasks - 1) / tasks, (double)scale, scratch};
+                  (rows + tasks - 1) / tasks, (double)scale, scratch, pxl_cpu_simd(ctx)};
     pxl_parallel_range(ctx, tasks, 1, attn_range, &j);
     pxl_free(ctx, scratch);
     return PXL_OK;
