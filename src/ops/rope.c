@@ -32,6 +32,10 @@
  *
  * Positions must lie in (-2^31, 2^31) and base must be finite and >= 1
  * (so every theta_i <= 1).
+ *
+ * Also here: pxl_rope_kv (RoPE of a pass's q and k, k into the KV cache's
+ * rows and v copied into its rows, one dispatch) and pxl_rope_kv_attention
+ * (pxl_rope_kv, then attention over the caches; one dispatch for one token).
  */
 #include "ops_internal.h"
 
