@@ -422,8 +422,9 @@ PXL_API pxl_status pxl_attention(pxl_ctx *ctx, const pxl_tensor *q, const pxl_te
  *   cache_k, cache_v   both f32 or both f16, [C, Hkv, D];
  *   y        f32 [T, Hq, D].
  * On a GPU, for one token (T = 1) whose q, k and v are views of one buffer
- * that no output shares, with at most 1024 keys and D <= 256, it is one
- * dispatch; else the two ops. The cache rows and q are then bit for bit
+ * that no output shares, with at most 1024 keys, D <= 256 and the caches'
+ * rows on 16-byte words (D a multiple of 4 for f32, 8 for f16, the caches
+ * at 16-byte offsets), it is one dispatch; else the two ops. The cache rows and q are then bit for bit
  * pxl_rope_kv's, and y is attention's arithmetic in another order (within
  * pxl_attention's rounding). opts as pxl_rope_ext's (NULL: the defaults);
  * the operands' overlap rules are those of both ops, and y overlaps none of
