@@ -859,6 +859,10 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t P, int64_t T, 
         if (ahead && l > 0 && ((l + 1) & l) == 0 && l + 1 < I->n_layer) s = ahead_cut(m);
         if (s != PXL_OK) break;
         pxl_llm_layer *L = &m->layers[l];
+        if (one) { /* pxl_rope_kv_attention writes the cache rows itself */
+            s = layer_token(m, L, &tv, P, x, att, att3, &ro, scale);
+            continue;
+        }
         int mark = v.n;
         pxl_tensor *ck = NULL, *cv = NULL, *vv = NULL;
         /* this pass's rows of the cache: f32, k after RoPE and v straight from
@@ -866,12 +870,6 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t P, int64_t T, 
         s = view(m, &v, L->cache_k, 3, T, Hkv, D, (size_t)P * row_kv, &ck);
         if (s == PXL_OK) s = view(m, &v, L->cache_v, 2, T, Hkv * D, 0, (size_t)P * row_kv, &cv);
         vv = cv;
-        if (s == PXL_OK && one) {
-            s = layer_token(m, L, &tv, P, x, att, att3, &ro, scale);
-            for (int i = mark; i < v.n; i++) pxl_tensor_free(v.t[i]);
-            v.n = mark;
-            continue;
-        }
         if (s == PXL_OK && f16) s = view(m, &v, m->v, 2, T, Hkv * D, 0, 0, &vv);
         if (s == PXL_OK) s = pxl_rmsnorm(ctx, x, L->attn_norm, h, I->norm_eps);
         if (s == PXL_OK) s = matmul_t(m, h, L->wq, q);
