@@ -106,6 +106,26 @@ done:
     pxl_tensor_free(tx), pxl_tensor_free(ty), pxl_tensor_free(tg), pxl_tensor_free(tu), pxl_tensor_free(t4);
 }
 
+/* pxl_attention on ctx of q [sq], k and v [skv] (host floats): one call at
+ * kv_len kv0 first when kv0 > 0, then reps calls at kv; y gets the result. */
+static pxl_status attn_on(pxl_ctx *ctx, const int64_t sq[3], const int64_t skv[3], const float *q, const float *k,
+                          const float *v, int64_t kv0, int64_t kv, int reps, float scale, float *y) {
+    size_t nq = (size_t)(sq[0] * sq[1] * sq[2]) * 4, nk = (size_t)(skv[0] * skv[1] * skv[2]) * 4;
+    pxl_tensor *tq = NULL, *tk = NULL, *tv = NULL, *ty = NULL;
+    pxl_status s = pxl_tensor_create(ctx, PXL_F32, 3, sq, &tq);
+    if (!s) s = pxl_tensor_create(ctx, PXL_F32, 3, skv, &tk);
+    if (!s) s = pxl_tensor_create(ctx, PXL_F32, 3, skv, &tv);
+    if (!s) s = pxl_tensor_create(ctx, PXL_F32, 3, sq, &ty);
+    if (!s) s = pxl_tensor_write(ctx, tq, q, nq);
+    if (!s) s = pxl_tensor_write(ctx, tk, k, nk);
+    if (!s) s = pxl_tensor_write(ctx, tv, v, nk);
+    if (!s && kv0 > 0) s = pxl_attention(ctx, tq, tk, tv, ty, kv0, scale);
+    for (int i = 0; i < reps && !s; i++) s = pxl_attention(ctx, tq, tk, tv, ty, kv, scale);
+    if (!s) s = pxl_tensor_read(ctx, ty, y, nq);
+    pxl_tensor_free(tq), pxl_tensor_free(tk), pxl_tensor_free(tv), pxl_tensor_free(ty);
+    return s;
+}
+
 /* Many split attention calls in one stream, offset by one single-pass call, so
  * the stream's dispatch cap (4096) falls inside a call: its two passes must
  * stay in one submit with their scratch buffer (GPU only). */
@@ -121,19 +141,8 @@ static void attention_long_stream(pxl_ctx *cpu, pxl_ctx *gpu) {
     pxl_ctx *ctx[2] = {cpu, gpu};
     float *out[2] = {yc, yg};
     for (int b = 0; b < 2; b++) {
-        pxl_tensor *tq = NULL, *tk = NULL, *tv = NULL, *ty = NULL;
-        pxl_status s = pxl_tensor_create(ctx[b], PXL_F32, 3, sq, &tq);
-        if (!s) s = pxl_tensor_create(ctx[b], PXL_F32, 3, skv, &tk);
-        if (!s) s = pxl_tensor_create(ctx[b], PXL_F32, 3, skv, &tv);
-        if (!s) s = pxl_tensor_create(ctx[b], PXL_F32, 3, sq, &ty);
-        if (!s) s = pxl_tensor_write(ctx[b], tq, q, sizeof q);
-        if (!s) s = pxl_tensor_write(ctx[b], tk, k, 300 * 64 * 4);
-        if (!s) s = pxl_tensor_write(ctx[b], tv, v, 300 * 64 * 4);
-        if (!s) s = pxl_attention(ctx[b], tq, tk, tv, ty, 2, 0.2f);
-        for (int i = 0; i < (b ? 2100 : 1) && !s; i++) s = pxl_attention(ctx[b], tq, tk, tv, ty, 300, 0.2f);
-        if (!s) s = pxl_tensor_read(ctx[b], ty, out[b], sizeof yc);
+        pxl_status s = attn_on(ctx[b], sq, skv, q, k, v, 2, 300, b ? 2100 : 1, 0.2f, out[b]);
         CHECK_MSG(s == PXL_OK, "attention long stream: %s", pxl_ctx_error(ctx[b]));
-        pxl_tensor_free(tq), pxl_tensor_free(tk), pxl_tensor_free(tv), pxl_tensor_free(ty);
     }
     for (int i = 0; i < 128; i++) CHECK_MSG(fabsf(yc[i] - yg[i]) <= 2e-5f, "long stream [%d]: %g vs %g", i, (double)yc[i], (double)yg[i]);
     free(k), free(v);
@@ -166,18 +175,8 @@ static void attention_simd_bits(void) {
             v[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 * 4.0 - 2.0);
         }
         for (int b = 0; b < 2; b++) {
-            pxl_tensor *tq = NULL, *tk = NULL, *tv = NULL, *ty = NULL;
-            pxl_status s = pxl_tensor_create(ctx[b], PXL_F32, 3, sq, &tq);
-            if (!s) s = pxl_tensor_create(ctx[b], PXL_F32, 3, skv, &tk);
-            if (!s) s = pxl_tensor_create(ctx[b], PXL_F32, 3, skv, &tv);
-            if (!s) s = pxl_tensor_create(ctx[b], PXL_F32, 3, sq, &ty);
-            if (!s) s = pxl_tensor_write(ctx[b], tq, q, (size_t)nq * 4);
-            if (!s) s = pxl_tensor_write(ctx[b], tk, k, (size_t)nk * 4);
-            if (!s) s = pxl_tensor_write(ctx[b], tv, v, (size_t)nk * 4);
-            if (!s) s = pxl_attention(ctx[b], tq, tk, tv, ty, kv, 0.125f);
-            if (!s) s = pxl_tensor_read(ctx[b], ty, y[b], (size_t)nq * 4);
+            pxl_status s = attn_on(ctx[b], sq, skv, q, k, v, 0, kv, 1, 0.125f, y[b]);
             CHECK_MSG(s == PXL_OK, "attention simd bits: %s", pxl_ctx_error(ctx[b]));
-            pxl_tensor_free(tq), pxl_tensor_free(tk), pxl_tensor_free(tv), pxl_tensor_free(ty);
         }
         CHECK_MSG(memcmp(y[0], y[1], (size_t)nq * 4) == 0, "CPU attention %lldx%lldx%lldx%lld kv %lld: the AVX and "
                   "plain C paths differ", (long long)T, (long long)Hq, (long long)Hkv, (long long)D, (long long)kv);

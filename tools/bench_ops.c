@@ -193,13 +193,21 @@ static pxl_status attn_run(pxl_ctx *ctx, bench_case *c) {
 
 /* RoPE and the f16 KV-cache write of one decode token, q, k and v views of one QKV row: n = {Hq, Hkv, D}.
  * rope_kv: pxl_rope_kv; rope_kv_split: the four ops it replaces (its baseline, same run) */
-static pxl_status ropekv_setup(pxl_ctx *ctx, bench_case *c) {
+/* t[0]: one token's QKV row for n = {Hq, Hkv, D}; t[1], t[2], t[3]: its q [1, Hq, D], k [1, Hkv, D] and
+ * v [1, Hkv * D] views */
+static pxl_status qkv_row(pxl_ctx *ctx, bench_case *c) {
     int64_t Hq = c->n[0], Hkv = c->n[1], D = c->n[2], dq = Hq * D, dkv = Hkv * D;
     int64_t sqkv[2] = {1, dq + 2 * dkv}, sq[3] = {1, Hq, D}, sk[3] = {1, Hkv, D}, sv[2] = {1, dkv};
     pxl_status s = make(ctx, PXL_F32, 2, sqkv, 1, &c->t[0]);
     if (s == PXL_OK) s = pxl_tensor_view(ctx, c->t[0], 3, sq, 0, &c->t[1]);
     if (s == PXL_OK) s = pxl_tensor_view(ctx, c->t[0], 3, sk, (size_t)dq * 4, &c->t[2]);
     if (s == PXL_OK) s = pxl_tensor_view(ctx, c->t[0], 2, sv, (size_t)(dq + dkv) * 4, &c->t[3]);
+    return s;
+}
+
+static pxl_status ropekv_setup(pxl_ctx *ctx, bench_case *c) {
+    int64_t Hkv = c->n[1], D = c->n[2], sk[3] = {1, Hkv, D}, sv[2] = {1, Hkv * D};
+    pxl_status s = qkv_row(ctx, c);
     if (s == PXL_OK) s = make(ctx, PXL_F16, 3, sk, 0, &c->t[4]);
     if (s == PXL_OK) s = make(ctx, PXL_F16, 2, sv, 0, &c->t[5]);
     return s;
@@ -221,13 +229,8 @@ static pxl_status ropekv_split_run(pxl_ctx *ctx, bench_case *c) {
  * QKV row: n = {Hq, Hkv, D, kv_len}. rka: pxl_rope_kv_attention; rka_split: pxl_rope_kv then
  * pxl_attention (its baseline, same run) */
 static pxl_status rka_setup(pxl_ctx *ctx, bench_case *c) {
-    int64_t Hq = c->n[0], Hkv = c->n[1], D = c->n[2], dq = Hq * D, dkv = Hkv * D;
-    int64_t sqkv[2] = {1, dq + 2 * dkv}, sq[3] = {1, Hq, D}, sk[3] = {1, Hkv, D}, sv[2] = {1, dkv};
-    int64_t sc[3] = {c->n[3], Hkv, D};
-    pxl_status s = make(ctx, PXL_F32, 2, sqkv, 1, &c->t[0]);
-    if (s == PXL_OK) s = pxl_tensor_view(ctx, c->t[0], 3, sq, 0, &c->t[1]);
-    if (s == PXL_OK) s = pxl_tensor_view(ctx, c->t[0], 3, sk, (size_t)dq * 4, &c->t[2]);
-    if (s == PXL_OK) s = pxl_tensor_view(ctx, c->t[0], 2, sv, (size_t)(dq + dkv) * 4, &c->t[3]);
+    int64_t sq[3] = {1, c->n[0], c->n[2]}, sc[3] = {c->n[3], c->n[1], c->n[2]};
+    pxl_status s = qkv_row(ctx, c);
     if (s == PXL_OK) s = make(ctx, PXL_F32, 3, sc, 1, &c->t[4]);
     if (s == PXL_OK) s = make(ctx, PXL_F32, 3, sc, 1, &c->t[5]);
     if (s == PXL_OK) s = make(ctx, PXL_F32, 3, sq, 0, &c->t[6]);

@@ -666,12 +666,9 @@ static int rka_fits(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k, cons
     /* the caches' rows on whole 16-byte words (4 f32 or 8 f16 values) */
     if (ck->offset % 16 || cv->offset % 16 || D % (ck->dtype == PXL_F16 ? 8 : 4)) return 0;
     if ((uint64_t)ck->nelem > UINT32_MAX - 2 || (uint64_t)cv->nelem > UINT32_MAX - 2) return 0;
-    /* the four written bindings (q's buffer, the caches, y) lie apart */
-    const pxl_tensor *w[4] = {q, ck, cv, y};
-    for (int i = 0; i < 4; i++)
-        for (int j = i + 1; j < 4; j++)
-            if (!apart(w[i], w[j], align) || (i == 0 && w[j]->st == q->st)) return 0;
-    return 1;
+    /* the written bindings: q's buffer alone, the caches and y apart from each other */
+    if (ck->st == q->st || cv->st == q->st || y->st == q->st) return 0;
+    return apart(ck, cv, align) && apart(ck, y, align) && apart(cv, y, align);
 }
 
 static pxl_status rka_gpu(pxl_ctx *ctx, const char *op, pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
