@@ -26,10 +26,10 @@
  * does); attention reads the f16 cache directly.
  *
  * On a GPU, one token (decoding) takes layer_token instead: the same
- * formulas in 6 or 7 dispatches a layer, over weights loaded as one matrix
- * per input (Q, K, V; gate, up), and the pass is submitted after each layer;
- * the next token's pass is recorded while the GPU runs this one
- * (record_ahead).
+ * formulas in 5 or 6 dispatches a layer, over weights loaded as one matrix
+ * per input (Q, K, V; gate, up). The next token's pass is recorded while
+ * the GPU runs this one, in a few parts submitted in turn (record_ahead);
+ * a pass not recorded ahead is submitted after each layer.
  */
 #include "llm_model.h"
 
