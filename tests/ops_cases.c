@@ -478,7 +478,10 @@ static void sel_layout(const op_case *c, layout *l) {
 }
 
 static pxl_status am_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
-    (void)c;
+    if (c->flags & CF_NANLOW) {
+        pxl_argmax_options o = {1};
+        return pxl_argmax_ext(ctx, t[0], t[1], &o);
+    }
     return pxl_argmax(ctx, t[0], t[1]);
 }
 
@@ -487,7 +490,7 @@ static pxl_status tk_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) 
 }
 
 static void am_oracle(const op_case *c, double *const *v, double **want) {
-    oracle_argmax(v[0], want[0], rows_of(c), len_of(c));
+    oracle_argmax(v[0], want[0], rows_of(c), len_of(c), (c->flags & CF_NANLOW) != 0);
 }
 
 static void tk_oracle(const op_case *c, double *const *v, double **want) {
@@ -513,7 +516,11 @@ static void sel_fixup(const op_case *c, const layout *l, float **x, uint64_t *rn
             for (int64_t j = 0; j < L; j++) x[0][r * L + j] = -INFINITY;
         if (r % 3 == 2 && r > 0)
             for (int64_t j = 0; j < L; j++) x[0][r * L + j] = (j % 2) ? 0.0f : -0.0f;
+        /* nan_lowest: a row of NaN (index 0), and NaN first in row 0 */
+        if ((c->flags & CF_NANLOW) && r % 4 == 3)
+            for (int64_t j = 0; j < L; j++) x[0][r * L + j] = NAN;
     }
+    if (c->flags & CF_NANLOW) x[0][0] = NAN;
 }
 
 /* ---- matmul with the fused RMSNorm, and matmul_swiglu --------------------------------- */
@@ -1650,6 +1657,10 @@ static const op_case k_cases[] = {
     T2(OP_ARGMAX, 70001, 2, CF_TIES, 0, 0, 0), T1(OP_ARGMAX, 1000000, CF_CPU_ONLY | CF_TIES | CF_SPECIAL, 0, 0, 0),
     T3(OP_ARGMAX, 2, 3, 33, CF_TIES, 0, 0, 0), T2(OP_ARGMAX, 5, 33, CF_VIEW, 0, 0, 0),
     T2(OP_ARGMAX, 5, 33, CF_SLICE | CF_TIES, 0, 0, 0), T2(OP_ARGMAX, 2, 4, CF_BAD, 0, 0, 0),
+    /* pxl_argmax_ext with nan_lowest (the LLM's greedy choice on the device): NaN first, rows of NaN */
+    T2(OP_ARGMAX, 8, 257, CF_TIES | CF_SPECIAL | CF_NANLOW, 0, 0, 0),
+    T2(OP_ARGMAX, 8, 1000, CF_TIES | CF_SPECIAL | CF_NANLOW, 0, 0, 0),
+    T2(OP_ARGMAX, 4, 32000, CF_TIES | CF_SPECIAL | CF_NANLOW, 0, 0, 0), T2(OP_ARGMAX, 5, 33, CF_VIEW | CF_NANLOW, 0, 0, 0),
     T2(OP_TOPK, 7, 1, 0, 0, 0, 1), T2(OP_TOPK, 7, 2, CF_TIES, 0, 0, 2), T2(OP_TOPK, 7, 31, CF_TIES, 0, 0, 7),
     T2(OP_TOPK, 7, 255, CF_TIES | CF_SPECIAL, 0, 0, 255), T2(OP_TOPK, 7, 256, 0, 0, 0, 256),
     T2(OP_TOPK, 7, 257, CF_TIES | CF_SPECIAL, 0, 0, 256), T2(OP_TOPK, 7, 1000, 0, 0, 0, 64),

@@ -98,11 +98,13 @@ static int before(double v, int64_t i, double u, int64_t k) {
     return i < k;
 }
 
-void oracle_argmax(const double *x, double *idx, int64_t rows, int64_t L) {
+void oracle_argmax(const double *x, double *idx, int64_t rows, int64_t L, int nan_lowest) {
     for (int64_t r = 0; r < rows; r++) {
         int64_t best = 0;
-        for (int64_t j = 1; j < L; j++)
-            if (before(x[r * L + j], j, x[r * L + best], best)) best = j;
+        for (int64_t j = 1; j < L; j++) {
+            double v = x[r * L + j], u = x[r * L + best];
+            if (nan_lowest ? (!isnan(v) && (isnan(u) || v > u)) : before(v, j, u, best)) best = j;
+        }
         idx[r] = (double)best;
     }
 }

@@ -26,7 +26,8 @@ void oracle_rmsnorm(const double *x, const double *w, double *y, int64_t rows, i
 void oracle_layernorm(const double *x, const double *w, const double *b, double *y, int64_t rows, int64_t L,
                       double eps);
 /* first index of the largest value, NaN counting as largest */
-void oracle_argmax(const double *x, double *idx, int64_t rows, int64_t L);
+/* nan_lowest: NaN below every value (pxl_argmax_ext), else above */
+void oracle_argmax(const double *x, double *idx, int64_t rows, int64_t L, int nan_lowest);
 /* k largest in descending order, ties by lower index; NaN above +Inf; -0 == +0 */
 void oracle_topk(const double *x, double *vals, double *idx, int64_t rows, int64_t L, int k);
 

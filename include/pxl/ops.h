@@ -317,6 +317,13 @@ PXL_API pxl_status pxl_layernorm(pxl_ctx *ctx, const pxl_tensor *x, const pxl_te
                          const pxl_tensor *b, pxl_tensor *y, float eps);
 /* idx[r] = the first index of the largest value of row r (NaN counts as largest); idx: I32 [rows]. */
 PXL_API pxl_status pxl_argmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *idx);
+/* Options of pxl_argmax_ext; zero-initialised (or NULL): pxl_argmax's order. */
+typedef struct pxl_argmax_options {
+    /* 1: NaN ranks below every value, -Inf included (pxl_sampler's greedy
+     * choice: a NaN logit never wins; a row of NaN gives 0) */
+    int nan_lowest;
+} pxl_argmax_options;
+PXL_API pxl_status pxl_argmax_ext(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *idx, const pxl_argmax_options *o);
 /* The k largest values of each row in descending order, ties by lower index;
  * vals: f32 [rows, k], idx: I32 [rows, k]; 1 <= k <= min(L, 256). */
 PXL_API pxl_status pxl_topk(pxl_ctx *ctx, const pxl_tensor *x, int k, pxl_tensor *vals, pxl_tensor *idx);

@@ -18,7 +18,9 @@
  * Value order used by argmax and top-k (both backends): NaN (any sign or
  * payload) is the largest value, -0 equals +0, and equal values rank by
  * lower index. It is implemented on both sides through the same 32-bit
- * order-preserving key (row_key below and okey in the WGSL).
+ * order-preserving key (row_key below and okey in the WGSL). pxl_argmax_ext
+ * with nan_lowest gives NaN the key 0, below every value's (-Inf's is
+ * 0x007fffff).
  */
 #include "ops_internal.h"
 
@@ -37,7 +39,7 @@ typedef struct {
     uint32_t causal; /* softmax: 1 if masking applies */
     uint32_t crows;  /* softmax: rows per causal matrix (R) */
     int32_t coff;    /* softmax: causal offset clamped to [-R, L - 1] */
-    uint32_t k;      /* topk: k; layernorm: 1 if there is a bias */
+    uint32_t k;      /* topk: k; layernorm: 1 if there is a bias; argmax: 1 if NaN ranks lowest */
     uint32_t ksort;  /* topk: the power of two >= k */
     uint32_t off[4]; /* element offsets of the views bound at 0..3 */
 } rw_params;
@@ -50,6 +52,15 @@ static uint32_t row_key(float v) {
     uint32_t b;
     memcpy(&b, &v, 4);
     if ((b & 0x7fffffffu) > 0x7f800000u) return 0xffffffffu;
+    if (b == 0x80000000u) b = 0;
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+/* row_key with NaN below every value (key 0) */
+static uint32_t row_key_nan_low(float v) {
+    uint32_t b;
+    memcpy(&b, &v, 4);
+    if ((b & 0x7fffffffu) > 0x7f800000u) return 0;
     if (b == 0x80000000u) b = 0;
     return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
 }
@@ -288,17 +299,19 @@ typedef struct {
     float *vals;
     int64_t cols;
     int k;
+    int nan_lowest; /* argmax: row_key_nan_low */
 } sel_job;
 
 static void argmax_rows(void *arg, int64_t lo, int64_t hi) {
     const sel_job *j = arg;
     const int64_t L = j->cols;
+    uint32_t (*key)(float) = j->nan_lowest ? row_key_nan_low : row_key;
     for (int64_t r = lo; r < hi; r++) {
         const float *x = j->x + r * L;
-        uint32_t best = row_key(x[0]);
+        uint32_t best = key(x[0]);
         int64_t bi = 0;
         for (int64_t i = 1; i < L; i++) {
-            uint32_t k = row_key(x[i]);
+            uint32_t k = key(x[i]);
             if (k > best) {
                 best = k;
                 bi = i;
@@ -309,8 +322,13 @@ static void argmax_rows(void *arg, int64_t lo, int64_t hi) {
 }
 
 pxl_status pxl_argmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *idx) {
+    return pxl_argmax_ext(ctx, x, idx, NULL);
+}
+
+pxl_status pxl_argmax_ext(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *idx, const pxl_argmax_options *o) {
     static const char op[] = "pxl_argmax";
     PXL_REQUIRE_CTX(ctx);
+    int nan_lowest = o && o->nan_lowest;
     pxl_status s = pxl_check_dtype(ctx, op, "x", x, PXL_F32);
     if (s == PXL_OK) s = pxl_check_dtype(ctx, op, "idx", idx, PXL_I32);
     if (s == PXL_OK) s = pxl_check_output(ctx, op, "idx", idx);
@@ -322,12 +340,12 @@ pxl_status pxl_argmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *idx) {
                         (long long)idx->nelem, (long long)rows);
     if ((s = check_index_range(ctx, op, x)) != PXL_OK) return s;
     if (!pxl_on_gpu(ctx)) {
-        sel_job j = {x->host, idx->host, NULL, pxl_t_cols(x), 1};
+        sel_job j = {x->host, idx->host, NULL, pxl_t_cols(x), 1, nan_lowest};
         pxl_parallel_range(ctx, rows, min_rows(pxl_t_cols(x)), argmax_rows, &j);
         return PXL_OK;
     }
     if ((s = check_gpu_size(ctx, op, x)) != PXL_OK) return s;
-    rw_params p = {(uint32_t)rows, (uint32_t)pxl_t_cols(x), 0, 0, 0, 0, 0, 0, {0}};
+    rw_params p = {(uint32_t)rows, (uint32_t)pxl_t_cols(x), 0, 0, 0, 0, (uint32_t)nan_lowest, 0, {0}};
     const pxl_tensor *t[2] = {x, idx};
     return rw_dispatch(ctx, op, "argmax", x, t, 2, 2u, &p);
 }
@@ -426,7 +444,7 @@ pxl_status pxl_topk(pxl_ctx *ctx, const pxl_tensor *x, int k, pxl_tensor *vals, 
     if ((s = pxl_check_overlap(ctx, op, "idx", idx, "vals", vals, 0)) != PXL_OK) return s;
     if ((s = check_index_range(ctx, op, x)) != PXL_OK) return s;
     if (!pxl_on_gpu(ctx)) {
-        sel_job j = {x->host, idx->host, vals->host, L, k};
+        sel_job j = {x->host, idx->host, vals->host, L, k, 0};
         pxl_parallel_range(ctx, rows, min_rows(L), topk_rows, &j);
         return PXL_OK;
     }

@@ -21,7 +21,7 @@ struct Params {
     causal: u32,  // softmax: 1 if the causal mask applies
     crows: u32,   // softmax: R, rows per causal matrix
     coff: i32,    // softmax: causal offset, clamped to [-R, L - 1] by the host
-    k: u32,       // topk: k; layernorm: 1 if b is real (else b aliases w)
+    k: u32,       // topk: k; layernorm: 1 if b is real (else b aliases w); argmax: 1 if NaN ranks lowest
     ksort: u32,   // topk: the power of two >= k
     o0: u32,      // element offsets of the views bound at 0..3 (pxl_op_bind)
     o1: u32,
@@ -196,7 +196,8 @@ fn layernorm(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_i
 // ---- argmax and top-k ------------------------------------------------------------------------
 // Values are compared through a key that orders like the floats, with -0 == +0 and every NaN
 // above +Inf; equal keys rank by lower index. Real keys are >= 0x007fffff (-Inf), so 0 is
-// below every value.
+// below every value: argmax with p2.k = 1 (pxl_argmax_ext's nan_lowest) gives NaN that key,
+// and a row of NaN (no key above 0, no index taken) gives index 0.
 
 fn okey(v: f32) -> u32 {
     var b = bitcast<u32>(v);
@@ -217,7 +218,8 @@ fn argmax(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) 
     var bk = 0u;
     var bi = 0xffffffffu;
     for (var j = lid; j < L; j = j + WG) {
-        let k = okey(x[base + j]);
+        var k = okey(x[base + j]);
+        if (p2.k != 0u && k == 0xffffffffu) { k = 0u; }
         if (k > bk) {  // j grows, so the first of equal keys stays
             bk = k;
             bi = j;
@@ -226,7 +228,7 @@ fn argmax(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) 
     red_u[lid] = bk;
     red_v[lid] = bi;
     tree_argmax(lid);
-    if (lid == 0u) { out1_i[p2.o1 + row] = i32(red_v[0]); }
+    if (lid == 0u) { out1_i[p2.o1 + row] = i32(select(red_v[0], 0u, red_v[0] == 0xffffffffu)); }
 }
 
 // Top-k of short rows (L <= 256, e.g. mixture-of-experts routing): the row's keys go to
