@@ -915,6 +915,57 @@ static void test_profile(pxl_ctx *ctx) {
     pxl_buffer_free(x);
 }
 
+/* Read-back buffers: filled by recorded copies, read without a submit and
+ * without waiting for later work; refused everywhere else. */
+static void test_readback(pxl_ctx *ctx) {
+    const float in[4] = {1, 2, 3, 4};
+    float out[4] = {0};
+    pxl_buffer *x = NULL, *y = NULL, *rb = NULL;
+    CHECK(pxl_buffer_create(ctx, 16, &x) == PXL_OK && pxl_buffer_create(ctx, 16, &y) == PXL_OK);
+    CHECK(pxl_buffer_create_readback(ctx, 40, &rb) == PXL_OK);
+    if (!x || !y || !rb) goto done;
+    CHECK(pxl_buffer_size(rb) == 40);
+    CHECK(pxl_buffer_upload(ctx, x, 0, in, 16) == PXL_OK);
+    /* y = 2x, copied to rb at 20 (an offset off 8 bytes), submitted without waiting */
+    pxl_recorder *r = NULL;
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(op_double(ctx, x, y) == PXL_OK);
+    CHECK(pxl_recorder_copy(r, y, 0, rb, 20, 16) == PXL_OK);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    CHECK(pxl_buffer_read_back(ctx, rb, 20, out, 16) == PXL_OK);
+    CHECK_MSG(out[0] == 2 && out[1] == 4 && out[2] == 6 && out[3] == 8, "read back %g %g %g %g", (double)out[0],
+              (double)out[1], (double)out[2], (double)out[3]);
+    CHECK(pxl_buffer_read_back(ctx, rb, 24, out, 4) == PXL_OK && out[0] == 4);
+    /* allowed while a recorder is open, which may copy into it before its submit */
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(pxl_recorder_copy(r, x, 0, rb, 0, 16) == PXL_OK);
+    CHECK(pxl_buffer_read_back(ctx, rb, 28, out, 8) == PXL_OK && out[0] == 6 && out[1] == 8);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    CHECK(pxl_buffer_read_back(ctx, rb, 0, out, 16) == PXL_OK && out[0] == 1 && out[3] == 4);
+    /* refused: out of range, misaligned, a storage buffer, any other use */
+    CHECK(pxl_buffer_read_back(ctx, rb, 32, out, 16) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_buffer_read_back(ctx, rb, 2, out, 4) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_buffer_read_back(ctx, x, 0, out, 4) == PXL_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(pxl_ctx_error(ctx), "not a read-back buffer") != NULL, "%s", pxl_ctx_error(ctx));
+    CHECK(pxl_buffer_upload(ctx, rb, 0, in, 16) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_buffer_download(ctx, rb, 0, out, 16) == PXL_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(pxl_ctx_error(ctx), "a read-back buffer") != NULL, "%s", pxl_ctx_error(ctx));
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(pxl_recorder_copy(r, rb, 0, y, 0, 16) == PXL_ERR_INVALID_ARG);
+    pxl_recorder_discard(r);
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(pxl_recorder_clear(r, rb, 0, 16) == PXL_ERR_INVALID_ARG);
+    pxl_recorder_discard(r);
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(op_double(ctx, x, rb) == PXL_ERR_INVALID_ARG);
+    pxl_recorder_discard(r);
+    CHECK(pxl_gpu_finish(ctx) == PXL_OK);
+done:
+    pxl_buffer_free(x);
+    pxl_buffer_free(y);
+    pxl_buffer_free(rb);
+}
+
 int main(void) {
     pxl_ctx *ctx = test_gpu_ctx();
     if (!ctx) return PXL_SKIP;
@@ -927,6 +978,7 @@ int main(void) {
     test_queue_order(ctx);
     test_dispatch_caches(ctx);
     test_recorder_end(ctx);
+    test_readback(ctx);
     test_profile(ctx);
     pxl_ctx_free(ctx);
     test_kernel_eviction();

@@ -97,6 +97,25 @@ PXL_API pxl_status pxl_buffer_upload(pxl_ctx *ctx, pxl_buffer *buf, size_t offse
 PXL_API pxl_status pxl_buffer_download(pxl_ctx *ctx, pxl_buffer *buf, size_t offset, void *dst,
                                size_t size);
 
+/*
+ * Read-back buffers, for results that the host reads while the GPU goes on
+ * with later work (e.g. each decoded token's id while the next token's pass
+ * runs). A read-back buffer takes only pxl_recorder_copy into it (as dst)
+ * and pxl_buffer_read_back; binding it to a dispatch, copying from it,
+ * clearing, uploading or downloading it fail with PXL_ERR_INVALID_ARG. It is
+ * not pooled: pxl_buffer_free destroys it. size as for pxl_buffer_create.
+ */
+PXL_API pxl_status pxl_buffer_create_readback(pxl_ctx *ctx, size_t size, pxl_buffer **out);
+/*
+ * Reads `size` bytes at `offset` (multiples of 4) of a read-back buffer as
+ * the GPU work submitted so far left them: waits for the submitted work
+ * that uses the buffer and for nothing else, submits nothing (work recorded
+ * but not submitted, the stream's included, is not waited for), and is
+ * allowed while a recorder is open. The buffer must not be in work
+ * submitted meanwhile from another thread.
+ */
+PXL_API pxl_status pxl_buffer_read_back(pxl_ctx *ctx, pxl_buffer *buf, size_t offset, void *dst, size_t size);
+
 /* One range of a batched download. */
 typedef struct pxl_download {
     pxl_buffer *buf;

@@ -69,10 +69,43 @@ pxl_status pxl_buffer_create(pxl_ctx *ctx, size_t size, pxl_buffer **out) {
     return PXL_OK;
 }
 
+pxl_status pxl_buffer_create_readback(pxl_ctx *ctx, size_t size, pxl_buffer **out) {
+    PXL_GPU_OR_FAIL(ctx, g);
+    if (g->lost) return pxl_gpu_take_deferred(g);
+    if ((uint64_t)size > g->limits.maxBufferSize || size > SIZE_MAX - 16)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
+                        "read-back buffer of %zu bytes exceeds the device's max buffer size (%llu)", size,
+                        (unsigned long long)g->limits.maxBufferSize);
+    pxl_buffer *b = pxl_calloc(ctx, 1, sizeof *b);
+    if (!b) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
+    uint64_t cap = round_up(size ? size : 16, 16);
+    WGPUBufferDescriptor d;
+    memset(&d, 0, sizeof d);
+    d.label = pxl_sv("pxl read-back buffer");
+    d.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
+    d.size = cap;
+    pxl_gpu_push_scopes(g);
+    b->handle = g->fn.DeviceCreateBuffer(g->device, &d);
+    pxl_status s = pxl_gpu_pop_scopes(g, "creating a read-back buffer");
+    if (s != PXL_OK || !b->handle) {
+        if (b->handle) g->fn.BufferRelease(b->handle);
+        pxl_free(ctx, b);
+        return s != PXL_OK ? s : pxl_fail(ctx, PXL_ERR_GPU, "could not create a read-back buffer of %llu bytes",
+                                          (unsigned long long)cap);
+    }
+    b->gpu = g;
+    b->id = ++g->buffer_serial;
+    b->size = size;
+    b->capacity = cap;
+    b->readback = 1;
+    *out = b;
+    return PXL_OK;
+}
+
 void pxl_buffer_free(pxl_buffer *b) {
     if (!b) return;
     pxl_gpu *g = b->gpu;
-    if (g->pool_bytes + b->capacity > g->pool_limit) {
+    if (b->readback || g->pool_bytes + b->capacity > g->pool_limit) {
         destroy(g, b);
         return;
     }
@@ -101,6 +134,10 @@ void pxl_gpu_buffers_release(pxl_gpu *g) {
 
 static pxl_status check_range(pxl_ctx *ctx, const pxl_buffer *b, size_t offset, size_t size,
                               const char *what) {
+    if (b->readback && strcmp(what, "pxl_buffer_read_back") != 0)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: a read-back buffer (read it with pxl_buffer_read_back)", what);
+    if (!b->readback && strcmp(what, "pxl_buffer_read_back") == 0)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: not a read-back buffer (pxl_buffer_create_readback)", what);
     if ((offset | size) & 3u)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: offset %zu and size %zu must be multiples of 4",
                         what, offset, size);
@@ -281,6 +318,34 @@ pxl_status pxl_gpu_read_mapped(pxl_gpu *g, WGPUBuffer buf, void *dst, size_t siz
     memcpy(dst, m, size);
     g->fn.BufferUnmap(buf);
     return PXL_OK;
+}
+
+pxl_status pxl_buffer_read_back(pxl_ctx *ctx, pxl_buffer *b, size_t offset, void *dst, size_t size) {
+    PXL_GPU_OR_FAIL(ctx, g);
+    pxl_status s = check_range(ctx, b, offset, size, "pxl_buffer_read_back");
+    if (s != PXL_OK) return s;
+    if (g->lost) return pxl_gpu_take_deferred(g);
+    if (size == 0) return PXL_OK;
+    /* the map covers 8-byte-aligned whole words around the range (WebGPU's rule for offsets) */
+    size_t lo = offset & ~(size_t)7, hi = (size_t)round_up(offset + size, 4);
+    map_result r;
+    memset(&r, 0, sizeof r);
+    WGPUBufferMapCallbackInfo cb = {NULL, WGPUCallbackMode_WaitAnyOnly, on_map, &r, NULL};
+    WGPUFuture f = g->fn.BufferMapAsync(b->handle, WGPUMapMode_Read, lo, hi - lo, cb);
+    s = pxl_gpu_wait(g, f, "mapping a read-back buffer");
+    if (s != PXL_OK) return s;
+    if (r.status != PXL_WGPU_SUCCESS) {
+        s = pxl_gpu_take_deferred(g);
+        return s != PXL_OK ? s : pxl_fail(ctx, PXL_ERR_GPU, "mapping a read-back buffer failed: %s", r.message);
+    }
+    const uint8_t *m = g->fn.BufferGetConstMappedRange(b->handle, lo, hi - lo);
+    if (!m) {
+        g->fn.BufferUnmap(b->handle);
+        return pxl_fail(ctx, PXL_ERR_GPU, "mapped range of %zu bytes unavailable", hi - lo);
+    }
+    memcpy(dst, m + (offset - lo), size);
+    g->fn.BufferUnmap(b->handle);
+    return pxl_gpu_take_deferred(g);
 }
 
 static pxl_status ensure_staging(pxl_gpu *g, uint64_t size) {

@@ -33,6 +33,7 @@ struct pxl_buffer {
     WGPUBuffer handle;
     size_t size;        /* what the user asked for */
     uint64_t capacity;  /* allocated bytes (multiple of 16) */
+    int readback;       /* pxl_buffer_create_readback: MapRead | CopyDst, not pooled */
     pxl_buffer *next;   /* pool link */
 };
 

@@ -191,6 +191,10 @@ pxl_status pxl_recorder_dispatch(pxl_recorder *r, const pxl_dispatch *d) {
     if (d->uniforms_size > PXL_UNIFORM_MAX)
         return rec_fail(r, pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: uniform block of %zu bytes > %u",
                                     d->kernel->label, d->uniforms_size, PXL_UNIFORM_MAX));
+    for (size_t i = 0; i < d->n_bindings; i++)
+        if (d->bindings[i].buffer && d->bindings[i].buffer->readback)
+            return rec_fail(r, pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: binding %u is a read-back buffer",
+                                        d->kernel->label, d->bindings[i].binding));
     for (int i = 0; i < 3; i++)
         if (d->groups[i] > g->limits.maxComputeWorkgroupsPerDimension)
             return rec_fail(r, pxl_fail(ctx, PXL_ERR_INVALID_ARG,
@@ -297,6 +301,9 @@ pxl_status pxl_recorder_copy(pxl_recorder *r, pxl_buffer *src, size_t src_offset
     if ((src_offset | dst_offset | size) & 3u)
         return rec_fail(r, pxl_fail(r->g->ctx, PXL_ERR_INVALID_ARG,
                                     "pxl_recorder_copy: offsets and size must be multiples of 4"));
+    if (src->readback)
+        return rec_fail(r, pxl_fail(r->g->ctx, PXL_ERR_INVALID_ARG,
+                                    "pxl_recorder_copy: the source is a read-back buffer (copies only go into one)"));
     if (src_offset > src->capacity || size > src->capacity - src_offset ||
         dst_offset > dst->capacity || size > dst->capacity - dst_offset)
         return rec_fail(r, pxl_fail(r->g->ctx, PXL_ERR_INVALID_ARG,
@@ -314,6 +321,8 @@ pxl_status pxl_recorder_clear(pxl_recorder *r, pxl_buffer *buf, size_t offset, s
         return rec_fail(r, pxl_fail(r->g->ctx, PXL_ERR_INVALID_ARG,
                                     "pxl_recorder_clear: offset %zu and size %zu must be multiples of 4", offset,
                                     size));
+    if (buf->readback)
+        return rec_fail(r, pxl_fail(r->g->ctx, PXL_ERR_INVALID_ARG, "pxl_recorder_clear: a read-back buffer"));
     if (offset > buf->capacity || size > buf->capacity - offset)
         return rec_fail(r, pxl_fail(r->g->ctx, PXL_ERR_INVALID_ARG,
                                     "pxl_recorder_clear: range [%zu, %zu+%zu) is outside the %zu-byte buffer",
