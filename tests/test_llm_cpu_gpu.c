@@ -26,6 +26,15 @@
  * kernels of long contexts, such as attention's split of the keys, before
  * its first decoded token: warm_decode in src/llm/model.c). Exit 77 without
  * a GPU.
+ *
+ *   test_llm_cpu_gpu MODEL.gguf --greedy N cpu|gpu [TUNING]
+ *
+ * pxl_llm_generate_greedy on one backend against the same backend's
+ * pxl_llm_eval and the host's greedy pick, after a 16-token prompt: the same
+ * N picks, n_past grown by N; with a stop id (the 4th pick), the picks up to
+ * its first occurrence, and a cache that then decodes on as the reference
+ * did (on a GPU the pass over the stop token has already run); the argument
+ * errors. Exit 77 without a GPU.
  */
 #include "pxl/llm.h"
 
@@ -40,12 +49,12 @@ typedef struct {
     pxl_llm *m;
 } side;
 
-static int open_side(const char *path, pxl_backend b, side *s) {
+static int open_side_tuned(const char *path, pxl_backend b, const char *tuning, side *s) {
     memset(s, 0, sizeof *s);
     pxl_ctx_options o = pxl_ctx_options_default();
     o.backend = b;
     o.quiet = 1;
-    o.tuning = "gpu_q8=0";
+    o.tuning = tuning;
     if (pxl_ctx_create(&o, &s->ctx) != PXL_OK) return b == PXL_BACKEND_GPU ? 77 : 1;
     if (pxl_gguf_open(s->ctx, path, &s->g) != PXL_OK || pxl_llm_load(s->ctx, s->g, NULL, &s->m) != PXL_OK) {
         fprintf(stderr, "%s: %s\n", path, pxl_ctx_error(s->ctx));
@@ -53,6 +62,8 @@ static int open_side(const char *path, pxl_backend b, side *s) {
     }
     return 0;
 }
+
+static int open_side(const char *path, pxl_backend b, side *s) { return open_side_tuned(path, b, "gpu_q8=0", s); }
 
 static void close_side(side *s) {
     pxl_llm_free(s->m);
@@ -92,7 +103,92 @@ static int no_late_pipelines(const char *path, int n) {
     return rc;
 }
 
+static int32_t host_pick(const float *lg, int64_t V) {
+    int64_t best = 0;
+    for (int64_t i = 1; i < V; i++)
+        if (lg[i] > lg[best] || (isnan(lg[best]) && !isnan(lg[i]))) best = i;
+    return (int32_t)best;
+}
+
+#define GREEDY_MAX 64
+
+/* --greedy N cpu|gpu [TUNING] */
+static int greedy(const char *path, int n, const char *backend, const char *tuning) {
+    side sd;
+    pxl_backend b = strcmp(backend, "gpu") ? PXL_BACKEND_CPU : PXL_BACKEND_GPU;
+    int rc = open_side_tuned(path, b, tuning, &sd);
+    if (rc) {
+        close_side(&sd);
+        return rc;
+    }
+    int64_t V = pxl_llm_get_info(sd.m)->n_vocab;
+    if (n < 5) n = 5;
+    if (n > GREEDY_MAX) n = GREEDY_MAX;
+    float *lg = malloc((size_t)V * sizeof *lg);
+    int32_t ids[16], ref[GREEDY_MAX + 1], out[GREEDY_MAX];
+    ids[0] = 1 < V ? 1 : 0;
+    for (int i = 1; i < 16; i++) ids[i] = (int32_t)((i * 7919) % V);
+    int fails = 0;
+    size_t got = 0;
+    int64_t base = 16;
+#define G_CHECK(c, ...)                                                                                    \
+    do {                                                                                                    \
+        if (!(c)) {                                                                                         \
+            fprintf(stderr, "greedy: " __VA_ARGS__);                                                        \
+            fprintf(stderr, " (%s)\n", pxl_ctx_error(sd.ctx));                                              \
+            fails++;                                                                                        \
+        }                                                                                                   \
+    } while (0)
+    G_CHECK(lg && pxl_llm_eval(sd.m, ids, 16, lg, 0) == PXL_OK, "prompt");
+    if (fails) goto done;
+    /* the reference: eval and the host's pick, N + 1 picks */
+    int32_t first = host_pick(lg, V), tok = first;
+    for (int k = 0; k <= n && !fails; k++) {
+        G_CHECK(pxl_llm_eval(sd.m, &tok, 1, lg, 0) == PXL_OK, "reference eval %d", k);
+        tok = ref[k] = host_pick(lg, V);
+    }
+    if (fails) goto done;
+    /* the same n picks */
+    G_CHECK(pxl_llm_rewind(sd.m, base) == PXL_OK, "rewind");
+    G_CHECK(pxl_llm_generate_greedy(sd.m, first, (size_t)n, NULL, 0, out, &got) == PXL_OK, "generate");
+    G_CHECK(got == (size_t)n && pxl_llm_n_past(sd.m) == base + n, "%zu picks, n_past %lld (want %d, %lld)", got,
+            (long long)pxl_llm_n_past(sd.m), n, (long long)(base + n));
+    for (int k = 0; k < n && k < (int)got; k++) G_CHECK(out[k] == ref[k], "pick %d: %d, reference %d", k, out[k], ref[k]);
+    /* and the cache decodes on from there as the reference did */
+    tok = out[n - 1];
+    G_CHECK(pxl_llm_eval(sd.m, &tok, 1, lg, 0) == PXL_OK && host_pick(lg, V) == ref[n], "decoding on after %d picks", n);
+    /* a stop id: the picks up to its first occurrence */
+    int j = 0;
+    while (ref[j] != ref[3]) j++;
+    G_CHECK(pxl_llm_rewind(sd.m, base) == PXL_OK, "rewind");
+    G_CHECK(pxl_llm_generate_greedy(sd.m, first, (size_t)n, &ref[3], 1, out, &got) == PXL_OK, "generate with a stop");
+    G_CHECK(got == (size_t)j + 1 && pxl_llm_n_past(sd.m) == base + j + 1, "stop: %zu picks, n_past %lld (want %d)",
+            got, (long long)pxl_llm_n_past(sd.m), j + 1);
+    for (int k = 0; k <= j && k < (int)got; k++) G_CHECK(out[k] == ref[k], "stop: pick %d: %d, reference %d", k, out[k], ref[k]);
+    tok = ref[j];
+    G_CHECK(pxl_llm_eval(sd.m, &tok, 1, lg, 0) == PXL_OK && host_pick(lg, V) == ref[j + 1],
+            "decoding on after the stop id");
+    /* argument errors change nothing */
+    int64_t np = pxl_llm_n_past(sd.m);
+    int64_t C = pxl_llm_get_info(sd.m)->n_ctx;
+    G_CHECK(pxl_llm_generate_greedy(sd.m, first, 0, NULL, 0, out, &got) == PXL_ERR_INVALID_ARG && got == 0, "n = 0");
+    G_CHECK(pxl_llm_generate_greedy(sd.m, (int32_t)V, 1, NULL, 0, out, &got) == PXL_ERR_INVALID_ARG, "id out of range");
+    G_CHECK(pxl_llm_generate_greedy(sd.m, -1, 1, NULL, 0, out, &got) == PXL_ERR_INVALID_ARG, "id -1");
+    G_CHECK(pxl_llm_generate_greedy(sd.m, first, (size_t)(C - np + 1), NULL, 0, out, &got) == PXL_ERR_INVALID_ARG,
+            "past the context");
+    G_CHECK(pxl_llm_generate_greedy(sd.m, first, 1, NULL, 1, out, &got) == PXL_ERR_INVALID_ARG, "stop NULL, n_stop 1");
+    G_CHECK(pxl_llm_n_past(sd.m) == np, "n_past moved by a refused call");
+done:
+    printf("%s on %s%s%s: %d greedy picks against eval and the host's pick, %s\n", path, backend,
+           tuning ? " with " : "", tuning ? tuning : "", n, fails ? "FAILED" : "same");
+    free(lg);
+    close_side(&sd);
+    return fails ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 4 && !strcmp(argv[2], "--greedy"))
+        return greedy(argv[1], atoi(argv[3]), argv[4], argc > 5 ? argv[5] : NULL);
     if (argc < 3) {
         fprintf(stderr, "usage: test_llm_cpu_gpu MODEL.gguf TOL [STEPS] | MODEL.gguf --no-late-pipelines N\n");
         return 2;

@@ -402,6 +402,23 @@ PXL_API const pxl_llm_info *pxl_llm_get_info(const pxl_llm *m);
  * PXL_ERR_INVALID_ARG and changes nothing.
  */
 PXL_API pxl_status pxl_llm_eval(pxl_llm *m, const int32_t *ids, size_t n, float *logits, int all_logits);
+/*
+ * Greedy generation: evaluates `first` at n_past, then each token it picks
+ * but the last, picking every next token as pxl_sampler's greedy choice
+ * would from pxl_llm_eval's logits (the first largest logit; a NaN never
+ * wins). Writes up to n picks to out and their count to *n_out; stops after
+ * a pick that is one of the n_stop ids of `stop` (that pick is in out, not
+ * evaluated). n_past grows by *n_out. Needs n_past + n <= n_ctx.
+ *
+ * On a GPU the picks are made on the device, and each token's pass is
+ * submitted before the previous pick is read back, so the GPU never waits
+ * for the host between tokens (with tuning llm_ahead=0: token by token
+ * through pxl_llm_eval). A stop pick is seen one pass late; that pass runs
+ * but its cache row is outside n_past. On failure *n_out counts the picks
+ * made, n_past grows by them, and out holds them.
+ */
+PXL_API pxl_status pxl_llm_generate_greedy(pxl_llm *m, int32_t first, size_t n, const int32_t *stop, size_t n_stop,
+                                           int32_t *out, size_t *n_out);
 /* Positions in the KV cache so far. */
 PXL_API int64_t pxl_llm_n_past(const pxl_llm *m);
 /* Forgets cached positions from n_past on (0: start over). */

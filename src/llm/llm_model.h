@@ -49,6 +49,11 @@ struct pxl_llm {
     int n_ahead;
     int64_t ahead_pos;
     int decode_warm; /* GPU: the decode kernels of long contexts are made (model.c, warm_decode) */
+    /* pxl_llm_generate_greedy on a GPU, while a pass is recorded: its token
+     * id is read from gen_id, its pick written to gen_next (pxl_argmax_ext)
+     * and copied into the read-back buffer gen_rb; NULL otherwise */
+    pxl_tensor *gen_id, *gen_next;
+    pxl_buffer *gen_rb;
     pxl_progress *progress;
     uint64_t n_loaded;
 };

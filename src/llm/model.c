@@ -824,8 +824,10 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t P, int64_t T, 
     pxl_ctx *ctx = m->ctx;
     m->a_q8_pass = T == 1 ? m->a_q8_token : m->a_q8;
     views v = {{0}, 0};
-    pxl_tensor *ids, *x, *h, *q, *q3, *k, *k3, *att, *att3, *g, *u;
-    pxl_status s = view(m, &v, m->ids, 1, T, 0, 0, 0, &ids);
+    pxl_tensor *ids = NULL, *x, *h, *q, *q3, *k, *k3, *att, *att3, *g, *u;
+    pxl_status s = PXL_OK;
+    if (m->gen_id) ids = m->gen_id; /* greedy generation: the id the last pass picked */
+    else s = view(m, &v, m->ids, 1, T, 0, 0, 0, &ids);
     if (s == PXL_OK) s = view(m, &v, m->x, 2, T, E, 0, 0, &x);
     if (s == PXL_OK) s = view(m, &v, m->h, 2, T, E, 0, 0, &h);
     if (s == PXL_OK) s = view(m, &v, m->q, 2, T, Hq * D, 0, 0, &q);
@@ -928,6 +930,15 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t P, int64_t T, 
                 s = pxl_rmsnorm(ctx, xl, m->output_norm, hl, I->norm_eps);
                 if (s == PXL_OK) s = matmul_t(m, hl, wout, m->logits1);
             }
+            if (s == PXL_OK && m->gen_next) { /* greedy generation: the pick, and its copy for the host */
+                pxl_argmax_options ao = {1};
+                pxl_recorder *rec;
+                s = pxl_argmax_ext(ctx, m->logits1, m->gen_next, &ao);
+                if (s == PXL_OK) s = pxl_gpu_stream(ctx, &rec);
+                if (s == PXL_OK)
+                    s = pxl_recorder_copy(rec, pxl_tensor_buffer(m->gen_next), pxl_tensor_offset(m->gen_next),
+                                          m->gen_rb, 0, sizeof(int32_t));
+            }
             /* the next token's pass is recorded while the GPU runs this one */
             if (s == PXL_OK && one && !ahead) s = record_ahead(m, P + 1);
             if (s == PXL_OK && !ahead) s = pxl_tensor_read(ctx, m->logits1, logits, (size_t)V * sizeof(float));
@@ -985,4 +996,126 @@ pxl_status pxl_llm_eval(pxl_llm *m, const int32_t *ids, size_t n, float *logits,
         ahead_drop(m);
     }
     return s;
+}
+
+/* ---- greedy generation --------------------------------------------------------------------- */
+
+/* pxl_sampler's greedy choice: the first largest logit, a NaN never chosen
+ * (all NaN: 0). pxl_argmax_ext with nan_lowest picks the same on a GPU. */
+static int32_t greedy_pick(const float *logits, int64_t V) {
+    int64_t best = 0;
+    for (int64_t i = 1; i < V; i++)
+        if (logits[i] > logits[best] || (isnan(logits[best]) && !isnan(logits[i]))) best = i;
+    return (int32_t)best;
+}
+
+static int is_stop(int32_t id, const int32_t *stop, size_t n_stop) {
+    for (size_t i = 0; i < n_stop; i++)
+        if (stop[i] == id) return 1;
+    return 0;
+}
+
+/* Token by token through pxl_llm_eval, the pick made on the host. */
+static pxl_status greedy_host(pxl_llm *m, int32_t first, size_t n, const int32_t *stop, size_t n_stop, int32_t *out,
+                              size_t *n_out) {
+    float *logits = pxl_alloc(m->ctx, (size_t)m->info.n_vocab * sizeof *logits);
+    if (!logits) return pxl_fail(m->ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
+    pxl_status s = PXL_OK;
+    int32_t tok = first;
+    for (size_t k = 0; k < n && s == PXL_OK; k++) {
+        s = pxl_llm_eval(m, &tok, 1, logits, 0);
+        if (s != PXL_OK) break;
+        tok = out[k] = greedy_pick(logits, m->info.n_vocab);
+        *n_out = k + 1;
+        if (is_stop(tok, stop, n_stop)) break;
+    }
+    pxl_free(m->ctx, logits);
+    return s;
+}
+
+/*
+ * On a GPU: pass i (position start + i) reads its id from hist[i], picks the
+ * next into hist[i + 1] and copies it into the read-back buffer rb[i % 2].
+ * Pass i + 1 is recorded and submitted before pass i's pick is read, so the
+ * GPU always has the next pass queued: the host's reading of each id, its
+ * recording and the submits' translation overlap the GPU's work. A stop
+ * token is seen one pass late: that pass (over the stop token) has run, and
+ * n_past leaves its cache row out.
+ */
+static pxl_status greedy_gpu(pxl_llm *m, int32_t first, size_t n, const int32_t *stop, size_t n_stop, int32_t *out,
+                             size_t *n_out) {
+    pxl_ctx *ctx = m->ctx;
+    int64_t start = m->n_past, hn = (int64_t)n + 1;
+    pxl_tensor *hist = NULL, *h0 = NULL;
+    pxl_buffer *rb[2] = {NULL, NULL};
+    ahead_drop(m);
+    pxl_status s = m->decode_warm ? PXL_OK : warm_decode(m);
+    if (s == PXL_OK) s = pxl_tensor_create(ctx, PXL_I32, 1, &hn, &hist);
+    if (s == PXL_OK) s = pxl_buffer_create_readback(ctx, sizeof(int32_t), &rb[0]);
+    if (s == PXL_OK) s = pxl_buffer_create_readback(ctx, sizeof(int32_t), &rb[1]);
+    if (s == PXL_OK) s = pxl_tensor_slice(ctx, hist, 0, 1, &h0);
+    if (s == PXL_OK) s = pxl_tensor_write(ctx, h0, &first, sizeof first);
+    size_t done = 0; /* picks read back */
+    int stopped = 0;
+    for (size_t i = 0; i < n && s == PXL_OK && !stopped; i++) {
+        pxl_tensor *id = NULL, *next = NULL;
+        s = pxl_tensor_slice(ctx, hist, (int64_t)i, 1, &id);
+        if (s == PXL_OK) s = pxl_tensor_slice(ctx, hist, (int64_t)i + 1, 1, &next);
+        m->gen_id = id;
+        m->gen_next = next;
+        m->gen_rb = rb[i & 1];
+        if (s == PXL_OK) s = ahead_cut(m);
+        if (s == PXL_OK) s = forward(m, NULL, start + (int64_t)i, 1, NULL, 0, 1);
+        if (s == PXL_OK) s = pxl_recorder_end(m->ahead[m->n_ahead - 1]);
+        m->gen_id = m->gen_next = NULL;
+        m->gen_rb = NULL;
+        pxl_tensor_free(id);
+        pxl_tensor_free(next);
+        int p = 0;
+        for (; p < m->n_ahead && s == PXL_OK; p++) s = pxl_recorder_submit(m->ahead[p], 0, NULL);
+        for (; p < m->n_ahead; p++) pxl_recorder_discard(m->ahead[p]);
+        m->n_ahead = 0;
+        /* the previous pass's pick, while this one runs */
+        if (s == PXL_OK && i > 0) {
+            s = pxl_buffer_read_back(ctx, rb[(i - 1) & 1], 0, &out[i - 1], sizeof(int32_t));
+            if (s == PXL_OK) {
+                done = i;
+                stopped = is_stop(out[i - 1], stop, n_stop);
+            }
+        }
+    }
+    if (s == PXL_OK && !stopped) {
+        s = pxl_buffer_read_back(ctx, rb[(n - 1) & 1], 0, &out[n - 1], sizeof(int32_t));
+        if (s == PXL_OK) done = n;
+    }
+    ahead_drop(m);
+    pxl_tensor_free(h0);
+    pxl_tensor_free(hist);
+    pxl_buffer_free(rb[0]);
+    pxl_buffer_free(rb[1]);
+    /* the passes whose picks came back evaluated first and each pick but the last */
+    m->n_past = start + (int64_t)done;
+    *n_out = done;
+    return s;
+}
+
+pxl_status pxl_llm_generate_greedy(pxl_llm *m, int32_t first, size_t n, const int32_t *stop, size_t n_stop,
+                                   int32_t *out, size_t *n_out) {
+    if (!m) return PXL_ERR_INVALID_ARG;
+    PXL_REQUIRE(m->ctx, "pxl_llm_generate_greedy", out);
+    PXL_REQUIRE(m->ctx, "pxl_llm_generate_greedy", n_out);
+    PXL_REQUIRE(m->ctx, "pxl_llm_generate_greedy", stop || !n_stop);
+    const pxl_llm_info *I = &m->info;
+    *n_out = 0;
+    if (n == 0) return pxl_fail(m->ctx, PXL_ERR_INVALID_ARG, "pxl_llm_generate_greedy: no tokens asked for");
+    if ((uint64_t)n > (uint64_t)(I->n_ctx - m->n_past))
+        return pxl_fail(m->ctx, PXL_ERR_INVALID_ARG,
+                        "pxl_llm_generate_greedy: %zu tokens after %lld do not fit the context of %lld", n,
+                        (long long)m->n_past, (long long)I->n_ctx);
+    if (first < 0 || first >= I->n_vocab)
+        return pxl_fail(m->ctx, PXL_ERR_INVALID_ARG,
+                        "pxl_llm_generate_greedy: token %d is outside the vocabulary of %lld", first,
+                        (long long)I->n_vocab);
+    if (m->qkv1 && !pxl_ctx_tuning(m->ctx)->llm_ahead_off) return greedy_gpu(m, first, n, stop, n_stop, out, n_out);
+    return greedy_host(m, first, n, stop, n_stop, out, n_out);
 }
