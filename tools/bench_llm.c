@@ -6,7 +6,12 @@
  *    the model adds BOS, the rest drawn from a fixed generator over the
  *    vocabulary), asking for the last token's logits as a prompt does;
  *  - tgN: from an empty cache, N evaluations of one token each (BOS or a
- *    drawn id first, then drawn ids), each returning its logits.
+ *    drawn id first, then drawn ids), each returning its logits;
+ *  - tgN greedy (--greedy): from an empty cache, N tokens of greedy
+ *    generation from the same first id (pxl_llm_generate_greedy: each token
+ *    the last one's pick; on a GPU picked on the device, with no host round
+ *    trip between tokens). Not a llama-bench test: llama-bench's tg feeds
+ *    drawn ids and waits for each token's logits, as tgN does.
  * Each test runs once untimed (pp: the whole prompt; tg: one token, as
  * llama-bench warms up), then --reps timed runs; t/s is computed per run and
  * reported as mean and sample standard deviation. Every eval returns logits
@@ -19,13 +24,14 @@
 #include <string.h>
 
 int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, uint32_t reps, const char *kv_type,
-              int profile);
+              int profile, int greedy);
 
 #define PROFILE_MAX 64 /* kernels listed per test */
 
 typedef struct {
     char name[32];
     uint32_t n_prompt, n_gen;
+    int greedy; /* tgN greedy */
     double mean, sd, mean_s;
     double *ts; /* reps values */
     /* --profile: the kernels of one more run, slowest first */
@@ -42,8 +48,8 @@ static uint32_t next_id(uint32_t *state, int64_t n_vocab) {
 }
 
 /* One timed run: pp (n_prompt > 0) or tg (n_gen > 0). Returns seconds, or -1 with the status in *s. */
-static double run_once(cli_gguf *m, uint32_t n_prompt, uint32_t n_gen, int32_t *ids, float *logits, uint32_t *rng,
-                       pxl_status *s) {
+static double run_once(cli_gguf *m, uint32_t n_prompt, uint32_t n_gen, int greedy, int32_t *ids, float *logits,
+                       uint32_t *rng, pxl_status *s) {
     const pxl_llm_info *I = pxl_llm_get_info(m->model);
     int32_t bos = pxl_tokenizer_add_bos(m->tok) ? pxl_tokenizer_bos(m->tok) : -1;
     uint32_t n = n_prompt ? n_prompt : n_gen;
@@ -54,6 +60,9 @@ static double run_once(cli_gguf *m, uint32_t n_prompt, uint32_t n_gen, int32_t *
     double t0 = pxl_time_now();
     if (n_prompt) {
         *s = pxl_llm_eval(m->model, ids, n_prompt, logits, 0);
+    } else if (greedy) {
+        size_t got = 0; /* the picks overwrite ids (the first is passed by value) */
+        *s = pxl_llm_generate_greedy(m->model, ids[0], n_gen, NULL, 0, ids, &got);
     } else {
         for (uint32_t i = 0; i < n_gen && *s == PXL_OK; i++) *s = pxl_llm_eval(m->model, ids + i, 1, logits, 0);
     }
@@ -90,13 +99,13 @@ static pxl_status profile_test(cli_gguf *m, llm_test *T, int32_t *ids, float *lo
     pxl_gpu_profile_options wo = {1};
     pxl_status s = pxl_gpu_profile_begin(m->ctx, &wo);
     if (s != PXL_OK) return s;
-    run_once(m, T->n_prompt, T->n_gen, ids, logits, rng, &s);
+    run_once(m, T->n_prompt, T->n_gen, T->greedy, ids, logits, rng, &s);
     pxl_status e = pxl_gpu_profile_end(m->ctx, &whole, 1, &n, NULL);
     if (s != PXL_OK || e != PXL_OK) return s != PXL_OK ? s : e;
     T->busy_ns = n ? whole.gpu_ns : 0;
     T->submits_dispatches = n ? whole.dispatches : 0;
     if ((s = pxl_gpu_profile_begin(m->ctx, NULL)) != PXL_OK) return s;
-    run_once(m, T->n_prompt, T->n_gen, ids, logits, rng, &s);
+    run_once(m, T->n_prompt, T->n_gen, T->greedy, ids, logits, rng, &s);
     e = pxl_gpu_profile_end(m->ctx, T->prof, PROFILE_MAX, &n, &T->untimed);
     T->n_prof = n < PROFILE_MAX ? n : PROFILE_MAX;
     return s != PXL_OK ? s : e;
@@ -126,7 +135,7 @@ static void print_profile(const llm_test *T) {
 }
 
 int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, uint32_t reps, const char *kv_type,
-              int profile) {
+              int profile, int greedy) {
     const char *cmd = "pxl bench llm";
     cli_gguf m;
     int rc = cli_gguf_open(cmd, c, path, 0, kv_type, &m);
@@ -175,7 +184,7 @@ int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, u
     const char *backend = pxl_backend_name(pxl_ctx_backend(m.ctx));
     const pxl_gpu_info *gi = pxl_gpu_get_info(m.ctx);
 
-    llm_test tests[2];
+    llm_test tests[3];
     size_t n_tests = 0;
     if (pp) {
         memset(&tests[n_tests], 0, sizeof tests[0]);
@@ -185,6 +194,12 @@ int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, u
     if (tg) {
         memset(&tests[n_tests], 0, sizeof tests[0]);
         snprintf(tests[n_tests].name, sizeof tests[0].name, "tg%u", tg);
+        tests[n_tests++].n_gen = tg;
+    }
+    if (tg && greedy) {
+        memset(&tests[n_tests], 0, sizeof tests[0]);
+        snprintf(tests[n_tests].name, sizeof tests[0].name, "tg%u greedy", tg);
+        tests[n_tests].greedy = 1;
         tests[n_tests++].n_gen = tg;
     }
     uint32_t n_max = pp > tg ? pp : tg;
@@ -204,12 +219,12 @@ int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, u
     for (size_t t = 0; t < n_tests && s == PXL_OK; t++) {
         llm_test *T = &tests[t];
         /* warm-up: llama-bench runs the prompt once, or one generated token */
-        run_once(&m, T->n_prompt, T->n_prompt ? 0 : 1, ids, logits, &rng, &s);
+        run_once(&m, T->n_prompt, T->n_prompt ? 0 : 1, T->greedy, ids, logits, &rng, &s);
         pxl_progress_update(prog, ++step);
         double sum = 0, sum_s = 0;
         pxl_gpu_stats st0 = pxl_gpu_get_stats(m.ctx);
         for (uint32_t r = 0; r < reps && s == PXL_OK; r++) {
-            double secs = run_once(&m, T->n_prompt, T->n_gen, ids, logits, &rng, &s);
+            double secs = run_once(&m, T->n_prompt, T->n_gen, T->greedy, ids, logits, &rng, &s);
             if (s != PXL_OK) break;
             T->ts[r] = secs > 0 ? (double)(T->n_prompt + T->n_gen) / secs : 0;
             sum += T->ts[r];

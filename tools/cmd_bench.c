@@ -21,13 +21,13 @@
 typedef struct {
     cli_common c;
     uint32_t min_log2, max_log2, reps, pp, tg, level;
-    int no_cpu, small, profile;
+    int no_cpu, small, profile, greedy;
     const char *only, *model, *kv_type;
 } bench_opts;
 
 int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small);
 int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, uint32_t reps, const char *kv_type,
-              int profile);
+              int profile, int greedy);
 int bench_ad(pxl_ctx *ctx, uint32_t level, uint32_t reps, int json);
 
 static const char *k_usage = "pxl bench dot|ops|llm|ad [options]";
@@ -46,6 +46,8 @@ static const char *k_about =
     "     --profile (GPU): one more run of each test with a timestamp pair around every dispatch;\n"
     "     prints each kernel's dispatches and GPU time per token, and the wall time left to the\n"
     "     host and the gaps between kernels (from the unprofiled runs).\n"
+    "     --greedy: also tgN greedy, N tokens of greedy generation (pxl_llm_generate_greedy: on a\n"
+    "     GPU the picks are made on the device and no host round trip comes between tokens).\n"
     "ad:  residuals + Jacobian of the ARAP edge residual over every directed edge of the icosphere\n"
     "     of --level (7: 983,040 instances) on the GPU (resident, timestamps) and the CPU threads\n"
     "     (f32, f64; the baseline is CPU f32), and the fixed cost of one LM iteration on a\n"
@@ -71,6 +73,7 @@ static int parse(int argc, char **argv, bench_opts *o, const char **what) {
         {"tg", CLI_U32, &o->tg, 0, 1u << 20, "N", "llm: generated tokens of the tg test (default 128; 0: none)"},
         {"level", CLI_U32, &o->level, 0, 7, "L", "ad: icosphere level of the ARAP problem (default 7)"},
         {"kv-type", CLI_STRING, &o->kv_type, 0, 0, "f32|f16", "llm: KV cache type (default f32)"},
+        {"greedy", CLI_FLAG, &o->greedy, 0, 0, NULL, "llm: also a tgN greedy test (pxl_llm_generate_greedy)"},
         {"profile", CLI_FLAG, &o->profile, 0, 0, NULL,
          "llm: then one more run of each test with every GPU dispatch timed: GPU time per kernel"},
         CLI_COMMON_OPTS(&o->c),
@@ -260,7 +263,7 @@ int cmd_bench(int argc, char **argv) {
     const char *what;
     int p = parse(argc, argv, &o, &what);
     if (p) return p == 1 ? 0 : 2;
-    if (strcmp(what, "llm") == 0) return bench_llm(&o.c, o.model, o.pp, o.tg, o.reps, o.kv_type, o.profile);
+    if (strcmp(what, "llm") == 0) return bench_llm(&o.c, o.model, o.pp, o.tg, o.reps, o.kv_type, o.profile, o.greedy);
     pxl_ctx *ctx;
     if (cli_open_ctx(&o.c, &ctx)) return 1;
     if (strcmp(what, "ad") == 0) {
