@@ -15,7 +15,8 @@
 # file (FILES, default PRESET-q4km) pxl bench llm --backend gpu, llama.cpp
 # Vulkan and llama.cpp CUDA, pp512 and tg128 (5 reps for the peers, 3 for
 # pxl), one after the other; PXL_TUNES ("a;b", tuning strings) adds a pxl run
-# per string after the default one. Every step is guarded by a deadline (DEADLINE_S,
+# per string after the default one; PXL_ARGS adds options to every pxl run
+# (e.g. --greedy). Every step is guarded by a deadline (DEADLINE_S,
 # 570 s from the start): a step that would start after it is skipped and said so.
 # PHASE=prepare stops after the builds and models, PHASE=run starts at the
 # timings (the same machine, still warm: two device calls within 30 s of each
@@ -45,15 +46,16 @@ files=${FILES:-}
 [ -n "$files" ] || for p in "${presets[@]}"; do files="$files $p-q4km"; done
 for f in $files; do
   m="$P/m/$f.gguf"
-  step "pxl $f" 40 build-dev/pxl bench llm -m "$m" --backend gpu --pp 512 --tg 128 --reps 3
+  step "pxl $f" 40 build-dev/pxl bench llm -m "$m" --backend gpu --pp 512 --tg 128 --reps 3 ${PXL_ARGS:-}
   IFS=';' read -r -a tunes <<<"${PXL_TUNES:-}"
   for t in "${tunes[@]}"; do
-    PXL_TUNE="$t" step "pxl $f [$t]" 40 build-dev/pxl bench llm -m "$m" --backend gpu --pp 512 --tg 128 --reps 3
+    PXL_TUNE="$t" step "pxl $f [$t]" 40 build-dev/pxl bench llm -m "$m" --backend gpu --pp 512 --tg 128 --reps 3 \
+      ${PXL_ARGS:-}
   done
   step "llama.cpp vulkan $f" 40 bash .peers/tools/llamacpp/run.sh vulkan "$m"
   [ "${NO_CUDA:-0}" = 1 ] || step "llama.cpp cuda $f" 30 bash .peers/tools/llamacpp/run.sh cuda "$m"
 done
 [ -n "${PROFILE:-}" ] && step "pxl profile $PROFILE" 40 build-dev/pxl bench llm -m "$P/m/$PROFILE.gguf" --backend gpu \
-  --pp 512 --tg 128 --reps 2 --profile
+  --pp 512 --tg 128 --reps 2 --profile ${PXL_ARGS:-}
 echo "== done in $(( $(date +%s) - START )) s" >>"$LOG"
 cat "$LOG"
