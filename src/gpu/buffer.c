@@ -20,6 +20,38 @@ static void destroy(pxl_gpu *g, pxl_buffer *b) {
     pxl_free(g->ctx, b);
 }
 
+/* A new GPU buffer of cap bytes for a request of size: a storage buffer
+ * (copy source and destination), or with readback a map-read one that
+ * copies go into. */
+static pxl_status new_buffer(pxl_gpu *g, size_t size, uint64_t cap, int readback, pxl_buffer **out) {
+    pxl_ctx *ctx = g->ctx;
+    pxl_buffer *b = pxl_calloc(ctx, 1, sizeof *b);
+    if (!b) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
+    const char *what = readback ? "read-back buffer" : "buffer";
+    WGPUBufferDescriptor d;
+    memset(&d, 0, sizeof d);
+    d.label = pxl_sv(readback ? "pxl read-back buffer" : "pxl buffer");
+    d.usage = readback ? WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst
+                       : WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
+    d.size = cap;
+    pxl_gpu_push_scopes(g);
+    b->handle = g->fn.DeviceCreateBuffer(g->device, &d);
+    pxl_status s = pxl_gpu_pop_scopes(g, readback ? "creating a read-back buffer" : "creating a buffer");
+    if (s != PXL_OK || !b->handle) {
+        if (b->handle) g->fn.BufferRelease(b->handle);
+        pxl_free(ctx, b);
+        return s != PXL_OK ? s : pxl_fail(ctx, PXL_ERR_GPU, "could not create a %s of %llu bytes", what,
+                                          (unsigned long long)cap);
+    }
+    b->gpu = g;
+    b->id = ++g->buffer_serial;
+    b->size = size;
+    b->capacity = cap;
+    b->readback = readback;
+    *out = b;
+    return PXL_OK;
+}
+
 pxl_status pxl_buffer_create(pxl_ctx *ctx, size_t size, pxl_buffer **out) {
     PXL_GPU_OR_FAIL(ctx, g);
     if (g->lost) return pxl_gpu_take_deferred(g);
@@ -45,28 +77,7 @@ pxl_status pxl_buffer_create(pxl_ctx *ctx, size_t size, pxl_buffer **out) {
         return PXL_OK;
     }
     g->stats.buffer_pool_misses++;
-    pxl_buffer *b = pxl_calloc(ctx, 1, sizeof *b);
-    if (!b) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
-    WGPUBufferDescriptor d;
-    memset(&d, 0, sizeof d);
-    d.label = pxl_sv("pxl buffer");
-    d.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
-    d.size = cap;
-    pxl_gpu_push_scopes(g);
-    b->handle = g->fn.DeviceCreateBuffer(g->device, &d);
-    pxl_status s = pxl_gpu_pop_scopes(g, "creating a buffer");
-    if (s != PXL_OK || !b->handle) {
-        if (b->handle) g->fn.BufferRelease(b->handle);
-        pxl_free(ctx, b);
-        return s != PXL_OK ? s : pxl_fail(ctx, PXL_ERR_GPU, "could not create a buffer of %llu bytes",
-                                          (unsigned long long)cap);
-    }
-    b->gpu = g;
-    b->id = ++g->buffer_serial;
-    b->size = size;
-    b->capacity = cap;
-    *out = b;
-    return PXL_OK;
+    return new_buffer(g, size, cap, 0, out);
 }
 
 pxl_status pxl_buffer_create_readback(pxl_ctx *ctx, size_t size, pxl_buffer **out) {
@@ -76,30 +87,7 @@ pxl_status pxl_buffer_create_readback(pxl_ctx *ctx, size_t size, pxl_buffer **ou
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
                         "read-back buffer of %zu bytes exceeds the device's max buffer size (%llu)", size,
                         (unsigned long long)g->limits.maxBufferSize);
-    pxl_buffer *b = pxl_calloc(ctx, 1, sizeof *b);
-    if (!b) return pxl_fail(ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
-    uint64_t cap = round_up(size ? size : 16, 16);
-    WGPUBufferDescriptor d;
-    memset(&d, 0, sizeof d);
-    d.label = pxl_sv("pxl read-back buffer");
-    d.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
-    d.size = cap;
-    pxl_gpu_push_scopes(g);
-    b->handle = g->fn.DeviceCreateBuffer(g->device, &d);
-    pxl_status s = pxl_gpu_pop_scopes(g, "creating a read-back buffer");
-    if (s != PXL_OK || !b->handle) {
-        if (b->handle) g->fn.BufferRelease(b->handle);
-        pxl_free(ctx, b);
-        return s != PXL_OK ? s : pxl_fail(ctx, PXL_ERR_GPU, "could not create a read-back buffer of %llu bytes",
-                                          (unsigned long long)cap);
-    }
-    b->gpu = g;
-    b->id = ++g->buffer_serial;
-    b->size = size;
-    b->capacity = cap;
-    b->readback = 1;
-    *out = b;
-    return PXL_OK;
+    return new_buffer(g, size, round_up(size ? size : 16, 16), 1, out);
 }
 
 void pxl_buffer_free(pxl_buffer *b) {
