@@ -505,8 +505,12 @@ static void exact_tol(const op_case *c, double *const *v, double *const *want, i
 
 /* CF_SPECIAL with CF_TIES: a mix of NaN, +-0, +-Inf and small integers; rows of all -Inf and of mixed zeros */
 static void sel_fixup(const op_case *c, const layout *l, float **x, uint64_t *rng) {
-    if (!(c->flags & CF_SPECIAL) || !(c->flags & CF_TIES)) return;
     int64_t n = nelem(&l->o[0]), L = len_of(c);
+    /* argmax of rows of 4096 and more (chunks of 1024 on a GPU): row r's one
+     * largest value at a chunk's last element, 1023 + 1024 r (at most L - 1) */
+    if (c->op == OP_ARGMAX && L >= 4096 && !(c->flags & (CF_TIES | CF_SPECIAL)))
+        for (int64_t r = 0; r < n / L; r++) x[0][r * L + (1023 + 1024 * r < L ? 1023 + 1024 * r : L - 1)] = 1000.0f;
+    if (!(c->flags & CF_SPECIAL) || !(c->flags & CF_TIES)) return;
     for (int64_t i = 0; i < n; i++) {
         unsigned u = (unsigned)(test_rng(rng) % 20);
         x[0][i] = u == 0 ? NAN : u == 1 ? -0.0f : u == 2 ? 0.0f : u == 3 ? INFINITY : u == 4 ? -INFINITY : x[0][i];
@@ -1661,6 +1665,11 @@ static const op_case k_cases[] = {
     T2(OP_ARGMAX, 8, 257, CF_TIES | CF_SPECIAL | CF_NANLOW, 0, 0, 0),
     T2(OP_ARGMAX, 8, 1000, CF_TIES | CF_SPECIAL | CF_NANLOW, 0, 0, 0),
     T2(OP_ARGMAX, 4, 32000, CF_TIES | CF_SPECIAL | CF_NANLOW, 0, 0, 0), T2(OP_ARGMAX, 5, 33, CF_VIEW | CF_NANLOW, 0, 0, 0),
+    /* rows of 4096 and more, at most 64 of them, go in chunks over many workgroups on a GPU
+     * (rowwise.c, argmax_split): a vocabulary's row, a short last chunk, views, and 65 rows (not split) */
+    T2(OP_ARGMAX, 1, 152000, CF_TIES | CF_SPECIAL | CF_NANLOW, 0, 0, 0), T2(OP_ARGMAX, 1, 4096, CF_TIES, 0, 0, 0),
+    T2(OP_ARGMAX, 3, 5000, CF_VIEW | CF_TIES, 0, 0, 0), T2(OP_ARGMAX, 3, 4097, CF_SLICE | CF_TIES | CF_SPECIAL, 0, 0, 0),
+    T2(OP_ARGMAX, 64, 4100, CF_TIES, 0, 0, 0), T2(OP_ARGMAX, 65, 4100, CF_TIES, 0, 0, 0), T2(OP_ARGMAX, 5, 9000, 0, 0, 0, 0),
     T2(OP_TOPK, 7, 1, 0, 0, 0, 1), T2(OP_TOPK, 7, 2, CF_TIES, 0, 0, 2), T2(OP_TOPK, 7, 31, CF_TIES, 0, 0, 7),
     T2(OP_TOPK, 7, 255, CF_TIES | CF_SPECIAL, 0, 0, 255), T2(OP_TOPK, 7, 256, 0, 0, 0, 256),
     T2(OP_TOPK, 7, 257, CF_TIES | CF_SPECIAL, 0, 0, 256), T2(OP_TOPK, 7, 1000, 0, 0, 0, 64),

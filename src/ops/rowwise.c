@@ -37,10 +37,10 @@ typedef struct {
     uint32_t rows, cols;
     float f;         /* softmax: scale; norms: eps */
     uint32_t causal; /* softmax: 1 if masking applies */
-    uint32_t crows;  /* softmax: rows per causal matrix (R) */
+    uint32_t crows;  /* softmax: rows per causal matrix (R); argmax_part: elements a chunk */
     int32_t coff;    /* softmax: causal offset clamped to [-R, L - 1] */
     uint32_t k;      /* topk: k; layernorm: 1 if there is a bias; argmax: 1 if NaN ranks lowest */
-    uint32_t ksort;  /* topk: the power of two >= k */
+    uint32_t ksort;  /* topk: the power of two >= k; argmax_part / _merge: chunks a row */
     uint32_t off[4]; /* element offsets of the views bound at 0..3 */
 } rw_params;
 _Static_assert(sizeof(rw_params) == 48, "mirrors struct Params in rowwise.wgsl");
@@ -321,6 +321,49 @@ static void argmax_rows(void *arg, int64_t lo, int64_t hi) {
     }
 }
 
+/* A GPU argmax of few long rows (an LLM's logits: 32k to 152k of one row)
+ * in one workgroup per row scans each row serially (about 35 us for 32,000
+ * values on an H200): rows of at least ARGMAX_SPLIT_COLS, when there are at
+ * most ARGMAX_SPLIT_ROWS, go in chunks of ARGMAX_CHUNK to workgroups of
+ * their own (argmax_part), whose (key, index) pairs in scratch memory one
+ * workgroup a row merges (argmax_merge). */
+#define ARGMAX_SPLIT_COLS 4096
+#define ARGMAX_SPLIT_ROWS 64
+#define ARGMAX_CHUNK 1024u
+
+static pxl_status argmax_split(pxl_ctx *ctx, const char *op, const pxl_tensor *x, pxl_tensor *idx, rw_params *p) {
+    const pxl_tensor *t[2] = {x, idx};
+    pxl_op_bindings b;
+    pxl_status s = pxl_op_bind(ctx, op, t, 2, 2u, 0, &b);
+    if (s != PXL_OK) return s;
+    p->off[0] = b.off[0];
+    p->off[1] = b.off[1];
+    p->crows = ARGMAX_CHUNK;
+    p->ksort = (uint32_t)((pxl_t_cols(x) + ARGMAX_CHUNK - 1) / ARGMAX_CHUNK);
+    uint64_t parts = (uint64_t)p->rows * p->ksort, bytes = parts * 8u;
+    uint32_t g1[2], g2[2];
+    if ((s = pxl_op_grid(ctx, op, parts, g1)) != PXL_OK) return s;
+    if ((s = pxl_op_grid(ctx, op, p->rows, g2)) != PXL_OK) return s;
+    pxl_recorder *rec; /* after pxl_op_bind, which may submit a full stream */
+    pxl_buffer *buf;
+    if ((s = pxl_gpu_stream(ctx, &rec)) != PXL_OK) return s;
+    if ((s = pxl_recorder_scratch(rec, (size_t)bytes, &buf)) != PXL_OK) return s;
+    pxl_constant wg = {"WG", pick_wg(ctx, ARGMAX_CHUNK)};
+    pxl_kernel *k;
+    pxl_binding pb[2] = {b.b[0], {1, buf, 0, (size_t)(bytes + 15) / 16 * 16}};
+    pb[0].binding = 0;
+    if ((s = pxl_kernel_get_static(ctx, "rowwise.wgsl", pxl_wgsl_ops_rowwise, "argmax_part", &wg, 1, &k)) != PXL_OK)
+        return s;
+    pxl_dispatch d1 = {k, pb, 2, p, sizeof *p, 2, {g1[0], g1[1], 1}};
+    if ((s = pxl_recorder_dispatch(rec, &d1)) != PXL_OK) return s;
+    pxl_binding mb[2] = {{0, buf, 0, (size_t)(bytes + 15) / 16 * 16}, b.b[1]};
+    mb[1].binding = 1;
+    if ((s = pxl_kernel_get_static(ctx, "rowwise.wgsl", pxl_wgsl_ops_rowwise, "argmax_merge", &wg, 1, &k)) != PXL_OK)
+        return s;
+    pxl_dispatch d2 = {k, mb, 2, p, sizeof *p, 2, {g2[0], g2[1], 1}};
+    return pxl_recorder_dispatch(rec, &d2);
+}
+
 pxl_status pxl_argmax(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *idx) {
     return pxl_argmax_ext(ctx, x, idx, NULL);
 }
@@ -346,6 +389,7 @@ pxl_status pxl_argmax_ext(pxl_ctx *ctx, const pxl_tensor *x, pxl_tensor *idx, co
     }
     if ((s = check_gpu_size(ctx, op, x)) != PXL_OK) return s;
     rw_params p = {(uint32_t)rows, (uint32_t)pxl_t_cols(x), 0, 0, 0, 0, (uint32_t)nan_lowest, 0, {0}};
+    if (pxl_t_cols(x) >= ARGMAX_SPLIT_COLS && rows <= ARGMAX_SPLIT_ROWS) return argmax_split(ctx, op, x, idx, &p);
     const pxl_tensor *t[2] = {x, idx};
     return rw_dispatch(ctx, op, "argmax", x, t, 2, 2u, &p);
 }

@@ -44,6 +44,10 @@ struct Params {
 @group(0) @binding(3) var<uniform> p3: Params;
 @group(0) @binding(3) var<storage, read_write> out3: array<f32>;
 @group(0) @binding(4) var<uniform> p4: Params;
+// argmax of long rows in two steps: argmax_part writes each chunk's (key, index) at 1,
+// argmax_merge reads them at 0
+@group(0) @binding(1) var<storage, read_write> part_w: array<vec2<u32>>;
+@group(0) @binding(0) var<storage, read> part_r: array<vec2<u32>>;
 
 #include "row_reduce.wgsl"   // red_a .. red_v, tree_sum_a / _softmax / _welford / _argmax, exp_c, ranks_before
 
@@ -223,6 +227,58 @@ fn argmax(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) 
         if (k > bk) {  // j grows, so the first of equal keys stays
             bk = k;
             bi = j;
+        }
+    }
+    red_u[lid] = bk;
+    red_v[lid] = bi;
+    tree_argmax(lid);
+    if (lid == 0u) { out1_i[p2.o1 + row] = i32(select(red_v[0], 0u, red_v[0] == 0xffffffffu)); }
+}
+
+// A long row's argmax over many workgroups (src/ops/rowwise.c, argmax_split): workgroup
+// (row, chunk c) of p2.ksort chunks a row takes elements [c * p2.crows, (c + 1) * p2.crows)
+// and writes its best (key, index) pair, (0, 0xffffffff) when it has none; argmax_merge then
+// takes the best pair of each row, by the same order (ranks_before: larger key, then lower
+// index), so the result is argmax's.
+@compute @workgroup_size(WG)
+fn argmax_part(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+               @builtin(num_workgroups) nwg: vec3<u32>) {
+    let lin = row_of(wid, nwg);
+    if (lin >= p2.rows * p2.ksort) { return; }
+    let row = lin / p2.ksort;
+    let lid = lid3.x;
+    let L = p2.cols;
+    let base = p2.o0 + row * L;
+    let end = min(L, (lin % p2.ksort + 1u) * p2.crows);
+    var bk = 0u;
+    var bi = 0xffffffffu;
+    for (var j = (lin % p2.ksort) * p2.crows + lid; j < end; j = j + WG) {
+        var k = okey(x[base + j]);
+        if (p2.k != 0u && k == 0xffffffffu) { k = 0u; }
+        if (k > bk) {
+            bk = k;
+            bi = j;
+        }
+    }
+    red_u[lid] = bk;
+    red_v[lid] = bi;
+    tree_argmax(lid);
+    if (lid == 0u) { part_w[lin] = vec2<u32>(red_u[0], red_v[0]); }
+}
+
+@compute @workgroup_size(WG)
+fn argmax_merge(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+                @builtin(num_workgroups) nwg: vec3<u32>) {
+    let row = row_of(wid, nwg);
+    if (row >= p2.rows) { return; }
+    let lid = lid3.x;
+    var bk = 0u;
+    var bi = 0xffffffffu;
+    for (var c = lid; c < p2.ksort; c = c + WG) {
+        let e = part_r[row * p2.ksort + c];
+        if (ranks_before(e.x, e.y, bk, bi)) {
+            bk = e.x;
+            bi = e.y;
         }
     }
     red_u[lid] = bk;
