@@ -31,10 +31,11 @@
  *
  * pxl_llm_generate_greedy on one backend against the same backend's
  * pxl_llm_eval and the host's greedy pick, after a 16-token prompt: the same
- * N picks, n_past grown by N; with a stop id (the 4th pick), the picks up to
- * its first occurrence, and a cache that then decodes on as the reference
- * did (on a GPU the pass over the stop token has already run); the argument
- * errors. Exit 77 without a GPU.
+ * N picks, given to the callback in order, n_past grown by N; with a
+ * callback that stops at the 4th pick's id, the picks up to its first
+ * occurrence, and a cache that then decodes on as the reference did (on a
+ * GPU the pass over the stop token has already run); the argument errors.
+ * Exit 77 without a GPU.
  */
 #include "pxl/llm.h"
 
@@ -112,6 +113,20 @@ static int32_t host_pick(const float *lg, int64_t V) {
 
 #define GREEDY_MAX 64
 
+/* the callback's record: the ids it got, and the one it stops at (-1: none) */
+typedef struct {
+    int32_t got[GREEDY_MAX];
+    int n;
+    int32_t stop_at;
+} greedy_seen;
+
+static int on_pick(void *user, int32_t id) {
+    greedy_seen *g = user;
+    if (g->n < GREEDY_MAX) g->got[g->n] = id;
+    g->n++;
+    return id == g->stop_at;
+}
+
 /* --greedy N cpu|gpu [TUNING] */
 static int greedy(const char *path, int n, const char *backend, const char *tuning) {
     side sd;
@@ -149,19 +164,27 @@ static int greedy(const char *path, int n, const char *backend, const char *tuni
     }
     if (fails) goto done;
     /* the same n picks */
+    greedy_seen seen = {{0}, 0, -1};
+    pxl_llm_greedy_options go = {on_pick, &seen};
     G_CHECK(pxl_llm_rewind(sd.m, base) == PXL_OK, "rewind");
-    G_CHECK(pxl_llm_generate_greedy(sd.m, first, (size_t)n, NULL, 0, out, &got) == PXL_OK, "generate");
+    G_CHECK(pxl_llm_generate_greedy(sd.m, first, (size_t)n, &go, out, &got) == PXL_OK, "generate");
     G_CHECK(got == (size_t)n && pxl_llm_n_past(sd.m) == base + n, "%zu picks, n_past %lld (want %d, %lld)", got,
             (long long)pxl_llm_n_past(sd.m), n, (long long)(base + n));
-    for (int k = 0; k < n && k < (int)got; k++) G_CHECK(out[k] == ref[k], "pick %d: %d, reference %d", k, out[k], ref[k]);
+    G_CHECK(seen.n == n, "the callback got %d picks", seen.n);
+    for (int k = 0; k < n && k < (int)got; k++)
+        G_CHECK(out[k] == ref[k] && seen.got[k] == ref[k], "pick %d: %d (callback %d), reference %d", k, out[k],
+                seen.got[k], ref[k]);
     /* and the cache decodes on from there as the reference did */
     tok = out[n - 1];
     G_CHECK(pxl_llm_eval(sd.m, &tok, 1, lg, 0) == PXL_OK && host_pick(lg, V) == ref[n], "decoding on after %d picks", n);
     /* a stop id: the picks up to its first occurrence */
     int j = 0;
     while (ref[j] != ref[3]) j++;
+    greedy_seen stop_seen = {{0}, 0, ref[3]};
+    pxl_llm_greedy_options so = {on_pick, &stop_seen};
     G_CHECK(pxl_llm_rewind(sd.m, base) == PXL_OK, "rewind");
-    G_CHECK(pxl_llm_generate_greedy(sd.m, first, (size_t)n, &ref[3], 1, out, &got) == PXL_OK, "generate with a stop");
+    G_CHECK(pxl_llm_generate_greedy(sd.m, first, (size_t)n, &so, out, &got) == PXL_OK, "generate with a stop");
+    G_CHECK(stop_seen.n == j + 1, "stop: the callback got %d picks (want %d)", stop_seen.n, j + 1);
     G_CHECK(got == (size_t)j + 1 && pxl_llm_n_past(sd.m) == base + j + 1, "stop: %zu picks, n_past %lld (want %d)",
             got, (long long)pxl_llm_n_past(sd.m), j + 1);
     for (int k = 0; k <= j && k < (int)got; k++) G_CHECK(out[k] == ref[k], "stop: pick %d: %d, reference %d", k, out[k], ref[k]);
@@ -171,13 +194,18 @@ static int greedy(const char *path, int n, const char *backend, const char *tuni
     /* argument errors change nothing */
     int64_t np = pxl_llm_n_past(sd.m);
     int64_t C = pxl_llm_get_info(sd.m)->n_ctx;
-    G_CHECK(pxl_llm_generate_greedy(sd.m, first, 0, NULL, 0, out, &got) == PXL_ERR_INVALID_ARG && got == 0, "n = 0");
-    G_CHECK(pxl_llm_generate_greedy(sd.m, (int32_t)V, 1, NULL, 0, out, &got) == PXL_ERR_INVALID_ARG, "id out of range");
-    G_CHECK(pxl_llm_generate_greedy(sd.m, -1, 1, NULL, 0, out, &got) == PXL_ERR_INVALID_ARG, "id -1");
-    G_CHECK(pxl_llm_generate_greedy(sd.m, first, (size_t)(C - np + 1), NULL, 0, out, &got) == PXL_ERR_INVALID_ARG,
+    G_CHECK(pxl_llm_generate_greedy(sd.m, first, 0, NULL, out, &got) == PXL_ERR_INVALID_ARG && got == 0, "n = 0");
+    G_CHECK(pxl_llm_generate_greedy(sd.m, (int32_t)V, 1, NULL, out, &got) == PXL_ERR_INVALID_ARG, "id out of range");
+    G_CHECK(pxl_llm_generate_greedy(sd.m, -1, 1, NULL, out, &got) == PXL_ERR_INVALID_ARG, "id -1");
+    G_CHECK(pxl_llm_generate_greedy(sd.m, first, (size_t)(C - np + 1), NULL, out, &got) == PXL_ERR_INVALID_ARG,
             "past the context");
-    G_CHECK(pxl_llm_generate_greedy(sd.m, first, 1, NULL, 1, out, &got) == PXL_ERR_INVALID_ARG, "stop NULL, n_stop 1");
+    G_CHECK(pxl_llm_generate_greedy(sd.m, first, 1, NULL, out, NULL) == PXL_ERR_INVALID_ARG, "n_out NULL");
     G_CHECK(pxl_llm_n_past(sd.m) == np, "n_past moved by a refused call");
+    /* out may be NULL: the callback alone gets the picks */
+    greedy_seen only = {{0}, 0, -1};
+    pxl_llm_greedy_options oo = {on_pick, &only};
+    G_CHECK(pxl_llm_generate_greedy(sd.m, first, 3, &oo, NULL, &got) == PXL_OK && got == 3 && only.n == 3,
+            "out NULL: %zu picks, %d to the callback", got, only.n);
 done:
     printf("%s on %s%s%s: %d greedy picks against eval and the host's pick, %s\n", path, backend,
            tuning ? " with " : "", tuning ? tuning : "", n, fails ? "FAILED" : "same");

@@ -62,7 +62,7 @@ static double run_once(cli_gguf *m, uint32_t n_prompt, uint32_t n_gen, int greed
         *s = pxl_llm_eval(m->model, ids, n_prompt, logits, 0);
     } else if (greedy) {
         size_t got = 0; /* the picks overwrite ids (the first is passed by value) */
-        *s = pxl_llm_generate_greedy(m->model, ids[0], n_gen, NULL, 0, ids, &got);
+        *s = pxl_llm_generate_greedy(m->model, ids[0], n_gen, NULL, ids, &got);
     } else {
         for (uint32_t i = 0; i < n_gen && *s == PXL_OK; i++) *s = pxl_llm_eval(m->model, ids + i, 1, logits, 0);
     }

@@ -4,7 +4,10 @@
  * end-of-generation token, or a full context (which stops with a message:
  * the context is not shifted). stdout gets only the generated text, streamed
  * as complete UTF-8; stderr the load time and tokens/s of the prompt and the
- * generation. Under --json one object on stdout at the end.
+ * generation. Under --json one object on stdout at the end. Greedy sampling
+ * without penalties (--temperature 0) generates through
+ * pxl_llm_generate_greedy after the first token: on a GPU the picks are made
+ * on the device, the same tokens the sampler would pick.
  */
 #include "cli_gguf.h"
 
@@ -29,6 +32,48 @@ static int write_text(int json, const char *s, size_t n, char **acc, size_t *acc
     *acc_len += n;
     (*acc)[*acc_len] = 0;
     return 0;
+}
+
+/* The generated text so far, and where it goes. */
+typedef struct {
+    int json;
+    const pxl_tokenizer *tok;
+    pxl_sampler *smp;
+    pxl_detokenizer *dt;
+    char *acc;
+    size_t acc_len, acc_cap;
+    uint32_t made;
+    int eog;          /* stopped at an end-of-generation token */
+    int write_failed; /* stdout refused the text */
+    pxl_status s;
+} gen_text;
+
+/* Takes a sampled token: 1 (and not printed) at an end-of-generation token,
+ * 1 when the text cannot be written or decoded; else prints its piece. */
+static int emit(gen_text *g, int32_t id) {
+    if (pxl_tokenizer_is_eog(g->tok, id)) {
+        g->eog = 1;
+        return 1;
+    }
+    const char *piece;
+    size_t piece_len;
+    pxl_sampler_accept(g->smp, id);
+    g->made++;
+    g->s = pxl_detokenizer_push(g->dt, id, &piece, &piece_len);
+    if (g->s != PXL_OK) return 1;
+    if (write_text(g->json, piece, piece_len, &g->acc, &g->acc_len, &g->acc_cap) != 0) {
+        g->write_failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int emit_cb(void *user, int32_t id) { return emit(user, id); }
+
+/* Greedy sampling with no penalties: what pxl_llm_generate_greedy picks. */
+static int plain_greedy(const pxl_sampler_options *o) {
+    return o->temperature <= 0.0f && (o->repeat_penalty == 0.0f || o->repeat_penalty == 1.0f) &&
+           o->frequency_penalty == 0.0f && o->presence_penalty == 0.0f;
 }
 
 int cli_gguf_generate(const cli_gguf_gen *o) {
@@ -76,40 +121,40 @@ int cli_gguf_generate(const cli_gguf_gen *o) {
     double t0 = pxl_time_now();
     if (s == PXL_OK) s = pxl_llm_eval(m.model, ids, n_ids, logits, 0);
     double t_prompt = pxl_time_now() - t0;
-    char *acc = NULL;
-    size_t acc_len = 0, acc_cap = 0;
-    uint32_t made = 0;
+    gen_text gt = {json, m.tok, smp, dt, NULL, 0, 0, 0, 0, 0, PXL_OK};
     const char *stop = "tokens";
     double t1 = pxl_time_now();
-    while (s == PXL_OK && made < o->tokens) {
+    int greedy = plain_greedy(&o->sampling);
+    while (s == PXL_OK && gt.made < o->tokens) {
         int32_t tok;
         s = pxl_sampler_sample(smp, logits, &tok);
         if (s != PXL_OK) break;
-        if (pxl_tokenizer_is_eog(m.tok, tok)) {
-            stop = "end of generation";
-            break;
-        }
-        pxl_sampler_accept(smp, tok);
-        made++;
-        s = pxl_detokenizer_push(dt, tok, &piece, &piece_len);
-        if (s == PXL_OK && write_text(json, piece, piece_len, &acc, &acc_len, &acc_cap) != 0) {
-            rc = cli_fail(json, 1, cmd, "cannot write the output");
-            break;
-        }
-        if (made == o->tokens) break;
-        if (pxl_llm_n_past(m.model) >= I->n_ctx) {
-            stop = "context full";
-            if (!o->c->quiet)
-                fprintf(stderr, "\n%s: the context of %lld tokens is full; stopping (raise --ctx, up to %lld)\n", cmd,
-                        (long long)I->n_ctx, (long long)I->n_ctx_train);
+        if (emit(&gt, tok)) break;
+        if (gt.made == o->tokens) break;
+        int64_t room = I->n_ctx - pxl_llm_n_past(m.model);
+        if (room <= 0) break;
+        if (greedy) { /* the rest at once: each pick goes through emit as it comes back */
+            size_t n = o->tokens - gt.made < (uint64_t)room ? (size_t)(o->tokens - gt.made) : (size_t)room, got = 0;
+            pxl_llm_greedy_options go = {emit_cb, &gt};
+            s = pxl_llm_generate_greedy(m.model, tok, n, &go, NULL, &got);
             break;
         }
         s = pxl_llm_eval(m.model, &tok, 1, logits, 0);
     }
+    if (s == PXL_OK) s = gt.s;
+    if (gt.eog) stop = "end of generation";
+    if (gt.write_failed) rc = cli_fail(json, 1, cmd, "cannot write the output");
+    if (s == PXL_OK && !rc && !gt.eog && gt.made < o->tokens && pxl_llm_n_past(m.model) >= I->n_ctx) {
+        stop = "context full";
+        if (!o->c->quiet)
+            fprintf(stderr, "\n%s: the context of %lld tokens is full; stopping (raise --ctx, up to %lld)\n", cmd,
+                    (long long)I->n_ctx, (long long)I->n_ctx_train);
+    }
     double t_gen = pxl_time_now() - t1;
+    uint32_t made = gt.made;
     if (s == PXL_OK && !rc) {
         s = pxl_detokenizer_flush(dt, &piece, &piece_len);
-        if (s == PXL_OK && write_text(json, piece, piece_len, &acc, &acc_len, &acc_cap) != 0)
+        if (s == PXL_OK && write_text(json, piece, piece_len, &gt.acc, &gt.acc_len, &gt.acc_cap) != 0)
             rc = cli_fail(json, 1, cmd, "cannot write the output");
     }
     if (s != PXL_OK && !rc) {
@@ -125,7 +170,7 @@ int cli_gguf_generate(const cli_gguf_gen *o) {
             printf(",\"runtime\":\"gguf\",\"arch\":");
             cli_json_string(stdout, I->arch);
             printf(",\"text\":");
-            cli_json_string_n(stdout, acc ? acc : "", acc_len);
+            cli_json_string_n(stdout, gt.acc ? gt.acc : "", gt.acc_len);
             printf(",\"prompt_tokens\":%zu,\"tokens\":%u,\"stop\":\"%s\",\"load_s\":%.4f,\"prompt_tokens_per_s\":%.2f,"
                    "\"tokens_per_s\":%.2f,\"backend\":\"%s\",\"seed\":%llu,\"temperature\":%g,\"top_k\":%d,"
                    "\"top_p\":%g,\"min_p\":%g,\"repeat_penalty\":%g,\"ctx\":%lld}\n",
@@ -145,7 +190,7 @@ int cli_gguf_generate(const cli_gguf_gen *o) {
                         o->path, I->arch, backend, m.load_seconds, mem, n_ids, pp, made, tg, stop);
         }
     }
-    free(acc);
+    free(gt.acc);
     free(logits);
     pxl_detokenizer_free(dt);
     pxl_sampler_free(smp);

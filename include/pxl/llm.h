@@ -402,22 +402,31 @@ PXL_API const pxl_llm_info *pxl_llm_get_info(const pxl_llm *m);
  * PXL_ERR_INVALID_ARG and changes nothing.
  */
 PXL_API pxl_status pxl_llm_eval(pxl_llm *m, const int32_t *ids, size_t n, float *logits, int all_logits);
+/* Options of pxl_llm_generate_greedy; zero-initialised (or NULL): no callback. */
+typedef struct pxl_llm_greedy_options {
+    /* called with each pick in order as soon as the host has it (on a GPU
+     * while the next token's pass runs); a nonzero return stops the
+     * generation after that pick, which is not evaluated (an end-of-
+     * generation token) */
+    int (*on_token)(void *user, int32_t id);
+    void *user;
+} pxl_llm_greedy_options;
 /*
  * Greedy generation: evaluates `first` at n_past, then each token it picks
  * but the last, picking every next token as pxl_sampler's greedy choice
- * would from pxl_llm_eval's logits (the first largest logit; a NaN never
- * wins). Writes up to n picks to out and their count to *n_out; stops after
- * a pick that is one of the n_stop ids of `stop` (that pick is in out, not
- * evaluated). n_past grows by *n_out. Needs n_past + n <= n_ctx.
+ * would from pxl_llm_eval's logits with no penalties (the first largest
+ * logit; a NaN never wins). Writes up to n picks to out (may be NULL) and
+ * their count to *n_out; stops early where on_token says so. n_past grows
+ * by *n_out. Needs 1 <= n and n_past + n <= n_ctx.
  *
  * On a GPU the picks are made on the device, and each token's pass is
  * submitted before the previous pick is read back, so the GPU never waits
  * for the host between tokens (with tuning llm_ahead=0: token by token
- * through pxl_llm_eval). A stop pick is seen one pass late; that pass runs
- * but its cache row is outside n_past. On failure *n_out counts the picks
- * made, n_past grows by them, and out holds them.
+ * through pxl_llm_eval). A stop is seen one pass late; that pass runs but
+ * its cache row is outside n_past. On failure *n_out counts the picks made
+ * (each given to on_token and in out), and n_past grows by them.
  */
-PXL_API pxl_status pxl_llm_generate_greedy(pxl_llm *m, int32_t first, size_t n, const int32_t *stop, size_t n_stop,
+PXL_API pxl_status pxl_llm_generate_greedy(pxl_llm *m, int32_t first, size_t n, const pxl_llm_greedy_options *opts,
                                            int32_t *out, size_t *n_out);
 /* Positions in the KV cache so far. */
 PXL_API int64_t pxl_llm_n_past(const pxl_llm *m);

@@ -857,8 +857,9 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t P, int64_t T, 
     int64_t every = tune ? (int64_t)tune - 1 : LLM_SUBMIT_LAYERS;
     for (int64_t l = 0; l < I->n_layer && s == PXL_OK; l++) {
         if (gpu && every > 0 && l > 0 && l % every == 0 && !ahead) s = pxl_gpu_flush(ctx, 0, NULL);
-        /* recorded ahead: layers 1, 3, 7, 15, ... start a part */
-        if (ahead && l > 0 && ((l + 1) & l) == 0 && l + 1 < I->n_layer) s = ahead_cut(m);
+        /* recorded ahead: layers 1, 3, 7, 15, ... start a part (greedy
+         * generation records a whole pass ahead of the GPU: one part) */
+        if (ahead && !m->gen_id && l > 0 && ((l + 1) & l) == 0 && l + 1 < I->n_layer) s = ahead_cut(m);
         if (s != PXL_OK) break;
         pxl_llm_layer *L = &m->layers[l];
         if (one) { /* pxl_rope_kv_attention writes the cache rows itself */
@@ -1009,25 +1010,25 @@ static int32_t greedy_pick(const float *logits, int64_t V) {
     return (int32_t)best;
 }
 
-static int is_stop(int32_t id, const int32_t *stop, size_t n_stop) {
-    for (size_t i = 0; i < n_stop; i++)
-        if (stop[i] == id) return 1;
-    return 0;
+/* Pick k: into out, to the callback; 1 when the generation stops after it. */
+static int greedy_took(const pxl_llm_greedy_options *o, int32_t id, size_t k, int32_t *out, size_t *n_out) {
+    if (out) out[k] = id;
+    *n_out = k + 1;
+    return o->on_token && o->on_token(o->user, id) != 0;
 }
 
 /* Token by token through pxl_llm_eval, the pick made on the host. */
-static pxl_status greedy_host(pxl_llm *m, int32_t first, size_t n, const int32_t *stop, size_t n_stop, int32_t *out,
+static pxl_status greedy_host(pxl_llm *m, int32_t first, size_t n, const pxl_llm_greedy_options *o, int32_t *out,
                               size_t *n_out) {
     float *logits = pxl_alloc(m->ctx, (size_t)m->info.n_vocab * sizeof *logits);
     if (!logits) return pxl_fail(m->ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
     pxl_status s = PXL_OK;
     int32_t tok = first;
-    for (size_t k = 0; k < n && s == PXL_OK; k++) {
+    for (size_t k = 0; k < n; k++) {
         s = pxl_llm_eval(m, &tok, 1, logits, 0);
         if (s != PXL_OK) break;
-        tok = out[k] = greedy_pick(logits, m->info.n_vocab);
-        *n_out = k + 1;
-        if (is_stop(tok, stop, n_stop)) break;
+        tok = greedy_pick(logits, m->info.n_vocab);
+        if (greedy_took(o, tok, k, out, n_out)) break;
     }
     pxl_free(m->ctx, logits);
     return s;
@@ -1038,11 +1039,13 @@ static pxl_status greedy_host(pxl_llm *m, int32_t first, size_t n, const int32_t
  * next into hist[i + 1] and copies it into the read-back buffer rb[i % 2].
  * Pass i + 1 is recorded and submitted before pass i's pick is read, so the
  * GPU always has the next pass queued: the host's reading of each id, its
- * recording and the submits' translation overlap the GPU's work. A stop
- * token is seen one pass late: that pass (over the stop token) has run, and
+ * recording and the submits' translation overlap the GPU's work. So a
+ * pass is one submit, not decoding ahead's parts (each submit boundary
+ * costs the GPU time; the parts only shorten the wait for the first). A stop
+ * is seen one pass late: that pass (over the stop token) has run, and
  * n_past leaves its cache row out.
  */
-static pxl_status greedy_gpu(pxl_llm *m, int32_t first, size_t n, const int32_t *stop, size_t n_stop, int32_t *out,
+static pxl_status greedy_gpu(pxl_llm *m, int32_t first, size_t n, const pxl_llm_greedy_options *o, int32_t *out,
                              size_t *n_out) {
     pxl_ctx *ctx = m->ctx;
     int64_t start = m->n_past, hn = (int64_t)n + 1;
@@ -1055,7 +1058,6 @@ static pxl_status greedy_gpu(pxl_llm *m, int32_t first, size_t n, const int32_t 
     if (s == PXL_OK) s = pxl_buffer_create_readback(ctx, sizeof(int32_t), &rb[1]);
     if (s == PXL_OK) s = pxl_tensor_slice(ctx, hist, 0, 1, &h0);
     if (s == PXL_OK) s = pxl_tensor_write(ctx, h0, &first, sizeof first);
-    size_t done = 0; /* picks read back */
     int stopped = 0;
     for (size_t i = 0; i < n && s == PXL_OK && !stopped; i++) {
         pxl_tensor *id = NULL, *next = NULL;
@@ -1077,16 +1079,15 @@ static pxl_status greedy_gpu(pxl_llm *m, int32_t first, size_t n, const int32_t 
         m->n_ahead = 0;
         /* the previous pass's pick, while this one runs */
         if (s == PXL_OK && i > 0) {
-            s = pxl_buffer_read_back(ctx, rb[(i - 1) & 1], 0, &out[i - 1], sizeof(int32_t));
-            if (s == PXL_OK) {
-                done = i;
-                stopped = is_stop(out[i - 1], stop, n_stop);
-            }
+            int32_t id_prev;
+            s = pxl_buffer_read_back(ctx, rb[(i - 1) & 1], 0, &id_prev, sizeof id_prev);
+            if (s == PXL_OK) stopped = greedy_took(o, id_prev, i - 1, out, n_out);
         }
     }
     if (s == PXL_OK && !stopped) {
-        s = pxl_buffer_read_back(ctx, rb[(n - 1) & 1], 0, &out[n - 1], sizeof(int32_t));
-        if (s == PXL_OK) done = n;
+        int32_t id_last;
+        s = pxl_buffer_read_back(ctx, rb[(n - 1) & 1], 0, &id_last, sizeof id_last);
+        if (s == PXL_OK) greedy_took(o, id_last, n - 1, out, n_out);
     }
     ahead_drop(m);
     pxl_tensor_free(h0);
@@ -1094,18 +1095,17 @@ static pxl_status greedy_gpu(pxl_llm *m, int32_t first, size_t n, const int32_t 
     pxl_buffer_free(rb[0]);
     pxl_buffer_free(rb[1]);
     /* the passes whose picks came back evaluated first and each pick but the last */
-    m->n_past = start + (int64_t)done;
-    *n_out = done;
+    m->n_past = start + (int64_t)*n_out;
     return s;
 }
 
-pxl_status pxl_llm_generate_greedy(pxl_llm *m, int32_t first, size_t n, const int32_t *stop, size_t n_stop,
+pxl_status pxl_llm_generate_greedy(pxl_llm *m, int32_t first, size_t n, const pxl_llm_greedy_options *opts,
                                    int32_t *out, size_t *n_out) {
     if (!m) return PXL_ERR_INVALID_ARG;
-    PXL_REQUIRE(m->ctx, "pxl_llm_generate_greedy", out);
     PXL_REQUIRE(m->ctx, "pxl_llm_generate_greedy", n_out);
-    PXL_REQUIRE(m->ctx, "pxl_llm_generate_greedy", stop || !n_stop);
     const pxl_llm_info *I = &m->info;
+    pxl_llm_greedy_options o = {0};
+    if (opts) o = *opts;
     *n_out = 0;
     if (n == 0) return pxl_fail(m->ctx, PXL_ERR_INVALID_ARG, "pxl_llm_generate_greedy: no tokens asked for");
     if ((uint64_t)n > (uint64_t)(I->n_ctx - m->n_past))
@@ -1116,6 +1116,6 @@ pxl_status pxl_llm_generate_greedy(pxl_llm *m, int32_t first, size_t n, const in
         return pxl_fail(m->ctx, PXL_ERR_INVALID_ARG,
                         "pxl_llm_generate_greedy: token %d is outside the vocabulary of %lld", first,
                         (long long)I->n_vocab);
-    if (m->qkv1 && !pxl_ctx_tuning(m->ctx)->llm_ahead_off) return greedy_gpu(m, first, n, stop, n_stop, out, n_out);
-    return greedy_host(m, first, n, stop, n_stop, out, n_out);
+    if (m->qkv1 && !pxl_ctx_tuning(m->ctx)->llm_ahead_off) return greedy_gpu(m, first, n, &o, out, n_out);
+    return greedy_host(m, first, n, &o, out, n_out);
 }
