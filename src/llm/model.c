@@ -799,6 +799,17 @@ static pxl_status warm_decode(pxl_llm *m) {
     return s;
 }
 
+/* Submits the parts of the pass recorded ahead in turn when s is PXL_OK
+ * (discarding the rest after a failure, or all of them when s is not);
+ * returns the first failure. */
+static pxl_status ahead_submit(pxl_llm *m, pxl_status s) {
+    int i = 0;
+    for (; i < m->n_ahead && s == PXL_OK; i++) s = pxl_recorder_submit(m->ahead[i], 0, NULL);
+    for (; i < m->n_ahead; i++) pxl_recorder_discard(m->ahead[i]);
+    m->n_ahead = 0;
+    return s;
+}
+
 static pxl_status record_ahead(pxl_llm *m, int64_t P) {
     ahead_drop(m);
     if (pxl_ctx_tuning(m->ctx)->llm_ahead_off || !m->qkv1 || P + 1 > m->info.n_ctx) return PXL_OK;
@@ -969,10 +980,7 @@ pxl_status pxl_llm_eval(pxl_llm *m, const int32_t *ids, size_t n, float *logits,
     if (m->n_ahead && (n != 1 || all_logits || m->ahead_pos != start)) ahead_drop(m);
     if (m->n_ahead) {
         s = write_ids(m, ids, 1);
-        int i = 0;
-        for (; i < m->n_ahead && s == PXL_OK; i++) s = pxl_recorder_submit(m->ahead[i], 0, NULL);
-        for (; i < m->n_ahead; i++) pxl_recorder_discard(m->ahead[i]);
-        m->n_ahead = 0;
+        s = ahead_submit(m, s);
         if (s == PXL_OK) s = record_ahead(m, start + 1);
         if (s == PXL_OK && logits)
             s = pxl_tensor_read(m->ctx, m->logits1, logits, (size_t)I->n_vocab * sizeof(float));
@@ -1001,15 +1009,6 @@ pxl_status pxl_llm_eval(pxl_llm *m, const int32_t *ids, size_t n, float *logits,
 
 /* ---- greedy generation --------------------------------------------------------------------- */
 
-/* pxl_sampler's greedy choice: the first largest logit, a NaN never chosen
- * (all NaN: 0). pxl_argmax_ext with nan_lowest picks the same on a GPU. */
-static int32_t greedy_pick(const float *logits, int64_t V) {
-    int64_t best = 0;
-    for (int64_t i = 1; i < V; i++)
-        if (logits[i] > logits[best] || (isnan(logits[best]) && !isnan(logits[i]))) best = i;
-    return (int32_t)best;
-}
-
 /* Pick k: into out, to the callback; 1 when the generation stops after it. */
 static int greedy_took(const pxl_llm_greedy_options *o, int32_t id, size_t k, int32_t *out, size_t *n_out) {
     if (out) out[k] = id;
@@ -1017,19 +1016,22 @@ static int greedy_took(const pxl_llm_greedy_options *o, int32_t id, size_t k, in
     return o->on_token && o->on_token(o->user, id) != 0;
 }
 
-/* Token by token through pxl_llm_eval, the pick made on the host. */
+/* Token by token through pxl_llm_eval, the pick made on the host by a
+ * greedy pxl_sampler (default options: the first largest logit, a NaN never
+ * chosen; pxl_argmax_ext with nan_lowest picks the same on a GPU). */
 static pxl_status greedy_host(pxl_llm *m, int32_t first, size_t n, const pxl_llm_greedy_options *o, int32_t *out,
                               size_t *n_out) {
     float *logits = pxl_alloc(m->ctx, (size_t)m->info.n_vocab * sizeof *logits);
     if (!logits) return pxl_fail(m->ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
-    pxl_status s = PXL_OK;
+    pxl_sampler *smp = NULL;
+    pxl_status s = pxl_sampler_create(m->ctx, m->info.n_vocab, NULL, &smp);
     int32_t tok = first;
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0; k < n && s == PXL_OK; k++) {
         s = pxl_llm_eval(m, &tok, 1, logits, 0);
-        if (s != PXL_OK) break;
-        tok = greedy_pick(logits, m->info.n_vocab);
-        if (greedy_took(o, tok, k, out, n_out)) break;
+        if (s == PXL_OK) s = pxl_sampler_sample(smp, logits, &tok);
+        if (s == PXL_OK && greedy_took(o, tok, k, out, n_out)) break;
     }
+    pxl_sampler_free(smp);
     pxl_free(m->ctx, logits);
     return s;
 }
@@ -1073,10 +1075,7 @@ static pxl_status greedy_gpu(pxl_llm *m, int32_t first, size_t n, const pxl_llm_
         m->gen_rb = NULL;
         pxl_tensor_free(id);
         pxl_tensor_free(next);
-        int p = 0;
-        for (; p < m->n_ahead && s == PXL_OK; p++) s = pxl_recorder_submit(m->ahead[p], 0, NULL);
-        for (; p < m->n_ahead; p++) pxl_recorder_discard(m->ahead[p]);
-        m->n_ahead = 0;
+        s = ahead_submit(m, s);
         /* the previous pass's pick, while this one runs */
         if (s == PXL_OK && i > 0) {
             int32_t id_prev;
