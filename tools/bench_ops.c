@@ -2,7 +2,7 @@
  * pxl bench ops: the kernel library's speed on this context's GPU (part of the
  * bench subcommand, see cmd_bench.c). Each case reports the GPU time per call
  * (timestamp queries around k back-to-back calls recorded into one submit,
- * median of --reps, after 0.25 s of warm-up) and a rate: TFLOP/s for matrix
+ * median of --reps, after a warm-up that lets the GPU's clocks rise) and a rate: TFLOP/s for matrix
  * products, GB/s for memory-bound ops counting every byte read and written
  * once, weight GB/s for quantized matvec, microseconds for attention, for
  * RoPE with the KV-cache write (rope_kv against rope_kv_split, the four ops it
@@ -346,12 +346,24 @@ static void measure(pxl_ctx *ctx, bench_case *c, uint32_t reps) {
     if (s == PXL_OK) s = pxl_finish(ctx);
     double us1 = 0, h1 = 0;
     if (s == PXL_OK) s = time_any(ctx, c, 1, &us1, &h1); /* first call: compiles */
-    double t_warm = pxl_time_now();
-    while (s == PXL_OK && pxl_time_now() - t_warm < 0.25) s = time_any(ctx, c, 1, &us1, &h1);
+    if (s == PXL_OK) s = time_any(ctx, c, 1, &us1, &h1);
     int k = us1 > 0 ? (int)(100000.0 / us1) : 1; /* ~0.1 s per timed recording */
     if (k < 1) k = 1;
     if (k > 200) k = 200;
     if (per_dispatch(c)) k = 1;
+    /* Warm-up in the timed recordings' shape, until the GPU's clocks have
+     * risen: a GPU idle for a second runs at a fraction of its clock (an
+     * H200: 345 against 1980 MHz) and needs about 0.1-0.2 s of steady work
+     * to come back, which short submits with waits between them do not give
+     * it. So at least 0.4 s, and until two recordings in a row agree within
+     * 2% (at most 3 s). The CPU: 0.25 s. */
+    double t_warm = pxl_time_now(), prev = 0, cur = 0;
+    while (s == PXL_OK) {
+        s = time_any(ctx, c, k, &cur, &h1);
+        double el = pxl_time_now() - t_warm;
+        if (!gi ? el >= 0.25 : el >= 3.0 || (el >= 0.4 && prev > 0 && fabs(cur - prev) <= 0.02 * prev)) break;
+        prev = cur;
+    }
     double t[64], h[64];
     if (reps > 64) reps = 64;
     for (uint32_t i = 0; s == PXL_OK && i < reps; i++) s = time_any(ctx, c, k, &t[i], &h[i]);
