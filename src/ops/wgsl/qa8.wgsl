@@ -21,6 +21,27 @@ struct Params {
 
 override WG: u32 = 256u;
 
+struct Block32 {
+    w0: vec4<u32>, w1: vec4<u32>,   // values 0..15 and 16..31 as signed bytes
+    d: f32, dsum: f32,              // the scale and d * sum q
+}
+
+// the 32 values of A from vec4 index a, rounded
+fn round_block(a: u32) -> Block32 {
+    let x0 = A[a];
+    let x1 = A[a + 1u];
+    let x2 = A[a + 2u];
+    let x3 = A[a + 3u];
+    let y0 = A[a + 4u];
+    let y1 = A[a + 5u];
+    let y2 = A[a + 6u];
+    let y3 = A[a + 7u];
+    let sc = q8_scale(max(q8_amax16(x0, x1, x2, x3), q8_amax16(y0, y1, y2, y3)));
+    let w0 = q8_pack16(x0, x1, x2, x3, sc.y);
+    let w1 = q8_pack16(y0, y1, y2, y3, sc.y);
+    return Block32(w0, w1, sc.x, sc.x * f32(q8_sum16(w0) + q8_sum16(w1)));
+}
+
 @compute @workgroup_size(WG)
 fn qa8(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
        @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -28,25 +49,14 @@ fn qa8(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
     let per = p.K / 64u;
     if (e >= p.R * per) { return; }
     let a = p.off_a / 4u + e * 16u;   // vec4 index: rows are K / 4 vec4s, a pair 16
-    var out: array<vec4<u32>, 4>;
-    var ds = vec4<f32>(0.0);
-    for (var b = 0u; b < 2u; b = b + 1u) {
-        let x0 = A[a + 8u * b];
-        let x1 = A[a + 8u * b + 1u];
-        let x2 = A[a + 8u * b + 2u];
-        let x3 = A[a + 8u * b + 3u];
-        let y0 = A[a + 8u * b + 4u];
-        let y1 = A[a + 8u * b + 5u];
-        let y2 = A[a + 8u * b + 6u];
-        let y3 = A[a + 8u * b + 7u];
-        let sc = q8_scale(max(q8_amax16(x0, x1, x2, x3), q8_amax16(y0, y1, y2, y3)));
-        let w0 = q8_pack16(x0, x1, x2, x3, sc.y);
-        let w1 = q8_pack16(y0, y1, y2, y3, sc.y);
-        out[2u * b] = w0;
-        out[2u * b + 1u] = w1;
-        ds[2u * b] = sc.x;
-        ds[2u * b + 1u] = sc.x * f32(q8_sum16(w0) + q8_sum16(w1));
-    }
-    for (var i = 0u; i < 4u; i = i + 1u) { Q[e * 4u + i] = out[i]; }
+    // the two blocks written out (no array indexed in a loop: NVIDIA's
+    // compiler put such an array in local memory, 80 bytes an invocation)
+    let b0 = round_block(a);
+    let b1 = round_block(a + 8u);
+    Q[e * 4u] = b0.w0;
+    Q[e * 4u + 1u] = b0.w1;
+    Q[e * 4u + 2u] = b1.w0;
+    Q[e * 4u + 3u] = b1.w1;
+    let ds = vec4<f32>(b0.d, b0.dsum, b1.d, b1.dsum);
     Q[p.R * p.K / 16u + e] = bitcast<vec4<u32>>(ds);
 }
