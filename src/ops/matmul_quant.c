@@ -206,10 +206,10 @@ static pxl_status tiles_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape
 #define KMV_WG 256u
 #define KMV_TPR 32u
 
-/* Q4_K with M = 1 (wgsl/kmv4.wgsl): B read 16 bytes at a time, neighbouring
+/* Q4_K and Q5_K with M = 1 (wgsl/kmv4.wgsl): B read 16 bytes at a time, neighbouring
  * invocations on neighbouring words; a row group of KMV4_TPR invocations per
- * KMV4_ROWS rows of B. Needs B's offset on 16 bytes, which Q4_K rows (144
- * bytes a block) keep; else kmv runs. Q6_K with M = 1 (wgsl/kmv6.wgsl): the
+ * KMV4_ROWS rows of B. Needs B's offset on 16 bytes, which Q4_K and Q5_K rows (144
+ * and 176 bytes a block) keep; else kmv or xmv runs. Q6_K with M = 1 (wgsl/kmv6.wgsl): the
  * same shape over 16-element units, neighbouring invocations on neighbouring
  * words. kmv4q (8-bit A) keeps row groups of KMV4Q_TPR. The tuning options
  * kmv_tpr and kmv_rows override the shape. On an H100 (2026-11-27), row
@@ -223,10 +223,10 @@ static pxl_status tiles_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape
 #define KMV4_ROWS 2u
 
 /* Whether kmv4 / kmv6 can take a product with B of dtype dt: Q6_K always,
- * Q4_K when every offset into B (off_b, the up rows' rpg, rows, batches) is
- * on 16 bytes. */
+ * Q4_K and Q5_K when every offset into B (off_b, the up rows' rpg, rows,
+ * batches) is on 16 bytes. */
 static int kmv46_fits(pxl_dtype dt, const qmm_params *p) {
-    return dt == PXL_Q6_K || (dt == PXL_Q4_K && p->off_b % 16u == 0 && p->rpg % 16u == 0 &&
+    return dt == PXL_Q6_K || ((dt == PXL_Q4_K || dt == PXL_Q5_K) && p->off_b % 16u == 0 && p->rpg % 16u == 0 &&
                               p->row_bytes % 16u == 0 && p->stride_b % 16u == 0);
 }
 
@@ -234,27 +234,30 @@ static int kmv46_fits(pxl_dtype dt, const qmm_params *p) {
  * vec4 per 32 values, and the reduction's 2304 floats (wgsl/kmv4.wgsl) */
 static uint64_t kmv4q_bytes(int64_t K) { return (uint64_t)K + (uint64_t)K / 2 + 2304u * 4u; }
 
-/* kmv4 (Q4_K) or kmv6 (Q6_K) for one row of A; with swiglu each row group
- * takes one gate and one up row (ROWS 2, override SWIGLU). a_q8 with Q4_K:
- * kmv4q, which rounds A to 8 bits in workgroup memory first, where the
- * device's workgroup memory holds the row (else kmv4, A as given). */
+/* kmv4 (Q4_K; Q5_K with the override Q5) or kmv6 (Q6_K) for one row of A;
+ * with swiglu each row group takes one gate and one up row (ROWS 2, override
+ * SWIGLU). a_q8 with Q4_K: kmv4q, which rounds A to 8 bits in workgroup
+ * memory first, where the device's workgroup memory holds the row (else
+ * kmv4, A as given). */
 static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const pxl_op_bindings *bd,
                         const q_shape *s, const qmm_params *p, double norm, int swiglu, int a_q8) {
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* tuning benchmarks only */
     uint32_t wg = tune->kmv_wg ? tune->kmv_wg : KMV4_WG;
     while (wg > gi->max_invocations_per_workgroup) wg /= 2;
-    int q4 = dt == PXL_Q4_K;
-    int q8 = q4 && a_q8 && kmv4q_bytes(s->K) <= gi->max_workgroup_storage_size;
+    int q4 = dt == PXL_Q4_K || dt == PXL_Q5_K; /* kmv4.wgsl */
+    int q8 = dt == PXL_Q4_K && a_q8 && kmv4q_bytes(s->K) <= gi->max_workgroup_storage_size;
     uint32_t tpr = tune->kmv_tpr ? tune->kmv_tpr : q8 ? KMV4Q_TPR : KMV4_TPR;
     if (tpr > wg) tpr = wg;
     uint32_t rows = swiglu ? 2u : tune->kmv_rows ? tune->kmv_rows : KMV4_ROWS;
     uint32_t g[2] = {0, 0};
     pxl_status st = rows_grid(ctx, s, (uint64_t)(wg / tpr) * (swiglu ? rows / 2 : rows), g);
     if (st != PXL_OK) return st;
-    pxl_constant k[6] = {{"WG", wg},         {"TPR", tpr},         {"ROWS", rows},
-                         {"NORM", norm},     {"SWIGLU", swiglu},   {"KQ", (double)s->K}};
+    /* the sixth constant: kmv4q's KQ, or kmv4's Q5 */
+    pxl_constant k[6] = {{"WG", wg},     {"TPR", tpr},         {"ROWS", rows},
+                         {"NORM", norm}, {"SWIGLU", swiglu},   {"KQ", (double)s->K}};
+    if (q4 && !q8) k[5] = (pxl_constant){"Q5", dt == PXL_Q5_K};
     return pxl_op_dispatch_ub(ctx, q4 ? "kmv4.wgsl" : "kmv6.wgsl", q4 ? pxl_wgsl_ops_kmv4 : pxl_wgsl_ops_kmv6,
-                              q8 ? "kmv4q" : q4 ? "kmv4" : "kmv6", k, q8 ? 6 : 5, bd, 3, p, sizeof *p, g[0], g[1],
+                              q8 ? "kmv4q" : q4 ? "kmv4" : "kmv6", k, q4 ? 6 : 5, bd, 3, p, sizeof *p, g[0], g[1],
                               (uint32_t)s->batch);
 }
 
@@ -408,7 +411,8 @@ static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
                             (uint32_t)s->batch);
 }
 
-/* Q5_0, Q4_1, Q5_1, Q5_K, Q2_K and Q3_K (wgsl/xquant.wgsl): xmv for M <= 8, a row group
+/* Q5_0, Q4_1, Q5_1, Q5_K, Q2_K and Q3_K (wgsl/xquant.wgsl): Q5_K with M = 1 on
+ * 16-byte offsets in kmv4 (Q5); else xmv for M <= 8, a row group
  * of KMV_TPR invocations per ROWS output columns (8 / M, at most 4; the
  * decoded sub-blocks of the ROWS rows serve all M rows of A), xmm (64 x 64
  * tiles) above. Not tuned. */
@@ -419,6 +423,7 @@ double pxl_xquant_type(pxl_dtype t) {
 static pxl_status x_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3],
                         const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p, double norm) {
     double qt = pxl_xquant_type(t[1]->dtype);
+    if (s->M == 1 && kmv46_fits(t[1]->dtype, p)) return kmv46(ctx, gi, t[1]->dtype, bd, s, p, norm, 0, 0);
     if (s->M <= QMV_MAX_NCOL) {
         uint32_t wg = KMV_WG, tpr = KMV_TPR;
         while (wg > gi->max_invocations_per_workgroup) wg /= 2;

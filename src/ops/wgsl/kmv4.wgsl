@@ -1,4 +1,4 @@
-// Matrix-vector products with Q4_K weights read 16 bytes at a time:
+// Matrix-vector products with Q4_K (or Q5_K) weights read 16 bytes at a time:
 // C = alpha * A . B^T + beta * C (beta = 0: C not read) for one row of A
 // (M = 1), B [N, K] in 144-byte blocks of 256 elements (layout: PXL_Q4_K in
 // include/pxl/ops.h; host side: src/ops/matmul_quant.c).
@@ -14,6 +14,12 @@
 // CPU decoder's order: (d * scale) * q - dmin * min. With NORM the loop also
 // sums the squares of A, which each row group reads whole, and the epilogue
 // applies the norm's inverse (rows_out.wgsl): no pass over A comes first.
+//
+// With the override Q5 the weights are Q5_K (176-byte blocks, PXL_Q5_K):
+// eleven words, the same header, two words of high bits (qh) and the same
+// eight words of quants. Quant word c takes qh word c % 2, whose bytes hold
+// the fifth bits of the same byte positions: bit 2 j for the low nibbles and
+// bit 2 j + 1 for the high ones.
 
 #include "qmm_params.wgsl"   // Params: qmm_params of src/ops/matmul_quant.c (here off_b on 16 bytes)
 
@@ -25,6 +31,7 @@
 override WG: u32 = 256u;    // invocations per workgroup (power of two)
 override TPR: u32 = 32u;    // invocations per row group (power of two, <= WG)
 override ROWS: u32 = 2u;    // rows of B per row group, sharing the loads of A (1 .. 8)
+override Q5: bool = false;  // Q5_K weights (kmv4 only)
 
 const NCOL: u32 = 1u;       // one row of A (norm_mv.wgsl)
 
@@ -76,9 +83,9 @@ fn kmv4(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             y3 = nweight(y3, aj + 11u);
         }
         for (var r = 0u; r < ROWS; r = r + 1u) {
-            let wb = rows[r] + blk * 9u;
+            let wb = rows[r] + blk * select(9u, 11u, Q5);
             let hd = B[wb];
-            let q = B[wb + 1u + c];
+            let q = B[wb + select(1u, 3u, Q5) + c];
             let dm = unpack2x16float(hd.x);
             let sm0 = k_scale_min(hd.y, hd.z, hd.w, 2u * j);
             let sm1 = k_scale_min(hd.y, hd.z, hd.w, 2u * j + 1u);
@@ -87,10 +94,18 @@ fn kmv4(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             let a1 = dm.x * f32(sm1.x);
             let m1 = dm.y * f32(sm1.y);
             let lo = vec4<u32>(0x0f0f0f0fu);
-            var s = dot(a0 * bytes4(q.x & lo.x, 0.0) - m0, x0) + dot(a0 * bytes4(q.y & lo.x, 0.0) - m0, x1) +
-                    dot(a0 * bytes4(q.z & lo.x, 0.0) - m0, x2) + dot(a0 * bytes4(q.w & lo.x, 0.0) - m0, x3);
-            s = s + dot(a1 * bytes4((q.x >> 4u) & lo.x, 0.0) - m1, y0) + dot(a1 * bytes4((q.y >> 4u) & lo.x, 0.0) - m1, y1) +
-                dot(a1 * bytes4((q.z >> 4u) & lo.x, 0.0) - m1, y2) + dot(a1 * bytes4((q.w >> 4u) & lo.x, 0.0) - m1, y3);
+            var ql = q & lo;          // the low nibbles, one a byte
+            var qu = (q >> vec4<u32>(4u)) & lo;   // the high nibbles
+            if (Q5) {
+                let qh = B[wb + 1u + (c & 1u)];
+                let one = vec4<u32>(0x01010101u);
+                ql = ql | (((qh >> vec4<u32>(2u * j)) & one) << vec4<u32>(4u));
+                qu = qu | (((qh >> vec4<u32>(2u * j + 1u)) & one) << vec4<u32>(4u));
+            }
+            var s = dot(a0 * bytes4(ql.x, 0.0) - m0, x0) + dot(a0 * bytes4(ql.y, 0.0) - m0, x1) +
+                    dot(a0 * bytes4(ql.z, 0.0) - m0, x2) + dot(a0 * bytes4(ql.w, 0.0) - m0, x3);
+            s = s + dot(a1 * bytes4(qu.x, 0.0) - m1, y0) + dot(a1 * bytes4(qu.y, 0.0) - m1, y1) +
+                dot(a1 * bytes4(qu.z, 0.0) - m1, y2) + dot(a1 * bytes4(qu.w, 0.0) - m1, y3);
             acc[r] = acc[r] + s;
         }
     }
