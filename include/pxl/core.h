@@ -115,8 +115,9 @@ typedef struct pxl_ctx_options {
      *                            the rows of kmv4/kmv6/hmv, and kmv_tpr their row group)
      *   kmv_wg=N                 a power of two in [32, 256]: kmv4/kmv6/hmv's workgroup
      *                            (their workgroup memory holds 256 x 9 sums)
-     *   kmm8=0|4|8               the tiled Q4_K product on 8-bit A: 0 kmm8.wgsl,
-     *                            4 or 8 kmm8w.wgsl with tiles of 64 x 16N
+     *   kmm8=0|4|8               the tiled Q4_K / Q5_K product on 8-bit A: 0
+     *                            kmm8.wgsl (Q4_K only), 4 or 8 kmm8w.wgsl with
+     *                            tiles of 64 x 16N
      *   kmm8_split=N             1, 2, 4 or 8: the most splits of K in kmm8w.wgsl
      *                            (products with few tiles; 1: none)
      *   llm_submit=N             the GGUF runtime's GPU pass submits its work every

@@ -261,12 +261,12 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
                               (uint32_t)s->batch);
 }
 
-/* The tiled Q4_K and Q6_K products with 8-bit A (a_q8, M > 8): A rounded into scratch
+/* The tiled Q4_K, Q5_K and Q6_K products with 8-bit A (a_q8, M > 8): A rounded into scratch
  * memory by wgsl/qa8.wgsl (R = batch_a * M rows: K bytes of integers a row,
  * then 16 bytes of scales per 64 values), then wgsl/kmm8.wgsl's 64 x 64
  * tiles on it, both in the recorder that owns the scratch. Taken where the
- * rounded rows fit one binding and, for Q4_K, B's offsets are on 4 bytes
- * (kmm8_fits); else kmm, A as given. */
+ * rounded rows fit one binding and B's offsets are on 4 bytes for Q4_K, on
+ * 16 for Q5_K (kmm8w only) (kmm8_fits); else kmm or xmm, A as given. */
 /* The uniform block of wgsl/qa8.wgsl: R rows of K values of A from float offset off_a. */
 typedef struct {
     uint32_t R, K, off_a, pad;
@@ -279,23 +279,26 @@ static uint64_t kmm8_bytes(const q_shape *s) {
 }
 
 static int kmm8_fits(const pxl_gpu_info *gi, pxl_dtype dt, const q_shape *s, const qmm_params *p) {
-    int b_ok = dt == PXL_Q6_K || (dt == PXL_Q4_K && p->off_b % 4u == 0 && p->stride_b % 4u == 0);
+    int b_ok = dt == PXL_Q6_K || (dt == PXL_Q4_K && p->off_b % 4u == 0 && p->stride_b % 4u == 0) ||
+               (dt == PXL_Q5_K && p->off_b % 16u == 0 && p->stride_b % 16u == 0);
     return b_ok && kmm8_bytes(s) + 16 <= gi->max_storage_binding_size && kmm8_bytes(s) / 16 <= UINT32_MAX;
 }
 
 /* kmm8w.wgsl's columns per invocation (its tiles are 64 x 16 tn), or 0 for
  * kmm8.wgsl. Q6_K: kmm8w6, tn 4. Q4_K whose views start on 16 bytes (rows
- * do: 144 bytes a block): kmm8w, tn 8 where that still makes KMM8W_WIDE
- * tiles, else 4. Measured on an H200 (2026-11-27; --tune kmm8=0|4|8, pxl
+ * do: 144 bytes a block), and Q5_K (kmm8_fits asks for 16 bytes): kmm8w, tn
+ * 8 where that still makes KMM8W_WIDE tiles, else 4. Measured on an H200 (2026-11-27; --tune kmm8=0|4|8, pxl
  * bench ops --only q8a_matmul): Q4_K 512x2048x5632 236 us (tn 8), 259 (4),
  * 385 (kmm8); 512x2048x2048 99, 95, 155; 512x2048x256 99, 63, 110. The
- * tuning option kmm8=0 takes kmm8.wgsl, kmm8=4 or 8 sets tn (Q4_K). */
+ * tuning option kmm8=0 takes kmm8.wgsl (Q4_K; Q5_K keeps kmm8w), kmm8=4 or
+ * 8 sets tn (Q4_K, Q5_K); pxl_tuning keeps them plus one. */
 #define KMM8W_WIDE 256u
 static uint32_t kmm8w_tn(const pxl_ctx *ctx, pxl_dtype dt, const q_shape *s, const qmm_params *p) {
     uint32_t t = pxl_ctx_tuning(ctx)->kmm8;
-    if (t == 1) return 0;
+    if (t == 1 && dt != PXL_Q5_K) return 0;
+    if (t == 1) t = 0;
     if (dt == PXL_Q6_K) return 4;
-    if (dt != PXL_Q4_K || p->off_b % 16u || p->stride_b % 16u) return 0;
+    if ((dt != PXL_Q4_K && dt != PXL_Q5_K) || p->off_b % 16u || p->stride_b % 16u) return 0;
     if (t) return t - 1;
     uint64_t wide = ((uint64_t)s->N + 127) / 128 * (((uint64_t)s->M + 63) / 64) * (uint64_t)s->batch;
     return wide >= KMM8W_WIDE ? 8u : 4u;
@@ -361,9 +364,9 @@ static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const
         if ((st = pxl_recorder_scratch(rec, (size_t)part, &pbuf)) != PXL_OK) return st;
         mb[2] = (pxl_binding){2, pbuf, 0, (size_t)(part + 15) / 16 * 16};
     }
-    pxl_constant c[2] = {{"TN", tn}, {"SPLITK", split}};
-    if ((st = pxl_kernel_get_static(ctx, "kmm8w.wgsl", pxl_wgsl_ops_kmm8w, dt == PXL_Q6_K ? "kmm8w6" : "kmm8w", c, 2,
-                                    &k)) != PXL_OK)
+    pxl_constant c[3] = {{"TN", tn}, {"SPLITK", split}, {"Q5", dt == PXL_Q5_K}};
+    if ((st = pxl_kernel_get_static(ctx, "kmm8w.wgsl", pxl_wgsl_ops_kmm8w, dt == PXL_Q6_K ? "kmm8w6" : "kmm8w", c,
+                                    dt == PXL_Q6_K ? 2 : 3, &k)) != PXL_OK)
         return st;
     pxl_dispatch d2 = {k, mb, 3, &p8, sizeof p8, 3, {(uint32_t)(gx * split), g[1], (uint32_t)s->batch}};
     if ((st = pxl_recorder_dispatch(rec, &d2)) != PXL_OK || split == 1) return st;
@@ -421,7 +424,7 @@ double pxl_xquant_type(pxl_dtype t) {
 }
 
 static pxl_status x_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3],
-                        const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p, double norm) {
+                        const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p, double norm, int a_q8) {
     double qt = pxl_xquant_type(t[1]->dtype);
     if (s->M == 1 && kmv46_fits(t[1]->dtype, p)) return kmv46(ctx, gi, t[1]->dtype, bd, s, p, norm, 0, 0);
     if (s->M <= QMV_MAX_NCOL) {
@@ -437,6 +440,7 @@ static pxl_status x_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
         return pxl_op_dispatch_ub(ctx, "xquant.wgsl", pxl_wgsl_ops_xquant, "xmv", k, 6, bd, 3, p, sizeof *p, g[0],
                                   g[1], (uint32_t)s->batch);
     }
+    if (a_q8 && kmm8_fits(gi, t[1]->dtype, s, p)) return kmm8(ctx, gi, t[1]->dtype, bd, s, p);   /* Q5_K */
     uint32_t g[2] = {0, 0};
     pxl_status st = tiles_grid(ctx, gi, s, g);
     if (st != PXL_OK) return st;
@@ -480,7 +484,7 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
     p.off_c = bd.off[2];
     p.off_n = mv ? bd.off[3] : 0;
     if (b->dtype == PXL_Q4_K || b->dtype == PXL_Q6_K) return k_gpu(ctx, gi, t, &bd, s, &p, norm, o->a_q8);
-    if (b->dtype != PXL_Q8_0 && b->dtype != PXL_Q4_0) return x_gpu(ctx, gi, t, &bd, s, &p, norm);
+    if (b->dtype != PXL_Q8_0 && b->dtype != PXL_Q4_0) return x_gpu(ctx, gi, t, &bd, s, &p, norm, o->a_q8);
     double q4 = b->dtype == PXL_Q4_0 ? 1 : 0;
     xs_launch xl;
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* qmv_kernel=q: never qmv_xs (tuning only) */

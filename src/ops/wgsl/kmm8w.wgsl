@@ -5,6 +5,9 @@
 //   kmm8w: Q4_K (layout: PXL_Q4_K in include/pxl/ops.h), read 16 bytes at a
 //     time (B's offsets on 16 bytes); per 32-value sub-block an exact integer
 //     sum (dot4I8Packed), then da (d sc) isum - (da sum qa) (dmin m);
+//   kmm8w with the override Q5: Q5_K (PXL_Q5_K), the same with each quant
+//     word's fifth bits from the block's qh word of the same half (bit 2j for
+//     the low nibbles, 2j + 1 for the high: kmv4.wgsl), values 0 .. 31;
 //   kmm8w6: Q6_K (PXL_Q6_K; blocks on 2-byte offsets, read a word at a time),
 //     tiles of 64 x 64 (TN = 4); per 16 values da (d sc) isum.
 // The same sums as kmm8.wgsl, in the same order.
@@ -58,6 +61,7 @@ fn bword_at(o: u32) -> u32 {
 
 override TN: u32 = 8u;       // output columns per invocation: 4 or 8 (tiles of 64 x 64 or 64 x 128)
 override SPLITK: u32 = 1u;   // splits of K (see above)
+override Q5: bool = false;   // kmm8w: Q5_K weights (see above)
 
 const RS: u32 = 5u;      // vec4s per tile row in workgroup memory: the step's 64 values and one of padding
 const BNMAX: u32 = 128u;
@@ -71,6 +75,7 @@ var<workgroup> Bsw: array<vec4<f32>, BNMAX>;
 struct Stage {
     a: vec4<u32>,    // A values: tile row lid / 4, word lid % 4
     b: vec4<u32>,    // B quants: tile column lid / 2, half lid % 2 (lid < 2 BN)
+    h: vec4<u32>,    // Q5: their fifth bits (the qh word of that half)
     s: vec4<u32>,    // A's scales (lid < 64) or B's block header (64 <= lid < 64 + BN)
 }
 
@@ -84,12 +89,16 @@ fn stage_load(bs: Bases, lid: u32, st: u32, bn: u32) -> Stage {
     var g: Stage;
     let blk = st >> 2u;
     let j = st & 3u;
+    let bw = select(9u, 11u, Q5);   // the block's words
     g.a = Q[bs.a + st * 4u + (lid & 3u)];
-    if (lid < 2u * bn) { g.b = B[bs.b + blk * 9u + 1u + 2u * j + (lid & 1u)]; }
+    if (lid < 2u * bn) {
+        g.b = B[bs.b + blk * bw + select(1u, 3u, Q5) + 2u * j + (lid & 1u)];
+        if (Q5) { g.h = B[bs.b + blk * bw + 1u + (lid & 1u)]; }
+    }
     if (lid < 64u) {
         g.s = Q[bs.s + st];
     } else if (lid < 64u + bn) {
-        g.s = B[bs.s + blk * 9u];
+        g.s = B[bs.s + blk * bw];
     }
     return g;
 }
@@ -99,8 +108,16 @@ fn stage_store(g: Stage, lid: u32, st: u32, bn: u32) {
     Aw[(lid >> 2u) * RS + (lid & 3u)] = g.a;
     if (lid < 2u * bn) {
         let r = (lid >> 1u) * RS + (lid & 1u);
-        Bw[r] = g.b & vec4<u32>(lo);
-        Bw[r + 2u] = (g.b >> vec4<u32>(4u)) & vec4<u32>(lo);
+        var b0 = g.b & vec4<u32>(lo);
+        var b1 = (g.b >> vec4<u32>(4u)) & vec4<u32>(lo);
+        if (Q5) {
+            let j = st & 3u;
+            let one = vec4<u32>(0x01010101u);
+            b0 = b0 | (((g.h >> vec4<u32>(2u * j)) & one) << vec4<u32>(4u));
+            b1 = b1 | (((g.h >> vec4<u32>(2u * j + 1u)) & one) << vec4<u32>(4u));
+        }
+        Bw[r] = b0;
+        Bw[r + 2u] = b1;
     }
     if (lid < 64u) {
         Asw[lid] = bitcast<vec4<f32>>(g.s);
