@@ -11,8 +11,15 @@
  *      -lpng -lz -lpcre2-8 -lcholmod -lm -ldl -lpthread -o /tmp/modes
  *   /tmp/modes [q4_k|q6_k|q8_0] [N] [K] [trials]
  *
- * Output, a line a trial: us a call with the trial's buffers (A as given and
- * 8-bit A), then with A made anew, then with the B copies made anew.
+ * On the device machine, bench/probe_matvec_modes.sh builds and runs it with
+ * the GPU's clocks sampled beside it (nvidia-smi every 50 ms).
+ *
+ * Output, a line a trial: us a call (wall time of 400 calls) with the
+ * trial's buffers (A as given, then 8-bit A), three more times with A as
+ * given back to back, once after a second idle, then with A made anew and
+ * with the B copies made anew. The answer (docs/BENCHMARKS.md, "The GPU's
+ * clocks"): not the buffers but the SM clock, which falls while the host
+ * works and rises again after 0.1-0.2 s of steady work.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pxl/core.h"

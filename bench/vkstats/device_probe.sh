@@ -1,3 +1,8 @@
+# One device call: the vkstats layer (built here with bench/vkstats/build.sh
+# build-vkstats, carried as build-vkstats) under pxl's TinyLlama decode, the
+# matvec cases of pxl bench ops and llama.cpp's Vulkan backend on the same
+# model; each pipeline's statistics go to $OUT/*.txt, the SPIR-V of each
+# shader module to $OUT/spv.tgz. Needs .gl, deps/dawn and .peers carried.
 set -u
 OUT=${OUT:-/tmp/out}
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
