@@ -446,11 +446,13 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         {"q4_k_q8a_matmul_512x2048x256", "GFLOP/s", 2.0 * fp * tl * 256.0, qmv_setup, qmv8_run, {0}, {pp_, 256, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q6_k_matmul_512x5632x2048", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv_run, {0}, {pp_, tl_, tf_, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q6_k_q8a_matmul_512x5632x2048", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv8_run, {0}, {pp_, tl_, tf_, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
-        /* gate / up of the same prefill in Q5_K (Q5_K_M files) and Q8_0, A as given and rounded */
+        /* gate / up of the same prefill in Q5_K (Q5_K_M files), Q8_0 and Q4_0, A as given and rounded */
         {"q5_k_matmul_512x2048x5632", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv_run, {0}, {pp_, tf_, tl_, PXL_Q5_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q5_k_q8a_matmul_512x2048x5632", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv8_run, {0}, {pp_, tf_, tl_, PXL_Q5_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q8_0_matmul_512x2048x5632", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv_run, {0}, {pp_, tf_, tl_, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q8_0_q8a_matmul_512x2048x5632", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv8_run, {0}, {pp_, tf_, tl_, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q4_0_matmul_512x2048x5632", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv_run, {0}, {pp_, tf_, tl_, PXL_Q4_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q4_0_q8a_matmul_512x2048x5632", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv8_run, {0}, {pp_, tf_, tl_, PXL_Q4_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"attention_decode_32x8x128_ctx4096", "us", 0, attn_setup, attn_run, {0}, {32, 8, 128, ctxlen}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         /* TinyLlama's decode shape: 32 query heads, 4 KV heads of 64 */
         {"rope_kv_decode_32x4x64_f16", "us", 0, ropekv_setup, ropekv_run, {0}, {32, 4, 64}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
