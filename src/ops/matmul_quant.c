@@ -206,12 +206,12 @@ static pxl_status tiles_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape
 #define KMV_WG 256u
 #define KMV_TPR 32u
 
-/* Q4_K and Q5_K with M = 1 (wgsl/kmv4.wgsl): B read 16 bytes at a time, neighbouring
- * invocations on neighbouring words; a row group of KMV4_TPR invocations per
- * KMV4_ROWS rows of B. Needs B's offset on 16 bytes, which Q4_K and Q5_K rows (144
- * and 176 bytes a block) keep; else kmv or xmv runs. Q6_K with M = 1 (wgsl/kmv6.wgsl): the
- * same shape over 16-element units, neighbouring invocations on neighbouring
- * words. kmv4q (8-bit A) keeps row groups of KMV4Q_TPR. The tuning options
+/* Q4_K and Q5_K with M = 1 (wgsl/kmv4.wgsl): B read 16 bytes at a time,
+ * neighbouring invocations on neighbouring words; a row group of KMV4_TPR
+ * invocations per KMV4_ROWS rows of B. Needs B's offset on 16 bytes, which
+ * Q4_K and Q5_K rows (144 and 176 bytes a block) keep; else kmv or xmv runs.
+ * Q6_K with M = 1 (wgsl/kmv6.wgsl): the same shape over 16-element units,
+ * neighbouring invocations on neighbouring words. kmv4q (8-bit A) keeps row groups of KMV4Q_TPR. The tuning options
  * kmv_tpr and kmv_rows override the shape. On an H100 (2026-11-27), row
  * groups of 64 against 32 for kmv4 and kmv6: TinyLlama Q4_K_M decode took
  * 1,645 and 1,648 us of GPU time a token against 1,780 and 1,782 (its rows
@@ -261,12 +261,13 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
                               (uint32_t)s->batch);
 }
 
-/* The tiled Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 products with 8-bit A (a_q8, M > 8): A rounded into scratch
- * memory by wgsl/qa8.wgsl (R = batch_a * M rows: K bytes of integers a row,
- * then 16 bytes of scales per 64 values), then wgsl/kmm8.wgsl's 64 x 64
- * tiles on it, both in the recorder that owns the scratch. Taken where the
- * rounded rows fit one binding and B's offsets are on 4 bytes for Q4_K, on
- * 16 for Q5_K (kmm8w only), on 2 for Q8_0 and Q4_0 with K a multiple of 64
+/* The tiled Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 products with 8-bit A (a_q8,
+ * M > 8): A rounded into scratch memory by wgsl/qa8.wgsl (R = batch_a * M
+ * rows: K bytes of integers a row, then 16 bytes of scales per 64 values),
+ * then wgsl/kmm8.wgsl's 64 x 64 tiles (or kmm8w.wgsl's, below) on it, both
+ * in the recorder that owns the scratch. Taken where the rounded rows fit
+ * one binding and B's offsets are on 4 bytes for Q4_K, on 16 for Q5_K
+ * (kmm8w only), on 2 for Q8_0 and Q4_0 with K a multiple of 64
  * (kmm8_fits); else kmm, xmm or qmm, A as given. */
 /* The uniform block of wgsl/qa8.wgsl: R rows of K values of A from float offset off_a. */
 typedef struct {
@@ -289,10 +290,10 @@ static int kmm8_fits(const pxl_gpu_info *gi, pxl_dtype dt, const q_shape *s, con
 /* kmm8w.wgsl's columns per invocation (its tiles are 64 x 16 tn), or 0 for
  * kmm8.wgsl. Q6_K: kmm8w6, tn 4. Q4_K whose views start on 16 bytes (rows
  * do: 144 bytes a block), and Q5_K (kmm8_fits asks for 16 bytes): kmm8w, tn
- * 8 where that still makes KMM8W_WIDE tiles, else 4. Measured on an H200 (2026-11-27; --tune kmm8=0|4|8, pxl
- * bench ops --only q8a_matmul): Q4_K 512x2048x5632 236 us (tn 8), 259 (4),
- * 385 (kmm8); 512x2048x2048 99, 95, 155; 512x2048x256 99, 63, 110. The
- * tuning option kmm8=0 takes kmm8.wgsl (Q4_K; Q5_K keeps kmm8w), kmm8=4 or
+ * 8 where that still makes KMM8W_WIDE tiles, else 4. Measured on an H200
+ * (2026-11-27; --tune kmm8=0|4|8, pxl bench ops --only q8a_matmul): Q4_K
+ * 512x2048x5632 236 us (tn 8), 259 (4), 385 (kmm8); 512x2048x2048 99, 95,
+ * 155; 512x2048x256 99, 63, 110. The tuning option kmm8=0 takes kmm8.wgsl (Q4_K; Q5_K keeps kmm8w), kmm8=4 or
  * 8 sets tn (Q4_K, Q5_K); pxl_tuning keeps them plus one. */
 #define KMM8W_WIDE 256u
 static uint32_t kmm8w_tn(const pxl_ctx *ctx, pxl_dtype dt, const q_shape *s, const qmm_params *p) {

@@ -2,8 +2,9 @@
 // M > 8; host side: src/ops/matmul_quant.c): C = alpha * A' . B^T + beta * C
 // with A' the rounding qa8.wgsl wrote into Q, B [N, K] Q4_K (overrides KQ6,
 // KQ8 and KQ40 false), Q6_K (KQ6), Q8_0 (KQ8) or Q4_0 (KQ40; layouts:
-// PXL_Q4_K, PXL_Q6_K, PXL_Q8_0, PXL_Q4_0 in include/pxl/ops.h). 64 x 64 output tiles, 16 x 16 invocations each owning
-// 4 x 4 outputs (tile_4x4.wgsl's store). K advances two 32-value sub-blocks
+// PXL_Q4_K, PXL_Q6_K, PXL_Q8_0, PXL_Q4_0 in include/pxl/ops.h). 64 x 64
+// output tiles, 16 x 16 invocations each owning 4 x 4 outputs
+// (tile_4x4.wgsl's store). K advances two 32-value sub-blocks
 // s0, s1 per step through workgroup memory, as 8-bit integers, k-major:
 //   Q4_K: s0 = 2j, s1 = 2j + 1, the low and high nibbles of the same 32
 //         quant bytes; a value (d sc) q - dmin m.
