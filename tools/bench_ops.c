@@ -2,14 +2,15 @@
  * pxl bench ops: the kernel library's speed on this context's GPU (part of the
  * bench subcommand, see cmd_bench.c). Each case reports the GPU time per call
  * (timestamp queries around k back-to-back calls recorded into one submit,
- * median of --reps, after a warm-up that lets the GPU's clocks rise) and a rate: TFLOP/s for matrix
- * products, GB/s for memory-bound ops counting every byte read and written
- * once, weight GB/s for quantized matvec, microseconds for attention, for
- * RoPE with the KV-cache write (rope_kv against rope_kv_split, the four ops it
- * replaces), for a decoded token's RoPE, cache rows and attention in one call
- * (rope_kv_attention against its split into pxl_rope_kv and pxl_attention)
- * and for the dispatch chain. bench/ops_compare.py runs the same cases in PyTorch on
- * the same GPU and prints the ratios.
+ * median of --reps, after a warm-up that lets the GPU's clocks rise) and a
+ * rate: TFLOP/s for matrix products, GB/s for memory-bound ops counting every
+ * byte read and written once, weight GB/s for quantized matvec, microseconds
+ * for attention, for RoPE with the KV-cache write (rope_kv against
+ * rope_kv_split, the four ops it replaces), for a decoded token's RoPE, cache
+ * rows and attention in one call (rope_kv_attention against its split into
+ * pxl_rope_kv and pxl_attention) and for the dispatch chain.
+ * bench/ops_compare.py runs the same cases in PyTorch on the same GPU and
+ * prints the ratios.
  *
  * On a CPU context (pxl bench ops --backend cpu) only the matrix-vector and
  * small-M cases with B stored [N, K] run (the quantized and f16 weights of a
