@@ -52,13 +52,20 @@ static pxl_status new_buffer(pxl_gpu *g, size_t size, uint64_t cap, int readback
     return PXL_OK;
 }
 
+/* Fails (what: "buffer" or "read-back buffer") where size exceeds the
+ * device's largest buffer or cannot be rounded up to 16 bytes. */
+static pxl_status check_size(pxl_gpu *g, size_t size, const char *what) {
+    if ((uint64_t)size > g->limits.maxBufferSize || size > SIZE_MAX - 16)
+        return pxl_fail(g->ctx, PXL_ERR_INVALID_ARG, "%s of %zu bytes exceeds the device's max buffer size (%llu)",
+                        what, size, (unsigned long long)g->limits.maxBufferSize);
+    return PXL_OK;
+}
+
 pxl_status pxl_buffer_create(pxl_ctx *ctx, size_t size, pxl_buffer **out) {
     PXL_GPU_OR_FAIL(ctx, g);
     if (g->lost) return pxl_gpu_take_deferred(g);
-    if ((uint64_t)size > g->limits.maxBufferSize || size > SIZE_MAX - 16)
-        return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
-                        "buffer of %zu bytes exceeds the device's max buffer size (%llu)", size,
-                        (unsigned long long)g->limits.maxBufferSize);
+    pxl_status s = check_size(g, size, "buffer");
+    if (s != PXL_OK) return s;
     uint64_t cap = round_up(size ? size : 16, 16);
     /* best fit from the pool, wasting at most 1/8 */
     pxl_buffer **best = NULL;
@@ -83,10 +90,8 @@ pxl_status pxl_buffer_create(pxl_ctx *ctx, size_t size, pxl_buffer **out) {
 pxl_status pxl_buffer_create_readback(pxl_ctx *ctx, size_t size, pxl_buffer **out) {
     PXL_GPU_OR_FAIL(ctx, g);
     if (g->lost) return pxl_gpu_take_deferred(g);
-    if ((uint64_t)size > g->limits.maxBufferSize || size > SIZE_MAX - 16)
-        return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
-                        "read-back buffer of %zu bytes exceeds the device's max buffer size (%llu)", size,
-                        (unsigned long long)g->limits.maxBufferSize);
+    pxl_status s = check_size(g, size, "read-back buffer");
+    if (s != PXL_OK) return s;
     return new_buffer(g, size, round_up(size ? size : 16, 16), 1, out);
 }
 
@@ -120,11 +125,13 @@ void pxl_gpu_buffers_release(pxl_gpu *g) {
     }
 }
 
-static pxl_status check_range(pxl_ctx *ctx, const pxl_buffer *b, size_t offset, size_t size,
-                              const char *what) {
-    if (b->readback && strcmp(what, "pxl_buffer_read_back") != 0)
+/* readback: the caller is pxl_buffer_read_back, which takes read-back
+ * buffers only; every other caller takes the others only. */
+static pxl_status check_range(pxl_ctx *ctx, const pxl_buffer *b, size_t offset, size_t size, const char *what,
+                              int readback) {
+    if (b->readback && !readback)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: a read-back buffer (read it with pxl_buffer_read_back)", what);
-    if (!b->readback && strcmp(what, "pxl_buffer_read_back") == 0)
+    if (!b->readback && readback)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: not a read-back buffer (pxl_buffer_create_readback)", what);
     if ((offset | size) & 3u)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: offset %zu and size %zu must be multiples of 4",
@@ -253,7 +260,7 @@ static pxl_status upload_staged(pxl_gpu *g, pxl_buffer *b, size_t offset, const 
 pxl_status pxl_buffer_upload(pxl_ctx *ctx, pxl_buffer *b, size_t offset, const void *src,
                              size_t size) {
     PXL_GPU_OR_FAIL(ctx, g);
-    pxl_status s = check_range(ctx, b, offset, size, "pxl_buffer_upload");
+    pxl_status s = check_range(ctx, b, offset, size, "pxl_buffer_upload", 0);
     if (s == PXL_OK) s = pxl_gpu_check_no_recorder(g, "pxl_buffer_upload");
     if (s != PXL_OK) return s;
     if (g->lost) return pxl_gpu_take_deferred(g);
@@ -310,7 +317,7 @@ pxl_status pxl_gpu_read_mapped(pxl_gpu *g, WGPUBuffer buf, void *dst, size_t siz
 
 pxl_status pxl_buffer_read_back(pxl_ctx *ctx, pxl_buffer *b, size_t offset, void *dst, size_t size) {
     PXL_GPU_OR_FAIL(ctx, g);
-    pxl_status s = check_range(ctx, b, offset, size, "pxl_buffer_read_back");
+    pxl_status s = check_range(ctx, b, offset, size, "pxl_buffer_read_back", 1);
     if (s != PXL_OK) return s;
     if (g->lost) return pxl_gpu_take_deferred(g);
     if (size == 0) return PXL_OK;
@@ -362,7 +369,7 @@ static pxl_status ensure_staging(pxl_gpu *g, uint64_t size) {
 
 pxl_status pxl_buffer_download(pxl_ctx *ctx, pxl_buffer *b, size_t offset, void *dst, size_t size) {
     PXL_GPU_OR_FAIL(ctx, g);
-    pxl_status s = check_range(ctx, b, offset, size, "pxl_buffer_download");
+    pxl_status s = check_range(ctx, b, offset, size, "pxl_buffer_download", 0);
     if (s == PXL_OK) s = pxl_gpu_check_no_recorder(g, "pxl_buffer_download");
     if (s != PXL_OK) return s;
     if (g->lost) return pxl_gpu_take_deferred(g);
@@ -395,7 +402,7 @@ pxl_status pxl_buffer_download_many(pxl_ctx *ctx, const pxl_download *r, size_t 
     if (s0 != PXL_OK) return s0;
     uint64_t total = 0;
     for (size_t i = 0; i < n; i++) {
-        pxl_status s = check_range(ctx, r[i].buf, r[i].offset, r[i].size, "pxl_buffer_download_many");
+        pxl_status s = check_range(ctx, r[i].buf, r[i].offset, r[i].size, "pxl_buffer_download_many", 0);
         if (s != PXL_OK) return s;
         total += r[i].size; /* each size is below the device's max buffer size: no wrap */
     }

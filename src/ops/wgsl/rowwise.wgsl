@@ -211,17 +211,12 @@ fn okey(v: f32) -> u32 {
     return b | 0x80000000u;
 }
 
-@compute @workgroup_size(WG)
-fn argmax(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
-          @builtin(num_workgroups) nwg: vec3<u32>) {
-    let row = row_of(wid, nwg);
-    if (row >= p2.rows) { return; }
-    let lid = lid3.x;
-    let L = p2.cols;
-    let base = p2.o0 + row * L;
+// This invocation's best (key, index) over elements j0, j0 + WG, ... below end of the row
+// at base, (0, 0xffffffff) when it has none; into red_u / red_v for tree_argmax.
+fn argmax_scan(lid: u32, base: u32, j0: u32, end: u32) {
     var bk = 0u;
     var bi = 0xffffffffu;
-    for (var j = lid; j < L; j = j + WG) {
+    for (var j = j0; j < end; j = j + WG) {
         var k = okey(x[base + j]);
         if (p2.k != 0u && k == 0xffffffffu) { k = 0u; }
         if (k > bk) {  // j grows, so the first of equal keys stays
@@ -231,6 +226,15 @@ fn argmax(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) 
     }
     red_u[lid] = bk;
     red_v[lid] = bi;
+}
+
+@compute @workgroup_size(WG)
+fn argmax(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+          @builtin(num_workgroups) nwg: vec3<u32>) {
+    let row = row_of(wid, nwg);
+    if (row >= p2.rows) { return; }
+    let lid = lid3.x;
+    argmax_scan(lid, p2.o0 + row * p2.cols, lid, p2.cols);
     tree_argmax(lid);
     if (lid == 0u) { out1_i[p2.o1 + row] = i32(select(red_v[0], 0u, red_v[0] == 0xffffffffu)); }
 }
@@ -247,21 +251,8 @@ fn argmax_part(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup
     if (lin >= p2.rows * p2.ksort) { return; }
     let row = lin / p2.ksort;
     let lid = lid3.x;
-    let L = p2.cols;
-    let base = p2.o0 + row * L;
-    let end = min(L, (lin % p2.ksort + 1u) * p2.crows);
-    var bk = 0u;
-    var bi = 0xffffffffu;
-    for (var j = (lin % p2.ksort) * p2.crows + lid; j < end; j = j + WG) {
-        var k = okey(x[base + j]);
-        if (p2.k != 0u && k == 0xffffffffu) { k = 0u; }
-        if (k > bk) {
-            bk = k;
-            bi = j;
-        }
-    }
-    red_u[lid] = bk;
-    red_v[lid] = bi;
+    let c = lin % p2.ksort;
+    argmax_scan(lid, p2.o0 + row * p2.cols, c * p2.crows + lid, min(p2.cols, (c + 1u) * p2.crows));
     tree_argmax(lid);
     if (lid == 0u) { part_w[lin] = vec2<u32>(red_u[0], red_v[0]); }
 }
