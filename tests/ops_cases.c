@@ -1598,6 +1598,11 @@ static const op_case k_cases[] = {
     SWG(8, 17, 512, PXL_Q6_K, 0, 0), SWG(9, 17, 256, PXL_Q6_K, CF_NORM, 1e-5f),
     SWG(1, 33, 768, PXL_Q5_K, CF_NORM, 1e-5f), SWG(2, 33, 256, PXL_Q5_K, 0, 0), SWG(8, 17, 512, PXL_Q5_K, CF_NORM, 1e-5f),
     SWG(9, 17, 256, PXL_Q5_K, CF_NORM, 1e-5f), SWG(1, 33, 64, PXL_Q4_1, CF_NORM, 1e-5f), SWG(3, 33, 256, PXL_Q3_K, 0, 0),
+    /* wide FFNs' SwiGLU; one-row products of more than 1024 workgroups at the default shape (kmv4 / kmv6's
+     * wide row groups, src/ops/matmul_quant.c): Q4_K, Q5_K, and Q6_K with the output norm as for logits */
+    SWG(1, 4100, 512, PXL_Q4_K, CF_NORM, 1e-5f), SWG(1, 4097, 256, PXL_Q5_K, 0, 0),
+    NMM(1, 1, 1, 8200, 256, PXL_Q6_K, CF_TB, 1, 0, 1e-5f), MM(1, 1, 1, 8193, 512, PXL_Q4_K, CF_TB, 1, 0.5f),
+    MM(1, 1, 1, 8250, 768, PXL_Q5_K, CF_TB, -0.5f, 0),
     SWG(1, 9, 256, PXL_Q4_K, CF_NORM | CF_VIEW, 1e-5f), SWG(2, 9, 64, PXL_Q8_0, CF_NORM | CF_SLICE, 1e-5f),
     SWG(1, 9, 33, PXL_F32, CF_VIEW, 0), SWG(2, 3, 64, PXL_Q4_0, CF_NORM | CF_BAD, 1e-5f),
     /* both weights in one buffer: one dispatch on a GPU (f32 / f16 / bf16 at M = 1, GGUF blocks at M <= 4) */

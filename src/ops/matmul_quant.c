@@ -221,6 +221,15 @@ static pxl_status tiles_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape
 #define KMV4_TPR 64u
 #define KMV4Q_TPR 32u
 #define KMV4_ROWS 2u
+/* Products whose default shape would make more than KMV4_WIDE_GROUPS
+ * workgroups (many waves: a large vocabulary's logits, wide FFNs) take row
+ * groups of KMV4_WIDE_TPR, two units an invocation at K = 2048. H200,
+ * 2026-11-27, one call, two rounds: Llama-3.2-1B Q4_K_M tg128 725 and 719
+ * tok/s against 683 and 701 (its 128,256-row Q6_K logits product), greedy
+ * generation 808 and 807 against 775 and 776; Q4_K 4096 x 14336 27.1 and
+ * 27.0 us against 27.9; TinyLlama unchanged (692 against 690). */
+#define KMV4_WIDE_GROUPS 1024u
+#define KMV4_WIDE_TPR 32u
 
 /* Whether kmv4 / kmv6 can take a product with B of dtype dt: Q6_K always,
  * Q4_K and Q5_K when every offset into B (off_b, the up rows' rpg, rows,
@@ -231,8 +240,11 @@ static int kmv46_fits(pxl_dtype dt, const qmm_params *p) {
 }
 
 /* kmv4q's workgroup memory for rows of K values: A rounded (K bytes), a
- * vec4 per 32 values, and the reduction's 2304 floats (wgsl/kmv4.wgsl) */
-static uint64_t kmv4q_bytes(int64_t K) { return (uint64_t)K + (uint64_t)K / 2 + 2304u * 4u; }
+ * vec4 per 32 values, and the reduction's WG * (ROWS + 2) floats
+ * (wgsl/kmv4.wgsl) */
+static uint64_t kmv4q_bytes(int64_t K, uint32_t wg, uint32_t rows) {
+    return (uint64_t)K + (uint64_t)K / 2 + (uint64_t)wg * (rows + 2u) * 4u;
+}
 
 /* kmv4 (Q4_K; Q5_K with the override Q5) or kmv6 (Q6_K) for one row of A;
  * with swiglu each row group takes one gate and one up row (ROWS 2, override
@@ -245,10 +257,13 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
     uint32_t wg = tune->kmv_wg ? tune->kmv_wg : KMV4_WG;
     while (wg > gi->max_invocations_per_workgroup) wg /= 2;
     int q4 = dt == PXL_Q4_K || dt == PXL_Q5_K; /* kmv4.wgsl */
-    int q8 = dt == PXL_Q4_K && a_q8 && kmv4q_bytes(s->K) <= gi->max_workgroup_storage_size;
+    uint32_t rows = swiglu ? 2u : tune->kmv_rows ? tune->kmv_rows : KMV4_ROWS;
+    int q8 = dt == PXL_Q4_K && a_q8 && kmv4q_bytes(s->K, wg, rows) <= gi->max_workgroup_storage_size;
     uint32_t tpr = tune->kmv_tpr ? tune->kmv_tpr : q8 ? KMV4Q_TPR : KMV4_TPR;
     if (tpr > wg) tpr = wg;
-    uint32_t rows = swiglu ? 2u : tune->kmv_rows ? tune->kmv_rows : KMV4_ROWS;
+    uint64_t per = (uint64_t)(wg / tpr) * (swiglu ? rows / 2 : rows); /* output rows a workgroup */
+    if (!tune->kmv_tpr && ((uint64_t)s->N + per - 1) / per * (uint64_t)s->batch > KMV4_WIDE_GROUPS)
+        tpr = KMV4_WIDE_TPR < wg ? KMV4_WIDE_TPR : wg;
     uint32_t g[2] = {0, 0};
     pxl_status st = rows_grid(ctx, s, (uint64_t)(wg / tpr) * (swiglu ? rows / 2 : rows), g);
     if (st != PXL_OK) return st;

@@ -30,7 +30,7 @@ override BF16: bool = false;   // B is bf16 (the top halves of f32s), else f16
 
 const NCOL: u32 = 1u;       // one row of A (norm_mv.wgsl)
 
-var<workgroup> red: array<f32, 2304>;   // WG * (ROWS + 1) partial sums (rows_out.wgsl)
+var<workgroup> red: array<f32, WG * (ROWS + 1u)>;   // partial sums (rows_out.wgsl); sized by the overrides, so that no more is zeroed than used
 
 #include "norm_mv.wgsl"   // NORM: rmsnorm fused into the matvec (nweight, NW)
 #include "swiglu_mv.wgsl"   // SWIGLU: gate and up rows in one row group (out_rows, w_out, w_is_up, silu_mul)

@@ -35,7 +35,7 @@ override Q5: bool = false;  // Q5_K weights (kmv4 only)
 
 const NCOL: u32 = 1u;       // one row of A (norm_mv.wgsl)
 
-var<workgroup> red: array<f32, 2304>;   // WG * (ROWS + 1) partial sums (rows_out.wgsl)
+var<workgroup> red: array<f32, WG * (ROWS + 2u)>;   // partial sums (rows_out.wgsl: ROWS + 1 rows; kmv4q's round_a: 3), sized by the overrides
 
 #include "norm_mv.wgsl"   // NORM: rmsnorm fused into the matvec (nweight, NW)
 #include "swiglu_mv.wgsl"   // SWIGLU: gate and up rows in one row group (out_rows, w_out, w_is_up, silu_mul)

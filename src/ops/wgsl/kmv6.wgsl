@@ -27,7 +27,7 @@ override ROWS: u32 = 2u;    // rows of B per row group, sharing the loads of A (
 
 const NCOL: u32 = 1u;       // one row of A (norm_mv.wgsl)
 
-var<workgroup> red: array<f32, 2304>;   // WG * (ROWS + 1) partial sums (rows_out.wgsl)
+var<workgroup> red: array<f32, WG * (ROWS + 1u)>;   // partial sums (rows_out.wgsl); sized by the overrides, so that no more is zeroed than used
 
 #include "norm_mv.wgsl"   // NORM: rmsnorm fused into the matvec (nweight, NW)
 #include "swiglu_mv.wgsl"   // SWIGLU: gate and up rows in one row group (out_rows, w_out, w_is_up, silu_mul)
