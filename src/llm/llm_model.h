@@ -16,8 +16,9 @@ typedef struct pxl_llm_layer {
     /* On a GPU, weights of one type that read the same input are stored as
      * one matrix, and the separate weights above are views of its rows, so
      * one token needs one product for them (NULL where the types differ):
-     * wqkv [Hq*D + 2*Hkv*D, E] (then bqkv [1, Hq*D + 2*Hkv*D] when there are
-     * biases), wqk [Hq*D + Hkv*D, E] when only V's type differs, wgu [2F, E]. */
+     * wqkv [Hq*D + 2*Hkv*D, E], wqk [Hq*D + Hkv*D, E] when only V's type
+     * differs, wgu [2F, E]; and the biases, where there are, as one row bqkv
+     * [1, Hq*D + 2*Hkv*D] whatever the weights' types. */
     pxl_tensor *wqkv, *wqk, *bqkv, *wgu;
 } pxl_llm_layer;
 

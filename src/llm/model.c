@@ -227,7 +227,8 @@ static pxl_status weight_rows(pxl_llm *m, const char *const *names, const int64_
     return s;
 }
 
-/* qwen2's Q, K and V biases as one row [1, Dq + 2 Dkv] (GPU, with wqkv). */
+/* qwen2's Q, K and V biases as one row [1, Dq + 2 Dkv] (GPU), added to a
+ * decoded token's q, k and v in one dispatch (layer_token). */
 static pxl_status fuse_biases(pxl_llm *m, pxl_llm_layer *L, int64_t Dq, int64_t Dkv) {
     int64_t shape[2] = {1, Dq + 2 * Dkv};
     pxl_status s = pxl_tensor_create(m->ctx, PXL_F32, 2, shape, &L->bqkv);
@@ -324,7 +325,9 @@ static pxl_status load_weights(pxl_llm *m) {
                 *bias[b] = r;
             }
         }
-        if (s == PXL_OK && L->wqkv && L->bq && L->bk && L->bv) s = fuse_biases(m, L, Dq, Dkv);
+        /* a GPU token's q, k and v lie back to back (token_views): one add of all three biases */
+        if (s == PXL_OK && pxl_ctx_backend(m->ctx) == PXL_BACKEND_GPU && L->bq && L->bk && L->bv)
+            s = fuse_biases(m, L, Dq, Dkv);
     }
     return s;
 }
@@ -717,9 +720,12 @@ static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t
             if (s == PXL_OK) s = matmul_t_norm(m, x, L->attn_norm, L->wk, t->k);
         }
         if (s == PXL_OK) s = matmul_t_norm(m, x, L->attn_norm, L->wv, t->v);
-        if (s == PXL_OK && L->bq) s = pxl_add(ctx, t->q, L->bq, t->q);
-        if (s == PXL_OK && L->bk) s = pxl_add(ctx, t->k, L->bk, t->k);
-        if (s == PXL_OK && L->bv) s = pxl_add(ctx, t->v, L->bv, t->v);
+        if (s == PXL_OK && L->bqkv) s = pxl_add(ctx, t->qkv, L->bqkv, t->qkv);
+        else {
+            if (s == PXL_OK && L->bq) s = pxl_add(ctx, t->q, L->bq, t->q);
+            if (s == PXL_OK && L->bk) s = pxl_add(ctx, t->k, L->bk, t->k);
+            if (s == PXL_OK && L->bv) s = pxl_add(ctx, t->v, L->bv, t->v);
+        }
     }
     /* RoPE, the cache rows and attention: one dispatch at contexts up to 1024 */
     if (s == PXL_OK) s = pxl_rope_kv_attention(ctx, t->q3, t->k3, t->v, L->cache_k, L->cache_v, P, ro, att3, scale);
