@@ -10,7 +10,7 @@ Baselines per case:
   matmul f16      torch.matmul in f16 (tensor cores)
   softmax/rmsnorm/add/silu (64M f32 elements): torch's copy of 64M f32 elements
                   (bytes read + written), the issue's reference, and the torch op
-  q4_0/q8_0/q4_k/q5_k/q6_k/f16 matvec: torch's copy bandwidth (torch has no GGUF kernels)
+  q4_0/q5_0/q8_0/q4_k/q5_k/q6_k/f16 matvec: torch's copy bandwidth (torch has no GGUF kernels)
   attention decode: F.scaled_dot_product_attention (enable_gqa) on [1,32,1,128] x [1,8,4096,128]
   dispatch chain:   1000 dependent tiny torch ops (x.mul_(1.0) on 256 floats), per op
 
@@ -102,13 +102,13 @@ def main():
             rows.append({"name": name, "ok": False, "note": c["note"]})
             continue
         row = {"name": name, "pxl_us": c["us"], "pxl_rate": c["rate"], "unit": c["unit"]}
-        if name not in base and not (c["unit"] == "GB/s" and name.startswith(("q4_0", "q8_0", "q4_k", "q5_k", "q6_k", "f16_matvec"))):
+        if name not in base and not (c["unit"] == "GB/s" and name.startswith(("q4_0", "q5_0", "q8_0", "q4_k", "q5_k", "q6_k", "f16_matvec"))):
             # no torch counterpart (record_*, rope_kv*, the quantized prefill products): pxl's figure alone
             rate = f"  ({c['rate']:.1f} {c['unit']})" if c["unit"] != "us" and c["rate"] else ""
             print(f"{name:36} {c['us']:9.2f} us {'-':>12} {'-':>8}  no torch case{rate}")
             rows.append(row)
             continue
-        if (c["unit"] == "GB/s" and name.startswith(("q4_0", "q8_0", "q4_k", "q5_k", "q6_k", "f16_matvec"))):
+        if (c["unit"] == "GB/s" and name.startswith(("q4_0", "q5_0", "q8_0", "q4_k", "q5_k", "q6_k", "f16_matvec"))):
             ratio = c["rate"] / copy
             print(f"{name:36} {c['rate']:9.1f} GB/s {copy:7.1f} GB/s {ratio:7.2f}x  vs torch copy bandwidth")
             row.update(baseline="torch copy", baseline_rate=copy, ratio=ratio)

@@ -421,6 +421,7 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         {"silu_64M", "GB/s", 8.0 * e, rows_setup, silu_run, {0}, {rows, 4096}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_0_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q8_0_matvec_4096x14336", "GB/s", qbytes * 34.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q5_0_matvec_4096x14336", "GB/s", qbytes * 22.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q5_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_k_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_k_q8a_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv8_run, {0}, {1, qn, qk, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q5_k_matvec_4096x14336", "GB/s", qbytes * 22.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q5_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},

@@ -113,6 +113,11 @@ static pxl_status q_cpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
 #define QMV_UNROLL 4u
 #define QMV_MAX_NCOL 8
 
+/* The formats of wgsl/quant.wgsl's matrix-vector kernels (qmv_xs, qmv; M <=
+ * QMV_MAX_NCOL): Q8_0, Q4_0, and Q5_0 (override Q5). Its tiled qmm serves
+ * Q8_0 and Q4_0 prompts; Q5_0 prompts go to wgsl/xquant.wgsl's xmm. */
+static int qmv_takes(pxl_dtype dt) { return dt == PXL_Q8_0 || dt == PXL_Q4_0 || dt == PXL_Q5_0; }
+
 typedef struct {
     uint32_t wg, tpr, rows, unroll, ncol;
 } qmv_launch;
@@ -502,8 +507,9 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
     p.off_c = bd.off[2];
     p.off_n = mv ? bd.off[3] : 0;
     if (b->dtype == PXL_Q4_K || b->dtype == PXL_Q6_K) return k_gpu(ctx, gi, t, &bd, s, &p, norm, o->a_q8);
-    if (b->dtype != PXL_Q8_0 && b->dtype != PXL_Q4_0) return x_gpu(ctx, gi, t, &bd, s, &p, norm, o->a_q8);
-    double q4 = b->dtype == PXL_Q4_0 ? 1 : 0;
+    if (s->M <= QMV_MAX_NCOL ? !qmv_takes(b->dtype) : b->dtype != PXL_Q8_0 && b->dtype != PXL_Q4_0)
+        return x_gpu(ctx, gi, t, &bd, s, &p, norm, o->a_q8);
+    double q4 = b->dtype != PXL_Q8_0, q5 = b->dtype == PXL_Q5_0;
     if (s->M > QMV_MAX_NCOL && o->a_q8 && kmm8_fits(gi, b->dtype, s, &p)) return kmm8(ctx, gi, b->dtype, &bd, s, &p);
     xs_launch xl;
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* qmv_kernel=q: never qmv_xs (tuning only) */
@@ -512,8 +518,9 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
         uint32_t g[2] = {0, 0};
         pxl_status st = rows_grid(ctx, s, (uint64_t)(xl.wg / xl.xt) * p.rpg, g);
         if (st != PXL_OK) return st;
-        pxl_constant k[6] = {{"WG", xl.wg}, {"XT", xl.xt}, {"XKCH", xl.kch}, {"XRB", xl.rb}, {"Q4", q4}, {"NORM", norm}};
-        return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv_xs", k, 6, &bd, 3, &p, sizeof p, g[0],
+        pxl_constant k[7] = {{"WG", xl.wg}, {"XT", xl.xt},     {"XKCH", xl.kch}, {"XRB", xl.rb},
+                             {"Q4", q4},    {"Q5", q5},        {"NORM", norm}};
+        return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv_xs", k, 7, &bd, 3, &p, sizeof p, g[0],
                                   g[1], (uint32_t)s->batch);
     }
     if (s->M <= QMV_MAX_NCOL) {
@@ -521,9 +528,9 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
         uint32_t g[2] = {0, 0};
         pxl_status st = rows_grid(ctx, s, (uint64_t)(l.wg / l.tpr) * l.rows, g);
         if (st != PXL_OK) return st;
-        pxl_constant k[7] = {{"WG", l.wg},         {"TPR", l.tpr},   {"ROWS", l.rows}, {"UNROLL", l.unroll},
-                             {"NCOL", l.ncol}, {"Q4", q4}, {"NORM", norm}};
-        return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv", k, 7, &bd, 3, &p, sizeof p, g[0],
+        pxl_constant k[8] = {{"WG", l.wg},     {"TPR", l.tpr}, {"ROWS", l.rows}, {"UNROLL", l.unroll},
+                             {"NCOL", l.ncol}, {"Q4", q4},     {"Q5", q5},       {"NORM", norm}};
+        return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv", k, 8, &bd, 3, &p, sizeof p, g[0],
                                   g[1], (uint32_t)s->batch);
     }
     uint32_t g[2] = {0, 0};
@@ -592,7 +599,7 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
     uint32_t g[2] = {0, 0};
     const pxl_tuning *tune = pxl_ctx_tuning(ctx);
     if (s.M == 1 && kmv46_fits(w->dtype, &p)) return kmv46(ctx, gi, w->dtype, &bd, &s, &p, norm, 1, o->a_q8);
-    if (w->dtype == PXL_Q4_K || w->dtype == PXL_Q6_K || (w->dtype != PXL_Q8_0 && w->dtype != PXL_Q4_0)) {
+    if (!qmv_takes(w->dtype)) {
         int kq = w->dtype == PXL_Q4_K || w->dtype == PXL_Q6_K;
         uint32_t wg = KMV_WG, tpr = kq && tune->kmv_tpr ? tune->kmv_tpr : KMV_TPR;
         while (wg > gi->max_invocations_per_workgroup) wg /= 2;
@@ -619,8 +626,12 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
     while (l.wg > 4 && (uint64_t)l.wg * 2 * R * l.ncol * 4 > gi->max_workgroup_storage_size) l.wg /= 2;
     if (l.tpr > l.wg) l.tpr = l.wg;
     if ((st = rows_grid(ctx, &s, (uint64_t)(l.wg / l.tpr) * R, g)) != PXL_OK) return st;
-    pxl_constant k[8] = {{"WG", l.wg},   {"TPR", l.tpr},  {"ROWS", 2.0 * R},  {"UNROLL", l.unroll},
-                         {"NCOL", l.ncol}, {"Q4", w->dtype == PXL_Q4_0}, {"NORM", norm}, {"SWIGLU", 1}};
-    return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv", k, 8, &bd, 3, &p, sizeof p, g[0], g[1],
+    pxl_constant k[9] = {{"WG", l.wg},     {"TPR", l.tpr},
+                         {"ROWS", 2.0 * R},
+                         {"UNROLL", l.unroll},
+                         {"NCOL", l.ncol}, {"Q4", w->dtype != PXL_Q8_0},
+                         {"Q5", w->dtype == PXL_Q5_0},
+                         {"NORM", norm},   {"SWIGLU", 1}};
+    return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv", k, 9, &bd, 3, &p, sizeof p, g[0], g[1],
                               (uint32_t)s.batch);
 }

@@ -1,8 +1,10 @@
 // Quantized matrix products: C = alpha * A . B^T + beta * C (beta = 0: C not
-// read), B a GGUF Q8_0 or Q4_0 matrix [N, K] (override Q4 picks the format).
+// read), B a GGUF Q8_0, Q4_0 or Q5_0 matrix [N, K] (overrides Q4, and Q4 with
+// Q5, pick the format).
 //
-// B is bound as u32 words. Blocks are 34 (Q8_0) or 18 (Q4_0) bytes, so a
-// block starts at an even byte offset that is word-aligned or not: its f16
+// B is bound as u32 words. Blocks are 34 (Q8_0), 18 (Q4_0) or 22 (Q5_0:
+// the scale, four bytes of fifth bits qh, then Q4_0's sixteen quant bytes)
+// bytes, so a block starts at an even byte offset that is word-aligned or not: its f16
 // scale d is the low or high half of the word that holds it, and its quant
 // bytes are re-assembled from two neighbouring words with shifts. Every word
 // read holds at least one byte of B, and the buffer is padded to 16 bytes, so
@@ -36,6 +38,7 @@
 // exactly as on the CPU, only the order of the f32 sums differs.
 
 override Q4: bool = false;
+override Q5: bool = false;   // with Q4: Q5_0 (element i's fifth bit is bit i of qh; value nibble + 16 bit - 16)
 
 struct Params {
     M: u32, N: u32, K: u32, nb: u32,                          // nb = K / 32
@@ -50,7 +53,9 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> C: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
 
-fn block_bytes() -> u32 { return select(34u, 18u, Q4); }
+fn block_bytes() -> u32 { return select(34u, select(18u, 22u, Q5), Q4); }
+// where a Q4_0 / Q5_0 block's quant bytes start
+fn qs_at(off: u32) -> u32 { return off + select(2u, 6u, Q5); }
 // first element of the quarter's two vec4s
 fn kpos0(q: u32) -> u32 { return select(8u * q, 4u * q, Q4); }
 fn kpos1(q: u32) -> u32 { return select(8u * q + 4u, 16u + 4u * q, Q4); }
@@ -85,25 +90,37 @@ fn q4hi(w: u32) -> vec4<f32> {
 fn realign(lo: u32, hi: u32, un: bool) -> u32 {
     return select(lo, (lo >> 16u) | (hi << 16u), un);
 }
+// Q5_0: 16 b - 8 for the low four bits b of `bits`, to add to q4lo / q4hi
+// (nibble - 8) for the value nibble + 16 b - 16, exactly
+fn q5x4(bits: u32) -> vec4<f32> {
+    let b = ((vec4<u32>(bits) >> vec4<u32>(0u, 1u, 2u, 3u)) & vec4<u32>(1u)) << vec4<u32>(4u);
+    return bitcast<vec4<f32>>(b | vec4<u32>(MAGIC)) - 8388616.0;
+}
+// Q5_0: a block's qh from the word w0 holding its scale and the next word w1
+// (un: the block starts on a word, so qh straddles them)
+fn qh_of(w0: u32, w1: u32, un: bool) -> u32 { return select(w1, (w0 >> 16u) | (w1 << 16u), un); }
 #include "bytes.wgsl"   // half_of(w, off): a block's f16 scale d from the word w holding it
 
 // The words that hold quarter q of the block at byte `off` of B: the word
-// with the scale, then the two (Q4_0) or three (Q8_0) words from the one that
-// holds the quarter's first quant byte. Split from decode() so that callers
-// can issue the loads of several blocks before using any.
+// with the scale, then the two (Q4_0, Q5_0) or three (Q8_0) words from the
+// one that holds the quarter's first quant byte, and for Q5_0 the word after
+// the scale's (qh). Split from decode() so that callers can issue the loads
+// of several blocks before using any.
 fn load_raw(off: u32, q: u32) -> vec4<u32> {
-    // the quant bytes start at off + 2: mid-word exactly when the block is word-aligned
+    // the quant bytes start at off + 2 (or 6): mid-word exactly when the block is word-aligned
     let un = (off & 2u) == 0u;
     let w0 = B[off >> 2u];
     if (Q4) {
-        let wq = (off + 2u + 4u * q) >> 2u;
-        return vec4<u32>(w0, B[wq], B[wq + select(0u, 1u, un)], 0u);
+        let wq = (qs_at(off) + 4u * q) >> 2u;
+        var wh = 0u;
+        if (Q5) { wh = B[(off >> 2u) + 1u]; }
+        return vec4<u32>(w0, B[wq], B[wq + select(0u, 1u, un)], wh);
     }
     let wq = (off + 2u + 8u * q) >> 2u;
     return vec4<u32>(w0, B[wq], B[wq + 1u], B[wq + select(1u, 2u, un)]);
 }
 
-fn decode(w: vec4<u32>, off: u32) -> Quarter {
+fn decode(w: vec4<u32>, off: u32, q: u32) -> Quarter {
     let un = (off & 2u) == 0u;
     var r: Quarter;
     r.d = half_of(w.x, off);
@@ -111,6 +128,11 @@ fn decode(w: vec4<u32>, off: u32) -> Quarter {
         let v = realign(w.y, w.z, un);
         r.v0 = q4lo(v);
         r.v1 = q4hi(v);
+        if (Q5) {
+            let qh = qh_of(w.x, w.w, un);
+            r.v0 = r.v0 + q5x4(qh >> (4u * q));
+            r.v1 = r.v1 + q5x4(qh >> (16u + 4u * q));
+        }
     } else {
         r.v0 = q8x4(realign(w.y, w.z, un));
         r.v1 = q8x4(realign(w.z, w.w, un));
@@ -120,7 +142,7 @@ fn decode(w: vec4<u32>, off: u32) -> Quarter {
 
 // Quarter q of the block that starts at byte `off` of B.
 fn quarter(off: u32, q: u32) -> Quarter {
-    return decode(load_raw(off, q), off);
+    return decode(load_raw(off, q), off, q);
 }
 
 #include "tile_4x4.wgsl"   // store_c, and the qmm/kmm tile helpers (see ---- qmm)
@@ -175,7 +197,7 @@ fn qmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
                 let x0 = nscale(A[xa + c * k4 + b * 8u + x0i], inv[c], b * 8u + x0i);
                 let x1 = nscale(A[xa + c * k4 + b * 8u + x1i], inv[c], b * 8u + x1i);
                 for (var r = 0u; r < ROWS; r = r + 1u) {
-                    let v = decode(raw[u * ROWS + r], roff[r] + b * bs);
+                    let v = decode(raw[u * ROWS + r], roff[r] + b * bs, q);
                     let s = v.d * (dot(v.v0, x0) + dot(v.v1, x1));
                     acc[r * NCOL + c] = acc[r * NCOL + c] + select(0.0, s, bu < p.nb);
                 }
@@ -216,7 +238,8 @@ fn qmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
 // halves of XRB rows together, decodes them into XRB partial sums, and the
 // group reduces those through workgroup memory (a transposed two-stage sum:
 // no log-depth tree per row). Half h of a block: Q8_0 elements 16h .. 16h+15;
-// Q4_0 elements 8h .. 8h+7 (low nibbles of bytes 8h .. 8h+7) and 16+8h .. 23+8h.
+// Q4_0 and Q5_0 elements 8h .. 8h+7 (low nibbles of bytes 8h .. 8h+7) and
+// 16+8h .. 23+8h.
 
 override XT: u32 = 256u;     // invocations per row group (power of two, XRB .. WG)
 override XKCH: u32 = 1u;     // half blocks per invocation and row (1 .. 4)
@@ -233,7 +256,7 @@ fn xoff(hp: u32, i: u32) -> u32 {
 
 struct Half {
     a: vec4<u32>,    // scale word, then quant words
-    b: vec2<u32>,    // more quant words (Q8_0)
+    b: vec2<u32>,    // more quant words (Q8_0); the word after the scale's (Q5_0: qh)
 }
 
 // half hp of the block at byte off: the scale word and the words holding its
@@ -243,8 +266,9 @@ fn load_half(off: u32, hp: u32) -> Half {
     var r: Half;
     let w0 = B[off >> 2u];
     if (Q4) {
-        let wq = (off + 2u + 8u * hp) >> 2u;
+        let wq = (qs_at(off) + 8u * hp) >> 2u;
         r.a = vec4<u32>(w0, B[wq], B[wq + 1u], B[wq + select(1u, 2u, un)]);
+        if (Q5) { r.b = vec2<u32>(B[(off >> 2u) + 1u], 0u); }
     } else {
         let wq = (off + 2u + 16u * hp) >> 2u;
         r.a = vec4<u32>(w0, B[wq], B[wq + 1u], B[wq + 2u]);
@@ -253,13 +277,19 @@ fn load_half(off: u32, hp: u32) -> Half {
     return r;
 }
 
-fn half_dot(w: Half, off: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>) -> f32 {
+fn half_dot(w: Half, off: u32, hp: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>) -> f32 {
     let un = (off & 2u) == 0u;
     var s: f32;
     if (Q4) {
         let v0 = realign(w.a.y, w.a.z, un);
         let v1 = realign(w.a.z, w.a.w, un);
-        s = (dot(q4lo(v0), x0) + dot(q4lo(v1), x1)) + (dot(q4hi(v0), x2) + dot(q4hi(v1), x3));
+        if (Q5) {
+            let qh = qh_of(w.a.x, w.b.x, un) >> (8u * hp);
+            s = (dot(q4lo(v0) + q5x4(qh), x0) + dot(q4lo(v1) + q5x4(qh >> 4u), x1)) +
+                (dot(q4hi(v0) + q5x4(qh >> 16u), x2) + dot(q4hi(v1) + q5x4(qh >> 20u), x3));
+        } else {
+            s = (dot(q4lo(v0), x0) + dot(q4lo(v1), x1)) + (dot(q4hi(v0), x2) + dot(q4hi(v1), x3));
+        }
     } else {
         s = (dot(q8x4(realign(w.a.y, w.a.z, un)), x0) + dot(q8x4(realign(w.a.z, w.a.w, un)), x1)) +
             (dot(q8x4(realign(w.a.w, w.b.x, un)), x2) + dot(q8x4(realign(w.b.x, w.b.y, un)), x3));
@@ -324,8 +354,8 @@ fn qmv_xs(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
             var s = 0.0;
             for (var c = 0u; c < XKCH; c = c + 1u) {
                 let h = lane + c * XT;
-                let v = half_dot(raw[r * XKCH + c], roff[r] + hoff[c], xv[c * 4u], xv[c * 4u + 1u],
-                                 xv[c * 4u + 2u], xv[c * 4u + 3u]);
+                let v = half_dot(raw[r * XKCH + c], roff[r] + hoff[c], min(h, nh - 1u) % 2u, xv[c * 4u],
+                                 xv[c * 4u + 1u], xv[c * 4u + 2u], xv[c * 4u + 3u]);
                 s = s + select(0.0, v, h < nh);
             }
             xred[base + r * (XT + 1u) + lane] = s;
