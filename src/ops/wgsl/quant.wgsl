@@ -90,11 +90,15 @@ fn q4hi(w: u32) -> vec4<f32> {
 fn realign(lo: u32, hi: u32, un: bool) -> u32 {
     return select(lo, (lo >> 16u) | (hi << 16u), un);
 }
-// Q5_0: 16 b - 8 for the low four bits b of `bits`, to add to q4lo / q4hi
-// (nibble - 8) for the value nibble + 16 b - 16, exactly
-fn q5x4(bits: u32) -> vec4<f32> {
-    let b = ((vec4<u32>(bits) >> vec4<u32>(0u, 1u, 2u, 3u)) & vec4<u32>(1u)) << vec4<u32>(4u);
-    return bitcast<vec4<f32>>(b | vec4<u32>(MAGIC)) - 8388616.0;
+// Q5_0: the four 4-bit values of `nib` (one a byte, as masked from a quant
+// word) with bits 0..3 of `bits` as their fifth bits, minus 16. The bits join
+// the nibbles as integers, so each float is one MAGIC conversion and one
+// subtraction, as in q4lo: the sum of two such floats (2^24 and more) would
+// lose the last bit if a compiler reassociated it, and the NVIDIA driver does.
+fn q5x4(nib: u32, bits: u32) -> vec4<f32> {
+    let hb = (bits & 1u) | ((bits & 2u) << 7u) | ((bits & 4u) << 14u) | ((bits & 8u) << 21u);   // bit k to bit 8 k
+    let m = vec4<u32>(nib | (hb << 4u));
+    return bitcast<vec4<f32>>(((m >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(255u)) | vec4<u32>(MAGIC)) - 8388624.0;
 }
 // Q5_0: a block's qh from the word w0 holding its scale and the next word w1
 // (un: the block starts on a word, so qh straddles them)
@@ -126,12 +130,13 @@ fn decode(w: vec4<u32>, off: u32, q: u32) -> Quarter {
     r.d = half_of(w.x, off);
     if (Q4) {
         let v = realign(w.y, w.z, un);
-        r.v0 = q4lo(v);
-        r.v1 = q4hi(v);
         if (Q5) {
             let qh = qh_of(w.x, w.w, un);
-            r.v0 = r.v0 + q5x4(qh >> (4u * q));
-            r.v1 = r.v1 + q5x4(qh >> (16u + 4u * q));
+            r.v0 = q5x4(v & 0x0f0f0f0fu, qh >> (4u * q));
+            r.v1 = q5x4((v >> 4u) & 0x0f0f0f0fu, qh >> (16u + 4u * q));
+        } else {
+            r.v0 = q4lo(v);
+            r.v1 = q4hi(v);
         }
     } else {
         r.v0 = q8x4(realign(w.y, w.z, un));
@@ -285,8 +290,9 @@ fn half_dot(w: Half, off: u32, hp: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f
         let v1 = realign(w.a.z, w.a.w, un);
         if (Q5) {
             let qh = qh_of(w.a.x, w.b.x, un) >> (8u * hp);
-            s = (dot(q4lo(v0) + q5x4(qh), x0) + dot(q4lo(v1) + q5x4(qh >> 4u), x1)) +
-                (dot(q4hi(v0) + q5x4(qh >> 16u), x2) + dot(q4hi(v1) + q5x4(qh >> 20u), x3));
+            let lo = 0x0f0f0f0fu;
+            s = (dot(q5x4(v0 & lo, qh), x0) + dot(q5x4(v1 & lo, qh >> 4u), x1)) +
+                (dot(q5x4((v0 >> 4u) & lo, qh >> 16u), x2) + dot(q5x4((v1 >> 4u) & lo, qh >> 20u), x3));
         } else {
             s = (dot(q4lo(v0), x0) + dot(q4lo(v1), x1)) + (dot(q4hi(v0), x2) + dot(q4hi(v1), x3));
         }
