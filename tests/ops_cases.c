@@ -1511,6 +1511,11 @@ static const op_case k_cases[] = {
     MM(1, 1, 1, 65, 4096, PXL_Q5_0, CF_TB, 1, 0.5f), NMM(1, 1, 1, 33, 2048, PXL_Q5_0, CF_TB, 1, 0, 1e-5f),
     NMM(1, 1, 1, 40, 896, PXL_Q5_0, CF_TB, 1, 1, 1e-5f), MM(1, 1, 1, 9, 1056, PXL_Q5_0, CF_TB | CF_SLICE, -0.5f, 0),
     MM(1, 1, 4, 21, 1024, PXL_Q5_0, CF_TB | CF_VIEW, 1, 0), SWG(1, 37, 896, PXL_Q5_0, CF_PACKED | CF_NORM, 1e-5f),
+    /* qmv_xs at its shortest rows (32 to 63 half blocks, K 512 to 1023; lanes past the row idle): Q8_0 and
+     * Q4_0, on odd-block rows, with the norm as for Qwen2.5-0.5B's logits, and batched */
+    NMM(1, 1, 1, 70, 896, PXL_Q8_0, CF_TB, 1, 0, 1e-5f), MM(1, 1, 1, 45, 544, PXL_Q8_0, CF_TB, 1, 0.5f),
+    MM(1, 1, 1, 33, 992, PXL_Q4_0, CF_TB, -1, 0), MM(2, 2, 1, 17, 512, PXL_Q4_0, CF_TB, 1, 0),
+    MM(1, 1, 1, 19, 608, PXL_Q5_0, CF_TB | CF_SLICE, 1, 0),
     MM(1, 1, 66, 70, 96, PXL_Q5_0, CF_TB, 1, 0.5f), MM(3, 3, 1, 45, 128, PXL_Q5_0, CF_TB, 1, 0),
     MM(2, 1, 17, 65, 64, PXL_Q5_0, CF_TB, -1, 0.25f), MM(1, 2, 3, 19, 64, PXL_Q5_0, CF_TB, 2, 0),
     MM(1, 1, 1, 9, 64, PXL_Q5_0, CF_TB | CF_VIEW, 1, 0), MM(1, 1, 10, 9, 64, PXL_Q5_0, CF_TB | CF_VIEW, 1, 0),

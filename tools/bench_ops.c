@@ -439,6 +439,8 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         {"q4_k_q8a_matvec_norm_2048x5632", "GB/s", tl * tf / 32.0 * 18.0, qmvn_setup, qmvn8_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_k_q8a_swiglu_2048x5632", "GB/s", 2.0 * tl * tf / 32.0 * 18.0, swiglu_setup, swiglu8_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q6_k_matvec_2048x32000", "GB/s", tl * tv / 32.0 * 26.25, qmv_setup, qmv_run, {0}, {1, tv_, tl_, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        /* Qwen2.5-0.5B's logits: 896 wide (not a multiple of 256, so Q8_0 in its Q4_K_M file too), 151,936 rows */
+        {"q8_0_matvec_896x151936", "GB/s", 896.0 * (small ? 2048.0 : 151936.0) / 32.0 * 34.0, qmv_setup, qmv_run, {0}, {1, small ? 2048 : 151936, 896, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_k_matmul_32x2048x5632", "GFLOP/s", 2.0 * 32.0 * tl * tf, qmv_setup, qmv_run, {0}, {32, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         /* the same layer's products in a 512-token prefill: gate / up (Q4_K), down (Q6_K in Q4_K_M files) */
         {"q4_k_matmul_512x2048x5632", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv_run, {0}, {pp_, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},

@@ -236,7 +236,7 @@ fn qmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
 
 // ---- qmv_xs -----------------------------------------------------------------------
 
-// M = 1 with 64 <= 2 * nb <= 4 * WG: the A vector stays in registers. A row
+// M = 1 with 32 <= 2 * nb <= 4 * WG: the A vector stays in registers. A row
 // group of XT invocations covers a whole row: invocation `lane` owns the half
 // blocks lane + c * XT (c < XKCH) of every row, loads their 16 A values once,
 // then walks the group's rows XRB at a time: it issues the loads of its
