@@ -553,26 +553,30 @@ AVX2 static void qkern_avx(int mr, int nr, const q8blk *const *a, const int8_t *
 
 /* With M = 1 no row of A shares a decoded block of B, so gemv_avx multiplies
  * each B row as it decodes it: Q8_0, Q4_0 and Q5_0 blocks are decoded into
- * registers (decode_avx's values) and the other formats through a buffer of
- * one chunk a row. The sums are kern_avx's, value for value: per chunk and
- * row, 8 lanes of fused multiply-adds in k order, fold8, the tail, the chunk
- * sum added in double. GV rows run side by side so that their chains of
- * multiply-adds overlap. */
+ * registers as their integers, and the other formats through a buffer of
+ * one chunk a row (decode_avx's values). For the 32-element blocks, per
+ * block and row: the integers times A in 8 lanes of fused multiply-adds,
+ * then those lanes times the block's scale added to the row's 8 lanes (one
+ * multiplication by the scale a block, where decoding multiplies every
+ * value: a quarter fewer vector operations a value); per chunk: fold8, the
+ * chunk sum added in double. The other formats: kern_avx's sums, value for
+ * value. GV rows run side by side so that their chains of multiply-adds
+ * overlap. */
 #define GV 4
 
-/* Elements 8g .. 8g + 7 of the 32-element block at p (scale d, Q5_0's high
- * bits qh) as decode_avx gives them. */
-AVX2 static inline __m256 blk8_avx(pxl_dtype dt, const uint8_t *p, __m256 d, uint32_t qh, int g) {
+/* The integers of elements 8g .. 8g + 7 of the 32-element block at p
+ * (Q5_0's high bits qh), as floats. */
+AVX2 static inline __m256 blk8_avx(pxl_dtype dt, const uint8_t *p, uint32_t qh, int g) {
     const __m256i lo4 = _mm256_set1_epi32(0x0f);
-    if (dt == PXL_Q8_0) return _mm256_mul_ps(d, f32x8(i8x8(p + 2 + 8 * g)));
+    if (dt == PXL_Q8_0) return f32x8(i8x8(p + 2 + 8 * g));
     if (dt == PXL_Q4_0) {
         __m256i q = u8x8(p + 2 + 8 * (g & 1));
         q = g < 2 ? _mm256_and_si256(q, lo4) : _mm256_srli_epi32(q, 4);
-        return _mm256_mul_ps(d, f32x8(_mm256_sub_epi32(q, _mm256_set1_epi32(8))));
+        return f32x8(_mm256_sub_epi32(q, _mm256_set1_epi32(8)));
     }
     __m256i q = u8x8(p + 6 + 8 * (g & 1)); /* Q5_0 */
     q = _mm256_or_si256(g < 2 ? _mm256_and_si256(q, lo4) : _mm256_srli_epi32(q, 4), q5_high(qh, 8 * g));
-    return _mm256_mul_ps(f32x8(_mm256_sub_epi32(q, _mm256_set1_epi32(16))), d);
+    return f32x8(_mm256_sub_epi32(q, _mm256_set1_epi32(16)));
 }
 
 /* s[r] (r < R) += the lanes of a . row r over nblk 32-element blocks from
@@ -589,11 +593,13 @@ AVX2 static inline __attribute__((always_inline)) void gemv_blocks_avx(pxl_dtype
             qh[r] = 0;
             if (dt == PXL_Q5_0) memcpy(&qh[r], pb + 2, 4);
         }
+        __m256 t[GV];
+        for (int r = 0; r < R; r++) t[r] = _mm256_setzero_ps();
         for (int g = 0; g < 4; g++) {
             __m256 av = _mm256_loadu_ps(a + 8 * g);
-            for (int r = 0; r < R; r++)
-                s[r] = _mm256_fmadd_ps(av, blk8_avx(dt, p[r] + (size_t)k * bb, d[r], qh[r], g), s[r]);
+            for (int r = 0; r < R; r++) t[r] = _mm256_fmadd_ps(av, blk8_avx(dt, p[r] + (size_t)k * bb, qh[r], g), t[r]);
         }
+        for (int r = 0; r < R; r++) s[r] = _mm256_fmadd_ps(d[r], t[r], s[r]);
     }
 }
 

@@ -630,12 +630,9 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
     while (l.wg > 4 && (uint64_t)l.wg * 2 * R * l.ncol * 4 > gi->max_workgroup_storage_size) l.wg /= 2;
     if (l.tpr > l.wg) l.tpr = l.wg;
     if ((st = rows_grid(ctx, &s, (uint64_t)(l.wg / l.tpr) * R, g)) != PXL_OK) return st;
-    pxl_constant k[9] = {{"WG", l.wg},     {"TPR", l.tpr},
-                         {"ROWS", 2.0 * R},
-                         {"UNROLL", l.unroll},
-                         {"NCOL", l.ncol}, {"Q4", w->dtype != PXL_Q8_0},
-                         {"Q5", w->dtype == PXL_Q5_0},
-                         {"NORM", norm},   {"SWIGLU", 1}};
+    pxl_constant k[9] = {{"WG", l.wg},          {"TPR", l.tpr},   {"ROWS", 2.0 * R},
+                         {"UNROLL", l.unroll},  {"NCOL", l.ncol}, {"Q4", w->dtype != PXL_Q8_0},
+                         {"Q5", w->dtype == PXL_Q5_0}, {"NORM", norm}, {"SWIGLU", 1}};
     return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv", k, 9, &bd, 3, &p, sizeof p, g[0], g[1],
                               (uint32_t)s.batch);
 }

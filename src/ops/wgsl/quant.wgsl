@@ -93,8 +93,10 @@ fn realign(lo: u32, hi: u32, un: bool) -> u32 {
 // Q5_0: the four 4-bit values of `nib` (one a byte, as masked from a quant
 // word) with bits 0..3 of `bits` as their fifth bits, minus 16. The bits join
 // the nibbles as integers, so each float is one MAGIC conversion and one
-// subtraction, as in q4lo: the sum of two such floats (2^24 and more) would
-// lose the last bit if a compiler reassociated it, and the NVIDIA driver does.
+// subtraction, as in q4lo: the sum of two such floats (2^24 and more) loses
+// the last bit if a compiler reassociates it, as the NVIDIA driver appears to
+// (with two, every Q5_0 op case failed on an H200; llvmpipe and SwiftShader
+// passed).
 fn q5x4(nib: u32, bits: u32) -> vec4<f32> {
     let hb = (bits & 1u) | ((bits & 2u) << 7u) | ((bits & 4u) << 14u) | ((bits & 8u) << 21u);   // bit k to bit 8 k
     let m = vec4<u32>(nib | (hb << 4u));
