@@ -585,11 +585,9 @@ AVX2 static inline __attribute__((always_inline)) void gemv_blocks_avx(pxl_dtype
                                                                        const uint8_t *const *p, int nblk,
                                                                        size_t bb, __m256 *s) {
     for (int k = 0; k < nblk; k++, a += 32) {
-        __m256 d[GV];
         uint32_t qh[GV];
         for (int r = 0; r < R; r++) {
             const uint8_t *pb = p[r] + (size_t)k * bb;
-            d[r] = _mm256_set1_ps(half_avx(pb));
             qh[r] = 0;
             if (dt == PXL_Q5_0) memcpy(&qh[r], pb + 2, 4);
         }
@@ -599,7 +597,8 @@ AVX2 static inline __attribute__((always_inline)) void gemv_blocks_avx(pxl_dtype
             __m256 av = _mm256_loadu_ps(a + 8 * g);
             for (int r = 0; r < R; r++) t[r] = _mm256_fmadd_ps(av, blk8_avx(dt, p[r] + (size_t)k * bb, qh[r], g), t[r]);
         }
-        for (int r = 0; r < R; r++) s[r] = _mm256_fmadd_ps(d[r], t[r], s[r]);
+        /* the scale read here, not held through the block: 16 vector registers hold s, t and A */
+        for (int r = 0; r < R; r++) s[r] = _mm256_fmadd_ps(_mm256_set1_ps(half_avx(p[r] + (size_t)k * bb)), t[r], s[r]);
     }
 }
 
