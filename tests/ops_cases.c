@@ -1486,6 +1486,12 @@ static const op_case k_cases[] = {
     MM(2, 1, 17, 65, 512, PXL_Q4_0, CF_TB | CF_Q8A, -1, 0.25f), MM(1, 3, 12, 20, 256, PXL_Q4_0, CF_TB | CF_Q8A, 1, 0),
     MM(1, 1, 10, 5, 256, PXL_Q4_0, CF_TB | CF_VIEW | CF_Q8A, 1, 0), MM(1, 1, 40, 33, 512, PXL_Q4_0, CF_TB | CF_SLICE | CF_Q8A, 1, 1),
     MM(1, 1, 20, 33, 64, PXL_Q4_0, CF_TB | CF_Q8A, 1, 0), MM(1, 1, 20, 33, 512, PXL_Q4_0, CF_TB | CF_Q8A | CF_TINY, 1, 0),
+    /* Q5_0 on 8-bit A (kmm8.wgsl, KQ50): the same shapes, Qwen2.5-0.5B's width (896) and odd-block rows */
+    MM(1, 1, 70, 130, 256, PXL_Q5_0, CF_TB | CF_Q8A, 1, 0), MM(1, 1, 100, 100, 768, PXL_Q5_0, CF_TB | CF_Q8A, 0.5f, 1),
+    MM(2, 1, 17, 65, 512, PXL_Q5_0, CF_TB | CF_Q8A, -1, 0.25f), MM(1, 3, 12, 20, 256, PXL_Q5_0, CF_TB | CF_Q8A, 1, 0),
+    MM(1, 1, 10, 5, 256, PXL_Q5_0, CF_TB | CF_VIEW | CF_Q8A, 1, 0),
+    MM(1, 1, 40, 33, 576, PXL_Q5_0, CF_TB | CF_SLICE | CF_Q8A, 1, 1), MM(1, 1, 20, 33, 64, PXL_Q5_0, CF_TB | CF_Q8A, 1, 0),
+    MM(1, 1, 20, 33, 512, PXL_Q5_0, CF_TB | CF_Q8A | CF_TINY, 1, 0), MM(1, 1, 33, 70, 896, PXL_Q5_0, CF_TB | CF_Q8A, 1, 0),
     /* the same for Q6_K (kmm8.wgsl, KQ6: blocks on 2-byte offsets, a scale per 16 values) */
     MM(1, 1, 70, 130, 256, PXL_Q6_K, CF_TB | CF_Q8A, 1, 0), MM(1, 1, 100, 100, 768, PXL_Q6_K, CF_TB | CF_Q8A, 0.5f, 1),
     MM(2, 1, 17, 65, 512, PXL_Q6_K, CF_TB | CF_Q8A, -1, 0.25f), MM(1, 3, 12, 21, 256, PXL_Q6_K, CF_TB | CF_Q8A, 1, 0),

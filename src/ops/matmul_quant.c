@@ -115,7 +115,8 @@ static pxl_status q_cpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
 
 /* The formats of wgsl/quant.wgsl's matrix-vector kernels (qmv_xs, qmv; M <=
  * QMV_MAX_NCOL): Q8_0, Q4_0, and Q5_0 (override Q5). Its tiled qmm serves
- * Q8_0 and Q4_0 prompts; Q5_0 prompts go to wgsl/xquant.wgsl's xmm. */
+ * Q8_0 and Q4_0 prompts; Q5_0 prompts go to wgsl/xquant.wgsl (kmm8 with
+ * a_q8, else xmm). */
 static int qmv_takes(pxl_dtype dt) { return dt == PXL_Q8_0 || dt == PXL_Q4_0 || dt == PXL_Q5_0; }
 
 typedef struct {
@@ -285,13 +286,13 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
                               (uint32_t)s->batch);
 }
 
-/* The tiled Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 products with 8-bit A (a_q8,
+/* The tiled Q4_K, Q5_K, Q6_K, Q8_0, Q4_0 and Q5_0 products with 8-bit A (a_q8,
  * M > 8): A rounded into scratch memory by wgsl/qa8.wgsl (R = batch_a * M
  * rows: K bytes of integers a row, then 16 bytes of scales per 64 values),
  * then wgsl/kmm8.wgsl's 64 x 64 tiles (or kmm8w.wgsl's, below) on it, both
  * in the recorder that owns the scratch. Taken where the rounded rows fit
  * one binding and B's offsets are on 4 bytes for Q4_K, on 16 for Q5_K
- * (kmm8w only), on 2 for Q8_0 and Q4_0 with K a multiple of 64
+ * (kmm8w only), on 2 for Q8_0, Q4_0 and Q5_0 with K a multiple of 64
  * (kmm8_fits); else kmm, xmm or qmm, A as given. */
 /* The uniform block of wgsl/qa8.wgsl: R rows of K values of A from float offset off_a. */
 typedef struct {
@@ -307,7 +308,8 @@ static uint64_t kmm8_bytes(const q_shape *s) {
 static int kmm8_fits(const pxl_gpu_info *gi, pxl_dtype dt, const q_shape *s, const qmm_params *p) {
     int b_ok = dt == PXL_Q6_K || (dt == PXL_Q4_K && p->off_b % 4u == 0 && p->stride_b % 4u == 0) ||
                (dt == PXL_Q5_K && p->off_b % 16u == 0 && p->stride_b % 16u == 0) ||
-               ((dt == PXL_Q8_0 || dt == PXL_Q4_0) && s->K % 64 == 0 && p->off_b % 2u == 0 && p->stride_b % 2u == 0);
+               ((dt == PXL_Q8_0 || dt == PXL_Q4_0 || dt == PXL_Q5_0) && s->K % 64 == 0 && p->off_b % 2u == 0 &&
+                p->stride_b % 2u == 0);
     return b_ok && kmm8_bytes(s) + 16 <= gi->max_storage_binding_size && kmm8_bytes(s) / 16 <= UINT32_MAX;
 }
 
@@ -376,8 +378,11 @@ static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const
     mb[2].binding = 2;
     uint32_t tn = kmm8w_tn(ctx, dt, s, p);
     if (!tn) {
-        pxl_constant kq[3] = {{"KQ6", dt == PXL_Q6_K}, {"KQ8", dt == PXL_Q8_0}, {"KQ40", dt == PXL_Q4_0}};
-        if ((st = pxl_kernel_get_static(ctx, "kmm8.wgsl", pxl_wgsl_ops_kmm8, "kmm8", kq, 3, &k)) != PXL_OK) return st;
+        pxl_constant kq[4] = {{"KQ6", dt == PXL_Q6_K},
+                              {"KQ8", dt == PXL_Q8_0},
+                              {"KQ40", dt == PXL_Q4_0 || dt == PXL_Q5_0},
+                              {"KQ50", dt == PXL_Q5_0}};
+        if ((st = pxl_kernel_get_static(ctx, "kmm8.wgsl", pxl_wgsl_ops_kmm8, "kmm8", kq, 4, &k)) != PXL_OK) return st;
         pxl_dispatch d2 = {k, mb, 3, &p8, sizeof p8, 3, {g[0], g[1], (uint32_t)s->batch}};
         return pxl_recorder_dispatch(rec, &d2);
     }
@@ -467,7 +472,7 @@ static pxl_status x_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
         return pxl_op_dispatch_ub(ctx, "xquant.wgsl", pxl_wgsl_ops_xquant, "xmv", k, 6, bd, 3, p, sizeof *p, g[0],
                                   g[1], (uint32_t)s->batch);
     }
-    if (a_q8 && kmm8_fits(gi, t[1]->dtype, s, p)) return kmm8(ctx, gi, t[1]->dtype, bd, s, p);   /* Q5_K */
+    if (a_q8 && kmm8_fits(gi, t[1]->dtype, s, p)) return kmm8(ctx, gi, t[1]->dtype, bd, s, p);   /* Q5_K, Q5_0 */
     uint32_t g[2] = {0, 0};
     pxl_status st = tiles_grid(ctx, gi, s, g);
     if (st != PXL_OK) return st;

@@ -1,8 +1,9 @@
 // Tiled K-quant products with A rounded to 8 bits (pxl_matmul_options.a_q8,
 // M > 8; host side: src/ops/matmul_quant.c): C = alpha * A' . B^T + beta * C
 // with A' the rounding qa8.wgsl wrote into Q, B [N, K] Q4_K (overrides KQ6,
-// KQ8 and KQ40 false), Q6_K (KQ6), Q8_0 (KQ8) or Q4_0 (KQ40; layouts:
-// PXL_Q4_K, PXL_Q6_K, PXL_Q8_0, PXL_Q4_0 in include/pxl/ops.h). 64 x 64
+// KQ8 and KQ40 false), Q6_K (KQ6), Q8_0 (KQ8), Q4_0 (KQ40) or Q5_0 (KQ40
+// with KQ50; layouts: PXL_Q4_K, PXL_Q6_K, PXL_Q8_0, PXL_Q4_0, PXL_Q5_0 in
+// include/pxl/ops.h). 64 x 64
 // output tiles, 16 x 16 invocations each owning 4 x 4 outputs
 // (tile_4x4.wgsl's store). K advances two 32-value sub-blocks
 // s0, s1 per step through workgroup memory, as 8-bit integers, k-major:
@@ -17,13 +18,15 @@
 //   Q4_0: s0, s1 = two 18-byte blocks (on 2-byte offsets), values 0..15 the
 //         low nibbles of the 16 quant bytes, 16..31 the high ones; a value
 //         d q - 8 d, Q4_K's form with the min term 8 d (K a multiple of 64).
+//   Q5_0: as Q4_0 with 22-byte blocks: bit i of the word at byte 2 (qh)
+//         joins value i's nibble as its bit 4; the min term 16 d.
 //   Ak[w * 16 + m / 4][m % 4]: word w of tile row m (values 4w .. 4w + 3 of
 //     s0 for w < 8, of s1 for w >= 8);
 //   Bk likewise for tile column n, its values as signed bytes;
 //   As4[m] = (d, d * sum q) of row m's blocks s0 and s1;
 //   Bs4[n]: Q4_K (d sc, dmin m) of s0 and s1; Q6_K d sc of the four
-//     16-value halves; Q8_0 (d, 0) and Q4_0 (d, 8 d) of s0 and s1 (Q4_K's
-//     sums).
+//     16-value halves; Q8_0 (d, 0), Q4_0 (d, 8 d) and Q5_0 (d, 16 d) of s0
+//     and s1 (Q4_K's sums).
 // Each invocation sums 16 products of the step's words (dot4I8Packed) per
 // scale exactly in integers, then adds the float terms: Q4_K da (d sc) isum
 // - (da sum qa) (dmin m) per sub-block, Q6_K da (d sc) isum per half.
@@ -36,6 +39,7 @@
 override KQ6: bool = false;
 override KQ8: bool = false;
 override KQ40: bool = false;
+override KQ50: bool = false;   // with KQ40: Q5_0
 override LEGACY: bool = KQ8 || KQ40;   // blocks of 32 values: two a step
 
 #include "qmm_params.wgsl"   // Params
@@ -105,7 +109,7 @@ fn kmm8(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
         if (LEGACY) {
             // blocks 2 st (lc < 2) and 2 st + 1; this invocation's 16 values: half lc % 2 of its block
             // (Q8_0: 16 of its bytes; Q4_0: the low or high nibbles of its 16 quant bytes)
-            let bsz = select(18u, 34u, KQ8);
+            let bsz = select(select(18u, 22u, KQ50), 34u, KQ8);
             let b0 = brow + (2u * st + (lc >> 1u)) * bsz;
             let wa = Q[qa + st * 4u + lc];
             for (var e = 0u; e < 4u; e = e + 1u) {
@@ -113,6 +117,10 @@ fn kmm8(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
                 var w: u32;
                 if (KQ8) {
                     w = word_at(b0 + 2u + 16u * (lc & 1u) + 4u * e);
+                } else if (KQ50) {   // bits 16 (lc % 2) + 4 e .. + 3 of qh, one to bit 4 of each byte
+                    let hb = (word_at(b0 + 2u) >> (16u * (lc & 1u) + 4u * e)) & 15u;
+                    let h4 = (hb & 1u) | ((hb & 2u) << 7u) | ((hb & 4u) << 14u) | ((hb & 8u) << 21u);
+                    w = ((word_at(b0 + 6u + 4u * e) >> (4u * (lc & 1u))) & lo) | (h4 << 4u);
                 } else {
                     w = (word_at(b0 + 2u + 4u * e) >> (4u * (lc & 1u))) & lo;
                 }
@@ -123,7 +131,7 @@ fn kmm8(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             } else if (lc == 1u) {
                 let d0 = unpack2x16float(word_at(brow + 2u * st * bsz)).x;
                 let d1 = unpack2x16float(word_at(brow + (2u * st + 1u) * bsz)).x;
-                let m = select(8.0, 0.0, KQ8);   // Q4_0: d (q - 8) = d q - 8 d
+                let m = select(select(8.0, 16.0, KQ50), 0.0, KQ8);   // Q4_0: d (q - 8) = d q - 8 d; Q5_0: 16 d
                 Bs4[lr] = vec4<f32>(d0, m * d0, d1, m * d1);
             }
         } else if (KQ6) {
