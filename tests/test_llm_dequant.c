@@ -18,7 +18,8 @@
  * gpu_q8=0, not its default). With q8 the quantized model runs with 8-bit
  * activations (pxl_matmul_options.a_q8): on the CPU with cpu_q8=1, before
  * Q8_0 / Q4_0 / Q5_0 weights; on a GPU with gpu_q8=2, before Q4_K and Q6_K
- * weights (the prompt's tiled products, the tokens' one-row Q4_K ones); the f32
+ * weights (the prompt's tiled products, the tokens' one-row Q4_K ones) and
+ * Q8_0, Q4_0, Q5_0 and Q5_K weights in the prompt's tiled products; the f32
  * copy is not rounded. That rounding is not a summation order, so TOL there
  * is the measured distance with a margin (see tests/CMakeLists.txt).
  */
