@@ -252,9 +252,10 @@ typedef struct pxl_matmul_options {
      * Q4_0 and Q5_0 (several times faster) and takes the rounded values
      * through its exact path for the other formats. A GPU rounds for Q4_K
      * with M = 1 (an 8-bit matrix-vector kernel, where its workgroup memory
-     * holds a row of A) and for Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 with M > 8
-     * (tiled integer products; Q5_K where B's offsets are on 16 bytes, Q8_0
-     * and Q4_0 where K is a multiple of 64), and takes A as given elsewhere.
+     * holds a row of A) and for Q4_K, Q5_K, Q6_K, Q8_0, Q4_0 and Q5_0 with
+     * M > 8 (tiled integer products; Q5_K where B's offsets are on 16 bytes,
+     * Q8_0, Q4_0 and Q5_0 where K is a multiple of 64), and takes A as given
+     * elsewhere.
      * 0: A as given. (The LLM runtime sets it on a GPU unless the context's
      * tuning option gpu_q8=0 is given, and on the CPU with cpu_q8=1.) */
     int a_q8;

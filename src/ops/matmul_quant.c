@@ -113,11 +113,12 @@ static pxl_status q_cpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
 #define QMV_UNROLL 4u
 #define QMV_MAX_NCOL 8
 
-/* The formats of wgsl/quant.wgsl's matrix-vector kernels (qmv_xs, qmv; M <=
- * QMV_MAX_NCOL): Q8_0, Q4_0, and Q5_0 (override Q5). Its tiled qmm serves
- * Q8_0 and Q4_0 prompts; Q5_0 prompts go to wgsl/xquant.wgsl (kmm8 with
- * a_q8, else xmm). */
-static int qmv_takes(pxl_dtype dt) { return dt == PXL_Q8_0 || dt == PXL_Q4_0 || dt == PXL_Q5_0; }
+/* Whether wgsl/quant.wgsl takes B of dtype dt with M rows of A: Q8_0 and
+ * Q4_0 at any M (qmv_xs, qmv, qmm), Q5_0 (override Q5) in the
+ * matrix-vector kernels only (M <= QMV_MAX_NCOL; its prompts take xmm). */
+static int quant_takes(pxl_dtype dt, int64_t M) {
+    return dt == PXL_Q8_0 || dt == PXL_Q4_0 || (dt == PXL_Q5_0 && M <= QMV_MAX_NCOL);
+}
 
 typedef struct {
     uint32_t wg, tpr, rows, unroll, ncol;
@@ -221,8 +222,9 @@ static pxl_status tiles_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape
  * invocations per KMV4_ROWS rows of B. Needs B's offset on 16 bytes, which
  * Q4_K and Q5_K rows (144 and 176 bytes a block) keep; else kmv or xmv runs.
  * Q6_K with M = 1 (wgsl/kmv6.wgsl): the same shape over 16-element units,
- * neighbouring invocations on neighbouring words. kmv4q (8-bit A) keeps row groups of KMV4Q_TPR. The tuning options
- * kmv_tpr and kmv_rows override the shape. On an H100 (2026-11-27), row
+ * neighbouring invocations on neighbouring words. kmv4q (8-bit A) keeps
+ * row groups of KMV4Q_TPR. The tuning options kmv_tpr and kmv_rows override
+ * the shape. On an H100 (2026-11-27), row
  * groups of 64 against 32 for kmv4 and kmv6: TinyLlama Q4_K_M decode took
  * 1,645 and 1,648 us of GPU time a token against 1,780 and 1,782 (its rows
  * of 2048 are 64 units: one each), and decode was faster on all five files
@@ -271,11 +273,14 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
     int q8 = dt == PXL_Q4_K && a_q8 && kmv4q_bytes(s->K, wg, rows) <= gi->max_workgroup_storage_size;
     uint32_t tpr = tune->kmv_tpr ? tune->kmv_tpr : q8 ? KMV4Q_TPR : KMV4_TPR;
     if (tpr > wg) tpr = wg;
-    uint64_t per = (uint64_t)(wg / tpr) * (swiglu ? rows / 2 : rows); /* output rows a workgroup */
-    if (!tune->kmv_tpr && ((uint64_t)s->N + per - 1) / per * (uint64_t)s->batch > KMV4_WIDE_GROUPS)
+    uint32_t out = swiglu ? rows / 2 : rows; /* output rows a row group */
+    uint64_t per = (uint64_t)(wg / tpr) * out; /* and a workgroup */
+    if (!tune->kmv_tpr && ((uint64_t)s->N + per - 1) / per * (uint64_t)s->batch > KMV4_WIDE_GROUPS) {
         tpr = KMV4_WIDE_TPR < wg ? KMV4_WIDE_TPR : wg;
+        per = (uint64_t)(wg / tpr) * out;
+    }
     uint32_t g[2] = {0, 0};
-    pxl_status st = rows_grid(ctx, s, (uint64_t)(wg / tpr) * (swiglu ? rows / 2 : rows), g);
+    pxl_status st = rows_grid(ctx, s, per, g);
     if (st != PXL_OK) return st;
     /* the sixth constant: kmv4q's KQ, or kmv4's Q5 */
     pxl_constant k[6] = {{"WG", wg},     {"TPR", tpr},         {"ROWS", rows},
@@ -319,8 +324,9 @@ static int kmm8_fits(const pxl_gpu_info *gi, pxl_dtype dt, const q_shape *s, con
  * 8 where that still makes KMM8W_WIDE tiles, else 4. Measured on an H200
  * (2026-11-27; --tune kmm8=0|4|8, pxl bench ops --only q8a_matmul): Q4_K
  * 512x2048x5632 236 us (tn 8), 259 (4), 385 (kmm8); 512x2048x2048 99, 95,
- * 155; 512x2048x256 99, 63, 110. The tuning option kmm8=0 takes kmm8.wgsl (Q4_K; Q5_K keeps kmm8w), kmm8=4 or
- * 8 sets tn (Q4_K, Q5_K); pxl_tuning keeps them plus one. */
+ * 155; 512x2048x256 99, 63, 110. The tuning option kmm8=0 takes kmm8.wgsl
+ * (Q4_K; Q5_K keeps kmm8w), kmm8=4 or 8 sets tn (Q4_K, Q5_K); pxl_tuning
+ * keeps them plus one. */
 #define KMM8W_WIDE 256u
 static uint32_t kmm8w_tn(const pxl_ctx *ctx, pxl_dtype dt, const q_shape *s, const qmm_params *p) {
     uint32_t t = pxl_ctx_tuning(ctx)->kmm8;
@@ -437,7 +443,6 @@ static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
         return pxl_op_dispatch_ub(ctx, "kquant.wgsl", pxl_wgsl_ops_kquant, "kmv", k, 6, bd, 3, p, sizeof *p, g[0],
                                   g[1], (uint32_t)s->batch);
     }
-    if (a_q8 && kmm8_fits(gi, t[1]->dtype, s, p)) return kmm8(ctx, gi, t[1]->dtype, bd, s, p);
     uint32_t g[2] = {0, 0};
     pxl_status st = tiles_grid(ctx, gi, s, g);
     if (st != PXL_OK) return st;
@@ -446,17 +451,18 @@ static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
                             (uint32_t)s->batch);
 }
 
-/* Q5_0, Q4_1, Q5_1, Q5_K, Q2_K and Q3_K (wgsl/xquant.wgsl): Q5_K with M = 1 on
- * 16-byte offsets in kmv4 (Q5); else xmv for M <= 8, a row group
- * of KMV_TPR invocations per ROWS output columns (8 / M, at most 4; the
- * decoded sub-blocks of the ROWS rows serve all M rows of A), xmm (64 x 64
- * tiles) above. Not tuned. */
+/* Q4_1, Q5_1, Q5_K, Q2_K and Q3_K, and Q5_0 prompts (wgsl/xquant.wgsl;
+ * q_gpu sends the 8-bit tiled products to kmm8 first): Q5_K with M = 1 on
+ * 16-byte offsets in kmv4 (Q5); else xmv for M <= 8, a row group of KMV_TPR
+ * invocations per ROWS output columns (8 / M, at most 4; the decoded
+ * sub-blocks of the ROWS rows serve all M rows of A), xmm (64 x 64 tiles)
+ * above. Not tuned. */
 double pxl_xquant_type(pxl_dtype t) {
     return t == PXL_Q5_0 ? 0 : t == PXL_Q4_1 ? 1 : t == PXL_Q5_1 ? 2 : t == PXL_Q2_K ? 4 : t == PXL_Q3_K ? 5 : 3;
 }
 
 static pxl_status x_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3],
-                        const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p, double norm, int a_q8) {
+                        const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p, double norm) {
     double qt = pxl_xquant_type(t[1]->dtype);
     if (s->M == 1 && kmv46_fits(t[1]->dtype, p)) return kmv46(ctx, gi, t[1]->dtype, bd, s, p, norm, 0, 0);
     if (s->M <= QMV_MAX_NCOL) {
@@ -472,7 +478,6 @@ static pxl_status x_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
         return pxl_op_dispatch_ub(ctx, "xquant.wgsl", pxl_wgsl_ops_xquant, "xmv", k, 6, bd, 3, p, sizeof *p, g[0],
                                   g[1], (uint32_t)s->batch);
     }
-    if (a_q8 && kmm8_fits(gi, t[1]->dtype, s, p)) return kmm8(ctx, gi, t[1]->dtype, bd, s, p);   /* Q5_K, Q5_0 */
     uint32_t g[2] = {0, 0};
     pxl_status st = tiles_grid(ctx, gi, s, g);
     if (st != PXL_OK) return st;
@@ -515,11 +520,11 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
     p.off_b = bd.off[1];
     p.off_c = bd.off[2];
     p.off_n = mv ? bd.off[3] : 0;
-    if (b->dtype == PXL_Q4_K || b->dtype == PXL_Q6_K) return k_gpu(ctx, gi, t, &bd, s, &p, norm, o->a_q8);
-    if (s->M <= QMV_MAX_NCOL ? !qmv_takes(b->dtype) : b->dtype != PXL_Q8_0 && b->dtype != PXL_Q4_0)
-        return x_gpu(ctx, gi, t, &bd, s, &p, norm, o->a_q8);
-    double q4 = b->dtype != PXL_Q8_0, q5 = b->dtype == PXL_Q5_0;
+    /* the tiled products on 8-bit A, for every format kmm8_fits takes */
     if (s->M > QMV_MAX_NCOL && o->a_q8 && kmm8_fits(gi, b->dtype, s, &p)) return kmm8(ctx, gi, b->dtype, &bd, s, &p);
+    if (b->dtype == PXL_Q4_K || b->dtype == PXL_Q6_K) return k_gpu(ctx, gi, t, &bd, s, &p, norm, o->a_q8);
+    if (!quant_takes(b->dtype, s->M)) return x_gpu(ctx, gi, t, &bd, s, &p, norm);
+    double q4 = b->dtype != PXL_Q8_0, q5 = b->dtype == PXL_Q5_0;
     xs_launch xl;
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* qmv_kernel=q: never qmv_xs (tuning only) */
     if (s->M == 1 && !tune->qmv_plain && xs_shape(tune, gi, s->K / PXL_QK, &xl)) {
@@ -608,7 +613,7 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
     uint32_t g[2] = {0, 0};
     const pxl_tuning *tune = pxl_ctx_tuning(ctx);
     if (s.M == 1 && kmv46_fits(w->dtype, &p)) return kmv46(ctx, gi, w->dtype, &bd, &s, &p, norm, 1, o->a_q8);
-    if (!qmv_takes(w->dtype)) {
+    if (!quant_takes(w->dtype, s.M)) {
         int kq = w->dtype == PXL_Q4_K || w->dtype == PXL_Q6_K;
         uint32_t wg = KMV_WG, tpr = kq && tune->kmv_tpr ? tune->kmv_tpr : KMV_TPR;
         while (wg > gi->max_invocations_per_workgroup) wg /= 2;

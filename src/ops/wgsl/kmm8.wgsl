@@ -3,9 +3,8 @@
 // with A' the rounding qa8.wgsl wrote into Q, B [N, K] Q4_K (overrides KQ6,
 // KQ8 and KQ40 false), Q6_K (KQ6), Q8_0 (KQ8), Q4_0 (KQ40) or Q5_0 (KQ40
 // with KQ50; layouts: PXL_Q4_K, PXL_Q6_K, PXL_Q8_0, PXL_Q4_0, PXL_Q5_0 in
-// include/pxl/ops.h). 64 x 64
-// output tiles, 16 x 16 invocations each owning 4 x 4 outputs
-// (tile_4x4.wgsl's store). K advances two 32-value sub-blocks
+// include/pxl/ops.h). 64 x 64 output tiles, 16 x 16 invocations each owning
+// 4 x 4 outputs (tile_4x4.wgsl's store). K advances two 32-value sub-blocks
 // s0, s1 per step through workgroup memory, as 8-bit integers, k-major:
 //   Q4_K: s0 = 2j, s1 = 2j + 1, the low and high nibbles of the same 32
 //         quant bytes; a value (d sc) q - dmin m.
@@ -50,7 +49,7 @@ override LEGACY: bool = KQ8 || KQ40;   // blocks of 32 values: two a step
 @group(0) @binding(3) var<uniform> p: Params;
 
 #include "tile_4x4.wgsl"   // store_c, tile_store
-#include "bytes.wgsl"   // k_scale_min
+#include "bytes.wgsl"   // k_scale_min; bit4_of (Q5_0)
 #include "word_at.wgsl"   // word_at (Q6_K blocks sit on 2-byte offsets)
 
 var<workgroup> Ak: array<vec4<u32>, 256>;
@@ -118,9 +117,8 @@ fn kmm8(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
                 if (KQ8) {
                     w = word_at(b0 + 2u + 16u * (lc & 1u) + 4u * e);
                 } else if (KQ50) {   // bits 16 (lc % 2) + 4 e .. + 3 of qh, one to bit 4 of each byte
-                    let hb = (word_at(b0 + 2u) >> (16u * (lc & 1u) + 4u * e)) & 15u;
-                    let h4 = (hb & 1u) | ((hb & 2u) << 7u) | ((hb & 4u) << 14u) | ((hb & 8u) << 21u);
-                    w = ((word_at(b0 + 6u + 4u * e) >> (4u * (lc & 1u))) & lo) | (h4 << 4u);
+                    let qh = word_at(b0 + 2u) >> (16u * (lc & 1u) + 4u * e);
+                    w = ((word_at(b0 + 6u + 4u * e) >> (4u * (lc & 1u))) & lo) | bit4_of(qh);
                 } else {
                     w = (word_at(b0 + 2u + 4u * e) >> (4u * (lc & 1u))) & lo;
                 }

@@ -98,14 +98,13 @@ fn realign(lo: u32, hi: u32, un: bool) -> u32 {
 // (with two, every Q5_0 op case failed on an H200; llvmpipe and SwiftShader
 // passed).
 fn q5x4(nib: u32, bits: u32) -> vec4<f32> {
-    let hb = (bits & 1u) | ((bits & 2u) << 7u) | ((bits & 4u) << 14u) | ((bits & 8u) << 21u);   // bit k to bit 8 k
-    let m = vec4<u32>(nib | (hb << 4u));
+    let m = vec4<u32>(nib | bit4_of(bits));
     return bitcast<vec4<f32>>(((m >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(255u)) | vec4<u32>(MAGIC)) - 8388624.0;
 }
 // Q5_0: a block's qh from the word w0 holding its scale and the next word w1
 // (un: the block starts on a word, so qh straddles them)
 fn qh_of(w0: u32, w1: u32, un: bool) -> u32 { return select(w1, (w0 >> 16u) | (w1 << 16u), un); }
-#include "bytes.wgsl"   // half_of(w, off): a block's f16 scale d from the word w holding it
+#include "bytes.wgsl"   // half_of(w, off): a block's f16 scale d from the word w holding it; bit4_of (Q5_0)
 
 // The words that hold quarter q of the block at byte `off` of B: the word
 // with the scale, then the two (Q4_0, Q5_0) or three (Q8_0) words from the

@@ -8,8 +8,9 @@
 // one-line loader over its own buffer, e.g.
 //   fn byte_at(o: u32) -> u32 { return byte_of(B[o >> 2u], o); }
 //   fn half_at(o: u32) -> f32 { return half_of(B[o >> 2u], o); }
-// Also bytes4 (four bytes of a word as floats) and k_scale_min (the 6-bit
-// scale and min of a Q4_K / Q5_K sub-block from the three scale words).
+// Also bytes4 (four bytes of a word as floats), k_scale_min (the 6-bit
+// scale and min of a Q4_K / Q5_K sub-block from the three scale words) and
+// bit4_of (Q5_0's fifth bits, one to each byte).
 // Needs nothing from the including module.
 
 // byte o % 4 of the word w (the word holding byte o), as 0 .. 255
@@ -41,4 +42,10 @@ fn k_scale_min(s0: u32, s1: u32, s2: u32, s: u32) -> vec2<u32> {
     let low = vec2<u32>(b0 & 63u, b1 & 63u);
     let high = vec2<u32>((b8 & 15u) | ((b0 >> 6u) << 4u), (b8 >> 4u) | ((b1 >> 6u) << 4u));
     return select(low, high, s >= 4u);
+}
+
+// Bits 0..3 of b as bit 4 of bytes 0..3 (Q5_0: four values' fifth bits, to
+// OR into their nibbles, one a byte)
+fn bit4_of(b: u32) -> u32 {
+    return ((b & 1u) | ((b & 2u) << 7u) | ((b & 4u) << 14u) | ((b & 8u) << 21u)) << 4u;
 }
