@@ -1522,6 +1522,11 @@ static const op_case k_cases[] = {
     NMM(1, 1, 1, 70, 896, PXL_Q8_0, CF_TB, 1, 0, 1e-5f), MM(1, 1, 1, 45, 544, PXL_Q8_0, CF_TB, 1, 0.5f),
     MM(1, 1, 1, 33, 992, PXL_Q4_0, CF_TB, -1, 0), MM(2, 2, 1, 17, 512, PXL_Q4_0, CF_TB, 1, 0),
     MM(1, 1, 1, 19, 608, PXL_Q5_0, CF_TB | CF_SLICE, 1, 0),
+    /* short rows in qmv (K < 1024: a narrower row group, one step): tiny5's K = 64 and the shipped model's 256 */
+    NMM(1, 1, 1, 130, 64, PXL_Q5_0, CF_TB, 1, 0, 1e-5f), NMM(1, 1, 1, 67, 64, PXL_Q8_0, CF_TB, 1, 1, 1e-5f),
+    MM(1, 1, 1, 300, 256, PXL_Q8_0, CF_TB, 1, 0), MM(1, 1, 1, 33, 480, PXL_Q4_0, CF_TB, 1, 0.5f),
+    MM(1, 1, 3, 40, 128, PXL_Q5_0, CF_TB, 1, 0), SWG(1, 172, 64, PXL_Q5_0, CF_PACKED | CF_NORM, 1e-5f),
+    SWG(1, 43, 256, PXL_Q8_0, CF_PACKED | CF_NORM, 1e-5f), SWG(2, 20, 64, PXL_Q4_0, CF_PACKED, 0),
     MM(1, 1, 66, 70, 96, PXL_Q5_0, CF_TB, 1, 0.5f), MM(3, 3, 1, 45, 128, PXL_Q5_0, CF_TB, 1, 0),
     MM(2, 1, 17, 65, 64, PXL_Q5_0, CF_TB, -1, 0.25f), MM(1, 2, 3, 19, 64, PXL_Q5_0, CF_TB, 2, 0),
     MM(1, 1, 1, 9, 64, PXL_Q5_0, CF_TB | CF_VIEW, 1, 0), MM(1, 1, 10, 9, 64, PXL_Q5_0, CF_TB | CF_VIEW, 1, 0),
@@ -1797,6 +1802,8 @@ static const op_case k_cases[] = {
     RKA(1, 4, 2, 64, 12, 7, 10000, 0, PXL_F16, 0), RKA(3, 4, 2, 32, 12, 5, 10000, 0, PXL_F16, CF_PACKED),
     RKA(3, 6, 2, 16, 10, 0, 500000, 0, PXL_F32, 0), RKA(1, 4, 2, 16, 9, 4, 10000, 0, PXL_F16, CF_VIEW),
     RKA(1, 4, 2, 16, 9, 4, 10000, 0, PXL_F32, CF_SLICE | CF_HALVES),
+    /* tiny5's heads (D = 8): more slices than the value phase takes */
+    RKA(1, 8, 4, 8, 300, 290, 10000, 0, PXL_F32, CF_PACKED), RKA(1, 8, 4, 8, 200, 150, 10000, 0, PXL_F16, CF_PACKED),
     RKAF(1, 8, 2, 64, 70, 64, 500000, 0, PXL_F16, CF_PACKED), RKAF(1, 8, 2, 64, 12, 11, 500000, 0.5f, PXL_F32, CF_PACKED | CF_HALVES),
     RKAF(2, 4, 2, 32, 12, 9, 10000, 0, PXL_F32, 0),
     RKA(1, 4, 2, 16, 9, 4, 10000, 0, PXL_F32, CF_BAD), RKA(2, 4, 2, 16, 9, 4, 10000, 0, PXL_F16, CF_BAD),

@@ -114,6 +114,8 @@ typedef struct pxl_ctx_options {
      *   kmv_rows=N               in [1, 8] (used where N * M <= 8; with M = 1
      *                            the rows of kmv4/kmv6/hmv, and kmv_tpr their row group)
      *   kmv_wg=N                 a power of two in [32, 256]: kmv4/kmv6/hmv's workgroup
+     *   rka_wg=N                 a power of two in [32, 256]: pxl_rope_kv_attention's
+     *                            one-dispatch kernel's workgroup (raised to D / 2)
      *   kmm8=0|4|8               the tiled Q4_K / Q5_K product on 8-bit A: 0
      *                            kmm8.wgsl (Q4_K only), 4 or 8 kmm8w.wgsl with
      *                            tiles of 64 x 16N

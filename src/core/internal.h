@@ -31,6 +31,7 @@ typedef struct pxl_tuning {
     uint32_t kmv_tpr;    /* 0: default */
     uint32_t kmv_rows;   /* 0: default */
     uint32_t kmv_wg;     /* 0: default */
+    uint32_t rka_wg;     /* 0: default; else rka_wg=N, rope_kv_attn.wgsl's workgroup */
     uint32_t kmm8_split; /* 0: default; else kmm8_split=N, the most splits of K in kmm8w (1: none) */
     uint32_t kmm8;       /* 0: default; else 1 + kmm8=N (0: kmm8.wgsl, 4 or 8: kmm8w.wgsl's columns per invocation) */
     uint32_t llm_submit; /* 0: default; else 1 + layers per submit of the GPU forward pass (1: one per pass) */

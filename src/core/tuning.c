@@ -101,6 +101,10 @@ static int apply(pxl_tuning *t, const char *key, const char *v, const char **wha
         *what = "a power of two in [32, 256]";
         if (parse_list(v, a, 1) != 1 || !pow2(a[0]) || a[0] < 32 || a[0] > 256) return 1;
         t->kmv_wg = a[0];
+    } else if (!strcmp(key, "rka_wg")) {
+        *what = "a power of two in [32, 256]";
+        if (parse_list(v, a, 1) != 1 || !pow2(a[0]) || a[0] < 32 || a[0] > 256) return 1;
+        t->rka_wg = a[0];
     } else if (!strcmp(key, "kmv_rows")) {
         *what = "a number in [1, 8]";
         if (parse_list(v, a, 1) != 1 || a[0] < 1 || a[0] > 8) return 1;
@@ -188,7 +192,7 @@ pxl_status pxl_tuning_parse(pxl_ctx *ctx, const char *text, pxl_tuning *t) {
         if (apply(t, key, val, &what)) {
             if (!what)
                 return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
-                                "tuning: unknown key '%s' (known: dot, attn, qmv, qmv_xs, kmv_tpr, kmv_rows, kmv_wg, kmm8, kmm8_split, "
+                                "tuning: unknown key '%s' (known: dot, attn, qmv, qmv_xs, kmv_tpr, kmv_rows, kmv_wg, rka_wg, kmm8, kmm8_split, "
                                 "llm_submit, qmv_kernel, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8, gpu_q8, gpu_scopes, llm_ahead, rka, gpu_spin)",
                                 key);
             return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "tuning: bad value '%s' for '%s' (takes %s)", val, key,

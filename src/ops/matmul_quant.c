@@ -106,7 +106,15 @@ static pxl_status q_cpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
  * (a workgroup computes WG / TPR * ROWS rows of C), UNROLL blocks per
  * invocation whose loads are issued together. The tuning option qmv=wg,tpr,rows,unroll
  * overrides it, for tuning benchmarks only. M in 2..8 (NCOL = M) uses
- * fewer rows and a shorter unroll (its registers hold NCOL sums per row). */
+ * fewer rows and a shorter unroll (its registers hold NCOL sums per row).
+ * Rows of fewer than TPR / 4 * UNROLL blocks (K < 1024) take a row group
+ * just wide enough for them (TPR the power of two >= 4 nb, at least 4),
+ * the unroll that covers the row in one step, and eight row groups a
+ * workgroup: the idle lanes and the longer reduction of the full shape
+ * cost more than the row's own loads there. On an H100, tiny5 (K = 64:
+ * nb = 2, so WG 64, TPR 8, UNROLL 1) decoded 4,433 and 4,603 tok/s against
+ * 3,486 and 3,575 with the full shape (bench/llm_tune_ab.sh's style, one
+ * call, `--tune qmv=64,8,2,1`). */
 #define QMV_WG 256u
 #define QMV_TPR 32u
 #define QMV_ROWS 2u
@@ -126,8 +134,16 @@ typedef struct {
 
 /* The context's tuning option qmv=wg,tpr,rows,unroll overrides the defaults
  * (range-checked when the context was created). */
-static qmv_launch qmv_shape(const pxl_tuning *t, const pxl_gpu_info *gi, uint32_t ncol) {
+static qmv_launch qmv_shape(const pxl_tuning *t, const pxl_gpu_info *gi, uint32_t ncol, int64_t nb) {
     qmv_launch l = {QMV_WG, QMV_TPR, ncol > 1 ? 1u : QMV_ROWS, ncol > 1 ? 2u : QMV_UNROLL, ncol};
+    if (nb > 0 && (uint64_t)nb * 4 < (uint64_t)l.tpr * l.unroll) { /* short rows */
+        uint32_t tpr = 4;
+        while (tpr < QMV_TPR && tpr < 4 * (uint64_t)nb) tpr *= 2;
+        uint32_t unroll = (uint32_t)((4 * (uint64_t)nb + tpr - 1) / tpr);
+        l.tpr = tpr;
+        l.unroll = unroll < l.unroll ? unroll : l.unroll;
+        l.wg = 8 * tpr < QMV_WG ? 8 * tpr : QMV_WG;
+    }
     if (t->qmv_n == 4) {
         l.wg = t->qmv[0];
         l.tpr = t->qmv[1];
@@ -538,7 +554,7 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
                                   g[1], (uint32_t)s->batch);
     }
     if (s->M <= QMV_MAX_NCOL) {
-        qmv_launch l = qmv_shape(tune, gi, (uint32_t)s->M);
+        qmv_launch l = qmv_shape(tune, gi, (uint32_t)s->M, s->K / PXL_QK);
         uint32_t g[2] = {0, 0};
         pxl_status st = rows_grid(ctx, s, (uint64_t)(l.wg / l.tpr) * l.rows, g);
         if (st != PXL_OK) return st;
@@ -634,7 +650,7 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
         return pxl_op_dispatch_ub(ctx, "xquant.wgsl", pxl_wgsl_ops_xquant, "xmv", k, 7, &bd, 3, &p, sizeof p, g[0],
                                   g[1], (uint32_t)s.batch);
     }
-    qmv_launch l = qmv_shape(tune, gi, (uint32_t)s.M);
+    qmv_launch l = qmv_shape(tune, gi, (uint32_t)s.M, s.K / PXL_QK);
     uint32_t R = l.rows;
     while (R > 1 && (2 * R * l.unroll > 16 || 2 * R * l.ncol > 32)) R /= 2;
     while (l.wg > 4 && (uint64_t)l.wg * 2 * R * l.ncol * 4 > gi->max_workgroup_storage_size) l.wg /= 2;

@@ -35,6 +35,7 @@ override K16: bool = false;  // the caches are f16 (else f32)
 const DMAX: u32 = 256u;      // the largest D
 const KMAX: u32 = 1024u;     // the most keys
 const CV: u32 = 4u;          // 16-byte words of a key row per invocation in the score phase
+const SLICES: u32 = 32u;     // the most slices of the keys in the value phase
 const NEG: f32 = -3.0e38;    // "no score yet" (attention.wgsl)
 
 struct Params {
@@ -245,8 +246,9 @@ fn body(li: u32, h: u32) {
         l = l + e;
     }
     let L = wg_reduce(li, l, false);   // its barriers also publish sc
-    // 3. values: invocation (slice, word column c), four rows at a time
-    let slices = WG / vpr;
+    // 3. values: invocation (slice, word column c), four rows at a time; at
+    // most SLICES slices, whose sums the first vpr invocations add serially
+    let slices = min(WG / vpr, SLICES);
     let slice = li / vpr;
     let c = li % vpr;
     var a0 = vec4<f32>(0.0);
