@@ -368,6 +368,7 @@ static pxl_status alloc_state(pxl_llm *m) {
     if (s == PXL_OK) s = make(m, PXL_F32, 2, B, F, 0, &m->up);
     if (s == PXL_OK) s = make(m, PXL_F32, 2, 1, I->n_vocab, 0, &m->logits1);
     if (s == PXL_OK && pxl_ctx_backend(m->ctx) == PXL_BACKEND_GPU) s = make(m, PXL_F32, 2, 1, Dq + 2 * Dkv, 0, &m->qkv1);
+    if (s == PXL_OK && m->qkv1) s = pxl_buffer_create_readback(m->ctx, (size_t)I->n_vocab * sizeof(float), &m->logits_rb);
     for (int64_t l = 0; l < I->n_layer && s == PXL_OK; l++) {
         s = make(m, I->kv_type, 3, I->n_ctx, I->n_head_kv, D, &m->layers[l].cache_k);
         if (s == PXL_OK) s = make(m, I->kv_type, 3, I->n_ctx, I->n_head_kv, D, &m->layers[l].cache_v);
@@ -453,6 +454,7 @@ void pxl_llm_free(pxl_llm *m) {
     pxl_tensor *ts[] = {m->tok_embd, m->output_norm, m->output, m->rope_freqs, m->ids, m->x, m->h, m->q, m->k,
                         m->v, m->att, m->gate, m->up, m->logits1, m->logits_all, m->qkv1};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) pxl_tensor_free(ts[i]);
+    pxl_buffer_free(m->logits_rb);
     if (m->layers) {
         for (int64_t l = 0; l < m->info.n_layer; l++) {
             pxl_llm_layer *L = &m->layers[l];
@@ -744,6 +746,18 @@ static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t
 static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t P, int64_t T, float *logits, int all_logits,
                           int ahead);
 
+/* The last pass's one row of logits into logits (V floats). On a GPU the
+ * pass itself copied them into m->logits_rb, so reading them is one map of
+ * that buffer once the pass has run (a download would submit a copy of its
+ * own after the pass, and wait for that); the stream's work is submitted
+ * first where it was not. */
+static pxl_status read_logits1(pxl_llm *m, float *logits) {
+    size_t bytes = (size_t)m->info.n_vocab * sizeof(float);
+    if (!m->logits_rb) return pxl_tensor_read(m->ctx, m->logits1, logits, bytes);
+    pxl_status s = pxl_gpu_flush(m->ctx, 0, NULL);
+    return s == PXL_OK ? pxl_buffer_read_back(m->ctx, m->logits_rb, 0, logits, bytes) : s;
+}
+
 /* The token ids of a pass into m->ids (a queue write on a GPU: it lands
  * before work submitted after it, such as a pass recorded ahead). */
 static pxl_status write_ids(pxl_llm *m, const int32_t *tok, int64_t T) {
@@ -956,10 +970,16 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t P, int64_t T, 
                 if (s == PXL_OK)
                     s = pxl_recorder_copy(rec, pxl_tensor_buffer(m->gen_next), pxl_tensor_offset(m->gen_next),
                                           m->gen_rb, 0, sizeof(int32_t));
+            } else if (s == PXL_OK && m->logits_rb) { /* the logits' copy for the host, in the same pass */
+                pxl_recorder *rec;
+                s = pxl_gpu_stream(ctx, &rec);
+                if (s == PXL_OK)
+                    s = pxl_recorder_copy(rec, pxl_tensor_buffer(m->logits1), pxl_tensor_offset(m->logits1),
+                                          m->logits_rb, 0, (size_t)V * sizeof(float));
             }
             /* the next token's pass is recorded while the GPU runs this one */
             if (s == PXL_OK && one && !ahead) s = record_ahead(m, P + 1);
-            if (s == PXL_OK && !ahead) s = pxl_tensor_read(ctx, m->logits1, logits, (size_t)V * sizeof(float));
+            if (s == PXL_OK && !ahead) s = read_logits1(m, logits);
         }
     }
     views_free(&v);
@@ -988,8 +1008,7 @@ pxl_status pxl_llm_eval(pxl_llm *m, const int32_t *ids, size_t n, float *logits,
         s = write_ids(m, ids, 1);
         s = ahead_submit(m, s);
         if (s == PXL_OK) s = record_ahead(m, start + 1);
-        if (s == PXL_OK && logits)
-            s = pxl_tensor_read(m->ctx, m->logits1, logits, (size_t)I->n_vocab * sizeof(float));
+        if (s == PXL_OK && logits) s = read_logits1(m, logits);
         if (s == PXL_OK) {
             m->n_past = start + 1;
             return PXL_OK;
