@@ -107,14 +107,15 @@ static pxl_status q_cpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
  * invocation whose loads are issued together. The tuning option qmv=wg,tpr,rows,unroll
  * overrides it, for tuning benchmarks only. M in 2..8 (NCOL = M) uses
  * fewer rows and a shorter unroll (its registers hold NCOL sums per row).
- * Rows of fewer than TPR / 4 * UNROLL blocks (K < 1024) take a row group
- * just wide enough for them (TPR the power of two >= 4 nb, at least 4),
- * the unroll that covers the row in one step, and eight row groups a
- * workgroup: the idle lanes and the longer reduction of the full shape
- * cost more than the row's own loads there. On an H100, tiny5 (K = 64:
- * nb = 2, so WG 64, TPR 8, UNROLL 1) decoded 4,433 and 4,603 tok/s against
- * 3,486 and 3,575 with the full shape (bench/llm_tune_ab.sh's style, one
- * call, `--tune qmv=64,8,2,1`). */
+ * Rows of fewer than TPR / 4 * UNROLL blocks (K < 1024 with one row of A,
+ * K < 512 with more) take a row group just wide enough for them (TPR the
+ * power of two >= 4 nb, at least 4), the unroll that covers the row in one
+ * step, and eight row groups a workgroup: the idle lanes and the longer
+ * reduction of the full shape cost more than the row's own loads there. On
+ * an H100, tiny5 (K = 64: nb = 2, so WG 64, TPR 8, UNROLL 1) decoded 4,433
+ * and 4,603 tok/s against 3,486 and 3,575 with the full shape, in one call
+ * (`pxl bench llm --pp 0 --tg 128 --tune qmv=64,8,2,1`; docs/BENCHMARKS.md,
+ * "Short rows in the one-row products"). */
 #define QMV_WG 256u
 #define QMV_TPR 32u
 #define QMV_ROWS 2u
