@@ -11,10 +11,12 @@
  * multiplies it with the chunk of all its A rows, 2 A rows x 4 B rows at a
  * time, so a decoded block serves every row of A. With one row of A
  * (decoding a token) and AVX2, gemv_avx instead multiplies each B row as it
- * decodes it, 4 rows side by side, with the same sums.
+ * decodes it, 4 rows side by side: the same lanes and folds, but Q8_0, Q4_0
+ * and Q5_0 multiply each block's 8-lane sums by its scale once (see there),
+ * so their roundings differ from the tiled path's.
  *
- * Order of the sums (the same for any number of threads, tile shape or
- * kernel variant): per output and chunk, 8 f32 lanes (lane l takes the
+ * Order of the sums (the same for any number of threads or tile shape,
+ * gemv_avx's block scales aside): per output and chunk, 8 f32 lanes (lane l takes the
  * elements k = l mod 8, in order), folded as ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)),
  * then the tail of a chunk that is not a multiple of 8 in order; the chunk
  * sums are added in double. On x86-64 with AVX2, FMA and F16C (checked at
