@@ -713,7 +713,6 @@ static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t
     pxl_status s = PXL_OK;
     if (L->wqkv) {
         s = matmul_t_norm(m, x, L->attn_norm, L->wqkv, t->qkv);
-        if (s == PXL_OK && L->bqkv) s = pxl_add(ctx, t->qkv, L->bqkv, t->qkv);
     } else {
         if (L->wqk) {
             s = matmul_t_norm(m, x, L->attn_norm, L->wqk, t->qk);
@@ -722,12 +721,14 @@ static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t
             if (s == PXL_OK) s = matmul_t_norm(m, x, L->attn_norm, L->wk, t->k);
         }
         if (s == PXL_OK) s = matmul_t_norm(m, x, L->attn_norm, L->wv, t->v);
-        if (s == PXL_OK && L->bqkv) s = pxl_add(ctx, t->qkv, L->bqkv, t->qkv);
-        else {
-            if (s == PXL_OK && L->bq) s = pxl_add(ctx, t->q, L->bq, t->q);
-            if (s == PXL_OK && L->bk) s = pxl_add(ctx, t->k, L->bk, t->k);
-            if (s == PXL_OK && L->bv) s = pxl_add(ctx, t->v, L->bv, t->v);
-        }
+    }
+    /* the biases, whatever made q, k and v: one add of the fused row, else each of its own */
+    if (L->bqkv) {
+        if (s == PXL_OK) s = pxl_add(ctx, t->qkv, L->bqkv, t->qkv);
+    } else {
+        if (s == PXL_OK && L->bq) s = pxl_add(ctx, t->q, L->bq, t->q);
+        if (s == PXL_OK && L->bk) s = pxl_add(ctx, t->k, L->bk, t->k);
+        if (s == PXL_OK && L->bv) s = pxl_add(ctx, t->v, L->bv, t->v);
     }
     /* RoPE, the cache rows and attention: one dispatch at contexts up to 1024 */
     if (s == PXL_OK) s = pxl_rope_kv_attention(ctx, t->q3, t->k3, t->v, L->cache_k, L->cache_v, P, ro, att3, scale);

@@ -704,7 +704,8 @@ static pxl_status rka_gpu(pxl_ctx *ctx, const char *op, pxl_tensor *q, const pxl
     }
     p.fs = o->fs;
     p.scale2 = scale * 1.4426950408889634f;
-    uint32_t wg = pxl_ctx_tuning(ctx)->rka_wg ? pxl_ctx_tuning(ctx)->rka_wg : RKA_WG;
+    uint32_t wg = pxl_ctx_tuning(ctx)->rka_wg;
+    if (!wg) wg = RKA_WG;
     while (wg < (uint32_t)D / 2) wg *= 2; /* an invocation for each pair */
     pxl_constant c[2] = {{"WG", wg}, {"K16", ck->dtype == PXL_F16}};
     pxl_kernel *kern;
