@@ -457,6 +457,8 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         {"q8_0_q8a_matmul_512x2048x5632", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv8_run, {0}, {pp_, tf_, tl_, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_0_matmul_512x2048x5632", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv_run, {0}, {pp_, tf_, tl_, PXL_Q4_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_0_q8a_matmul_512x2048x5632", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv8_run, {0}, {pp_, tf_, tl_, PXL_Q4_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        /* Qwen2.5-0.5B's gate / up in a prefill: Q5_0 in its Q4_K_M file (896 is not a multiple of 256) */
+        {"q5_0_q8a_matmul_512x896x4864", "GFLOP/s", 2.0 * fp * 896.0 * (small ? 2048.0 : 4864.0), qmv_setup, qmv8_run, {0}, {pp_, small ? 2048 : 4864, 896, PXL_Q5_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"attention_decode_32x8x128_ctx4096", "us", 0, attn_setup, attn_run, {0}, {32, 8, 128, ctxlen}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         /* TinyLlama's decode shape: 32 query heads, 4 KV heads of 64 */
         {"rope_kv_decode_32x4x64_f16", "us", 0, ropekv_setup, ropekv_run, {0}, {32, 4, 64}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},

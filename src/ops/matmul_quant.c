@@ -337,12 +337,13 @@ static int kmm8_fits(const pxl_gpu_info *gi, pxl_dtype dt, const q_shape *s, con
 
 /* kmm8w.wgsl's columns per invocation (its tiles are 64 x 16 tn), or 0 for
  * kmm8.wgsl. Q6_K: kmm8w6, tn 4. Q4_K whose views start on 16 bytes (rows
- * do: 144 bytes a block), and Q5_K (kmm8_fits asks for 16 bytes): kmm8w, tn
- * 8 where that still makes KMM8W_WIDE tiles, else 4. Measured on an H200
+ * do: 144 bytes a block), Q5_K (kmm8_fits asks for 16 bytes), and Q8_0, Q4_0
+ * and Q5_0 (override QB; kmm8_fits asks for 2 bytes and K % 64 == 0): kmm8w,
+ * tn 8 where that still makes KMM8W_WIDE tiles, else 4. Measured on an H200
  * (2026-11-27; --tune kmm8=0|4|8, pxl bench ops --only q8a_matmul): Q4_K
  * 512x2048x5632 236 us (tn 8), 259 (4), 385 (kmm8); 512x2048x2048 99, 95,
  * 155; 512x2048x256 99, 63, 110. The tuning option kmm8=0 takes kmm8.wgsl
- * (Q4_K; Q5_K keeps kmm8w), kmm8=4 or 8 sets tn (Q4_K, Q5_K); pxl_tuning
+ * (all but Q5_K, which keeps kmm8w), kmm8=4 or 8 sets tn (kmm8w); pxl_tuning
  * keeps them plus one. */
 #define KMM8W_WIDE 256u
 static uint32_t kmm8w_tn(const pxl_ctx *ctx, pxl_dtype dt, const q_shape *s, const qmm_params *p) {
@@ -350,7 +351,8 @@ static uint32_t kmm8w_tn(const pxl_ctx *ctx, pxl_dtype dt, const q_shape *s, con
     if (t == 1 && dt != PXL_Q5_K) return 0;
     if (t == 1) t = 0;
     if (dt == PXL_Q6_K) return 4;
-    if ((dt != PXL_Q4_K && dt != PXL_Q5_K) || p->off_b % 16u || p->stride_b % 16u) return 0;
+    int legacy = dt == PXL_Q8_0 || dt == PXL_Q4_0 || dt == PXL_Q5_0; /* kmm8_fits: on 2 bytes, K % 64 == 0 */
+    if (!legacy && ((dt != PXL_Q4_K && dt != PXL_Q5_K) || p->off_b % 16u || p->stride_b % 16u)) return 0;
     if (t) return t - 1;
     uint64_t wide = ((uint64_t)s->N + 127) / 128 * (((uint64_t)s->M + 63) / 64) * (uint64_t)s->batch;
     return wide >= KMM8W_WIDE ? 8u : 4u;
@@ -411,7 +413,7 @@ static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const
     }
     /* kmm8w, kmm8w6: 64 x 16 tn tiles, K split where they are few */
     uint64_t gx = ((uint64_t)s->N + 16u * tn - 1) / (16u * tn);
-    uint32_t split = kmm8w_split(ctx, gx * (uint64_t)g[1] * (uint64_t)s->batch, (uint64_t)s->K / 256 * 4);
+    uint32_t split = kmm8w_split(ctx, gx * (uint64_t)g[1] * (uint64_t)s->batch, (uint64_t)s->K / 64);
     uint64_t part = (uint64_t)split * (uint64_t)s->batch * (uint64_t)s->M * (uint64_t)s->N * 4u;
     if (split > 1 && (part > gi->max_storage_binding_size || gx * split > gi->max_workgroups_per_dimension)) split = 1;
     pxl_buffer *pbuf = NULL;
@@ -419,9 +421,10 @@ static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const
         if ((st = pxl_recorder_scratch(rec, (size_t)part, &pbuf)) != PXL_OK) return st;
         mb[2] = (pxl_binding){2, pbuf, 0, (size_t)(part + 15) / 16 * 16};
     }
-    pxl_constant c[3] = {{"TN", tn}, {"SPLITK", split}, {"Q5", dt == PXL_Q5_K}};
+    uint32_t qblk = dt == PXL_Q8_0 ? 34u : dt == PXL_Q4_0 ? 18u : dt == PXL_Q5_0 ? 22u : 0u;
+    pxl_constant c[4] = {{"TN", tn}, {"SPLITK", split}, {"Q5", dt == PXL_Q5_K}, {"QB", qblk}};
     if ((st = pxl_kernel_get_static(ctx, "kmm8w.wgsl", pxl_wgsl_ops_kmm8w, dt == PXL_Q6_K ? "kmm8w6" : "kmm8w", c,
-                                    dt == PXL_Q6_K ? 2 : 3, &k)) != PXL_OK)
+                                    dt == PXL_Q6_K ? 2 : 4, &k)) != PXL_OK)
         return st;
     pxl_dispatch d2 = {k, mb, 3, &p8, sizeof p8, 3, {(uint32_t)(gx * split), g[1], (uint32_t)s->batch}};
     if ((st = pxl_recorder_dispatch(rec, &d2)) != PXL_OK || split == 1) return st;

@@ -9,7 +9,15 @@
 //     word's fifth bits from the block's qh word of the same half (bit 2j for
 //     the low nibbles, 2j + 1 for the high: kmv4.wgsl), values 0 .. 31;
 //   kmm8w6: Q6_K (PXL_Q6_K; blocks on 2-byte offsets, read a word at a time),
-//     tiles of 64 x 64 (TN = 4); per 16 values da (d sc) isum.
+//     tiles of 64 x 64 (TN = 4); per 16 values da (d sc) isum;
+//   kmm8w with the override QB (block bytes): the 32-value formats, K a
+//     multiple of 64, blocks on 2-byte offsets: Q8_0 (QB = 34: the 32 signed
+//     bytes as they are), Q4_0 (18: the low nibbles of the 16 quant bytes are
+//     values 0..15, the high ones 16..31) and Q5_0 (22: as Q4_0 with bit i of
+//     the word at byte 2 (qh) as value i's bit 4). A step takes blocks 2 st
+//     and 2 st + 1 in place of sub-blocks 2j and 2j + 1, with Bsw[n] = (d, m
+//     d) of each: Q4_K's form with the min term m = 0 (Q8_0), 8 (Q4_0) or 16
+//     (Q5_0), as kmm8.wgsl's KQ8 / KQ40 / KQ50.
 // The same sums as kmm8.wgsl, in the same order.
 //
 // Tiles of 64 x 16 TN outputs, 16 x 16 invocations each owning 4 rows
@@ -36,7 +44,8 @@
 // buffer bound as C (scratch), and kmm8_sum adds the splits up into C.
 //
 // Params (qmm_params): as kmm8.wgsl; off_b and stride_b in bytes, multiples
-// of 16 here; off_a: where Q's scales start, in vec4s; stride_a: Q's rows
+// of 16 for kmm8w's K-quants, of 2 for kmm8w6 and the 32-value formats (QB);
+// nb: B's blocks a row; off_a: where Q's scales start, in vec4s; stride_a: Q's rows
 // between batches (M, or 0 when A is shared). kmm8_sum: M, N, alpha, beta,
 // off_c and stride_c as the product's; nb = SPLITK; stride_a = the batches.
 
@@ -47,7 +56,7 @@
 @group(0) @binding(2) var<storage, read_write> C: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
 
-#include "bytes.wgsl"   // k_scale_min
+#include "bytes.wgsl"   // k_scale_min; bit4_of (Q5_0)
 
 // word i of B, and the word at even byte offset o (Q6_K blocks sit on 2-byte
 // offsets; both words are read and one selected, as common/word_at.wgsl)
@@ -62,6 +71,7 @@ fn bword_at(o: u32) -> u32 {
 override TN: u32 = 8u;       // output columns per invocation: 4 or 8 (tiles of 64 x 64 or 64 x 128)
 override SPLITK: u32 = 1u;   // splits of K (see above)
 override Q5: bool = false;   // kmm8w: Q5_K weights (see above)
+override QB: u32 = 0u;       // kmm8w: Q8_0 (34), Q4_0 (18) or Q5_0 (22) weights, by block bytes (0: K-quants; see above)
 
 const RS: u32 = 5u;      // vec4s per tile row in workgroup memory: the step's 64 values and one of padding
 const BNMAX: u32 = 128u;
@@ -81,8 +91,25 @@ struct Stage {
 
 struct Bases {
     a: u32,          // vec4 index of this invocation's row of A's values
-    b: u32,          // vec4 index of its B quant row
-    s: u32,          // vec4 index of its A scale row or B row (header)
+    b: u32,          // vec4 index of its B quant row (QB != 0: its first byte)
+    s: u32,          // vec4 index of its A scale row or B row (header; QB != 0: a B row's first byte)
+}
+
+// QB != 0: the block's words from even byte offset o on (o % 4 == 2: each
+// from two words, both read and one selected, as bword_at): 8 for Q8_0 (its
+// quants), 5 for Q5_0 (qh, then the quants), 4 for Q4_0.
+fn legacy_words(o: u32) -> array<u32, 8> {
+    let nw = select(select(4u, 5u, QB == 22u), 8u, QB == 34u);
+    let i = o >> 2u;
+    let odd = (o & 2u) != 0u;
+    var w: array<u32, 8>;
+    var lo = bword(i);
+    for (var k = 0u; k < nw; k = k + 1u) {
+        let hi = bword(i + k + 1u);
+        w[k] = select(lo, (lo >> 16u) | (hi << 16u), odd);
+        lo = hi;
+    }
+    return w;
 }
 
 fn stage_load(bs: Bases, lid: u32, st: u32, bn: u32) -> Stage {
@@ -91,6 +118,25 @@ fn stage_load(bs: Bases, lid: u32, st: u32, bn: u32) -> Stage {
     let j = st & 3u;
     let bw = select(9u, 11u, Q5);   // the block's words
     g.a = Q[bs.a + st * 4u + (lid & 3u)];
+    if (QB != 0u) {   // blocks 2 st and 2 st + 1: this invocation's is 2 st + lid % 2
+        if (lid < 2u * bn) {
+            let w = legacy_words(bs.b + (2u * st + (lid & 1u)) * QB + 2u);
+            if (QB == 22u) {
+                g.b = vec4<u32>(w[1], w[2], w[3], w[4]);
+                g.h = vec4<u32>(w[0], 0u, 0u, 0u);
+            } else {
+                g.b = vec4<u32>(w[0], w[1], w[2], w[3]);
+                g.h = vec4<u32>(w[4], w[5], w[6], w[7]);
+            }
+        }
+        if (lid < 64u) {
+            g.s = Q[bs.s + st];
+        } else if (lid < 64u + bn) {   // the two blocks' d (the low half of each word)
+            let o = bs.s + 2u * st * QB;
+            g.s = vec4<u32>(bword_at(o), bword_at(o + QB), 0u, 0u);
+        }
+        return g;
+    }
     if (lid < 2u * bn) {
         g.b = B[bs.b + blk * bw + select(1u, 3u, Q5) + 2u * j + (lid & 1u)];
         if (Q5) { g.h = B[bs.b + blk * bw + 1u + (lid & 1u)]; }
@@ -106,6 +152,34 @@ fn stage_load(bs: Bases, lid: u32, st: u32, bn: u32) -> Stage {
 fn stage_store(g: Stage, lid: u32, st: u32, bn: u32) {
     let lo = 0x0f0f0f0fu;
     Aw[(lid >> 2u) * RS + (lid & 3u)] = g.a;
+    if (QB != 0u) {   // the block's 32 values as words v = 2 (lid % 2), + 1 of the step
+        if (lid < 2u * bn) {
+            let r = (lid >> 1u) * RS + 2u * (lid & 1u);
+            if (QB == 34u) {
+                Bw[r] = g.b;
+                Bw[r + 1u] = g.h;
+            } else {
+                var b0 = g.b & vec4<u32>(lo);                  // values 0..15
+                var b1 = (g.b >> vec4<u32>(4u)) & vec4<u32>(lo);   // 16..31
+                if (QB == 22u) {
+                    let qh = g.h.x;
+                    b0 = b0 | vec4<u32>(bit4_of(qh), bit4_of(qh >> 4u), bit4_of(qh >> 8u), bit4_of(qh >> 12u));
+                    b1 = b1 | vec4<u32>(bit4_of(qh >> 16u), bit4_of(qh >> 20u), bit4_of(qh >> 24u), bit4_of(qh >> 28u));
+                }
+                Bw[r] = b0;
+                Bw[r + 1u] = b1;
+            }
+        }
+        if (lid < 64u) {
+            Asw[lid] = bitcast<vec4<f32>>(g.s);
+        } else if (lid < 64u + bn) {
+            let m = select(select(8.0, 16.0, QB == 22u), 0.0, QB == 34u);
+            let d0 = unpack2x16float(g.s.x).x;
+            let d1 = unpack2x16float(g.s.y).x;
+            Bsw[lid - 64u] = vec4<f32>(d0, m * d0, d1, m * d1);
+        }
+        return;
+    }
     if (lid < 2u * bn) {
         let r = (lid >> 1u) * RS + (lid & 1u);
         var b0 = g.b & vec4<u32>(lo);
@@ -150,7 +224,7 @@ fn put(idx: u32, v: f32) {
     }
 }
 fn split_steps(split: u32) -> vec2<u32> {
-    let steps = p.nb * 4u;
+    let steps = select(p.nb * 4u, p.nb / 2u, QB != 0u);   // of 64 values
     let per = (steps + SPLITK - 1u) / SPLITK;
     return vec2<u32>(min(split * per, steps), min(split * per + per, steps));
 }
@@ -170,11 +244,12 @@ fn kmm8w(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) w
     var bs: Bases;
     bs.a = (wid.z * p.stride_a + min(m0 + (lid >> 2u), p.M - 1u)) * k16;
     let bz = p.off_b + wid.z * p.stride_b;
-    bs.b = (bz + min(n0 + (lid >> 1u), p.N - 1u) * p.row_bytes) >> 4u;
+    let sh = select(4u, 0u, QB != 0u);   // B's bases in 16-byte words, or in bytes (QB)
+    bs.b = (bz + min(n0 + (lid >> 1u), p.N - 1u) * p.row_bytes) >> sh;
     if (lid < 64u) {
         bs.s = p.off_a + (wid.z * p.stride_a + min(m0 + lid, p.M - 1u)) * (p.K / 64u);
     } else {
-        bs.s = (bz + min(n0 + lid - 64u, p.N - 1u) * p.row_bytes) >> 4u;
+        bs.s = (bz + min(n0 + lid - 64u, p.N - 1u) * p.row_bytes) >> sh;
     }
 
     var acc: array<vec4<f32>, 8>;   // acc[2 i + j / 4][j % 4]: row 4 ty + i, column tx + 16 j
