@@ -116,8 +116,8 @@ typedef struct pxl_ctx_options {
      *   kmv_wg=N                 a power of two in [32, 256]: kmv4/kmv6/hmv's workgroup
      *   rka_wg=N                 a power of two in [32, 256]: pxl_rope_kv_attention's
      *                            one-dispatch kernel's workgroup (raised to D / 2)
-     *   kmm8=0|4|8               the tiled Q4_K / Q5_K product on 8-bit A: 0
-     *                            kmm8.wgsl (Q4_K only), 4 or 8 kmm8w.wgsl with
+     *   kmm8=0|4|8               the tiled products on 8-bit A: 0 kmm8.wgsl
+     *                            (every format but Q5_K), 4 or 8 kmm8w.wgsl with
      *                            tiles of 64 x 16N
      *   kmm8_split=N             1, 2, 4 or 8: the most splits of K in kmm8w.wgsl
      *                            (products with few tiles; 1: none)
@@ -150,6 +150,10 @@ typedef struct pxl_ctx_options {
      *   gpu_spin=0|1             0: waits on the GPU block in the driver at once;
      *                            1 (the default): they poll it first, yielding the
      *                            core between polls, for up to 5 ms
+     *   mv_sg=0|1                0: the one-row products kmv4, kmv6 and hmv sum their
+     *                            row groups in workgroup memory alone; 1 (the
+     *                            default): subgroup shuffles first, on a device with
+     *                            subgroups of one fixed size
      * Not copied: only read during pxl_ctx_create.
      */
     const char *tuning;

@@ -51,6 +51,8 @@ typedef struct pxl_tuning {
     int llm_ahead_off;   /* llm_ahead=0: the GGUF runtime records no token ahead on a GPU */
     int gpu_spin_off;    /* gpu_spin=0: waits on the GPU block at once (by default they poll up to 5 ms first) */
     int rka_off;         /* rka=0: pxl_rope_kv_attention is always pxl_rope_kv, then pxl_attention */
+    int mv_sg_off;       /* mv_sg=0: kmv4/kmv6/hmv reduce in workgroup memory alone, never by subgroup
+                          * shuffles (pxl_mv_sgw) */
 } pxl_tuning;
 
 struct pxl_ctx {

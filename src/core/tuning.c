@@ -46,6 +46,7 @@ static const struct {
     {"llm_ahead", offsetof(pxl_tuning, llm_ahead_off), '0'},
     {"rka", offsetof(pxl_tuning, rka_off), '0'},
     {"gpu_spin", offsetof(pxl_tuning, gpu_spin_off), '0'},
+    {"mv_sg", offsetof(pxl_tuning, mv_sg_off), '0'},
 };
 
 /* One key=value item; 0 if the key is known and the value good, else 1
@@ -193,7 +194,8 @@ pxl_status pxl_tuning_parse(pxl_ctx *ctx, const char *text, pxl_tuning *t) {
             if (!what)
                 return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
                                 "tuning: unknown key '%s' (known: dot, attn, qmv, qmv_xs, kmv_tpr, kmv_rows, kmv_wg, rka_wg, kmm8, kmm8_split, "
-                                "llm_submit, qmv_kernel, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8, gpu_q8, gpu_scopes, llm_ahead, rka, gpu_spin)",
+                                "llm_submit, qmv_kernel, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8, gpu_q8, gpu_scopes, llm_ahead, rka, gpu_spin, "
+                                "mv_sg)",
                                 key);
             return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "tuning: bad value '%s' for '%s' (takes %s)", val, key,
                             what);

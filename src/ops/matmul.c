@@ -28,10 +28,19 @@ typedef struct {
  * (with swiglu: HMV_ROWS / 2 gate and as many up rows), HMV_WG invocations
  * a workgroup. The caller checked K, off_b (and off_u) on 8 elements and
  * bound A and the norm as vec4. The tuning options kmv_wg, kmv_tpr and
- * kmv_rows override the shape, as for kmv4. */
+ * kmv_rows override the shape, as for kmv4. On a device with subgroups of
+ * one size, hmv_sg.wgsl, whose row groups begin their sums by subgroup
+ * shuffles (pxl_mv_sgw). */
 #define HMV_WG 256u
 #define HMV_TPR 32u
 #define HMV_ROWS 2u
+
+uint32_t pxl_mv_sgw(const pxl_ctx *ctx, const pxl_gpu_info *gi, uint32_t tpr) {
+    uint32_t s = gi->subgroup_min_size;
+    if (pxl_ctx_tuning(ctx)->mv_sg_off || !gi->has_subgroups || s < 2 || s != gi->subgroup_max_size || (s & (s - 1)))
+        return 1;
+    return s < tpr ? s : tpr;
+}
 
 static pxl_status hmv_dispatch(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_op_bindings *bd, const mm_params *p,
                                uint32_t batch, int bf16, int norm, int swiglu) {
@@ -47,8 +56,11 @@ static pxl_status hmv_dispatch(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_o
     uint32_t g[2];
     pxl_status st = pxl_op_grid(ctx, swiglu ? "pxl_matmul_swiglu" : "pxl_matmul", (p->N + per_wg - 1) / per_wg, g);
     if (st != PXL_OK) return st;
-    pxl_constant k[6] = {{"WG", wg}, {"TPR", tpr}, {"ROWS", rows}, {"BF16", bf16}, {"NORM", norm}, {"SWIGLU", swiglu}};
-    return pxl_op_dispatch_ub(ctx, "hmv.wgsl", pxl_wgsl_ops_hmv, "hmv", k, 6, bd, 3, p, sizeof *p, g[0], g[1], batch);
+    uint32_t sgw = pxl_mv_sgw(ctx, gi, tpr); /* > 1: hmv_sg.wgsl */
+    pxl_constant k[7] = {{"WG", wg},     {"TPR", tpr},       {"ROWS", rows}, {"BF16", bf16},
+                         {"NORM", norm}, {"SWIGLU", swiglu}, {"SGW", sgw}};
+    return pxl_op_dispatch_ub(ctx, sgw > 1 ? "hmv_sg.wgsl" : "hmv.wgsl", sgw > 1 ? pxl_wgsl_ops_hmv_sg : pxl_wgsl_ops_hmv,
+                              "hmv", k, 7, bd, 3, p, sizeof *p, g[0], g[1], batch);
 }
 
 /* op(X) dims: rows x cols of the stored matrix, per its last two dims. */

@@ -299,13 +299,17 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
     uint32_t g[2] = {0, 0};
     pxl_status st = rows_grid(ctx, s, per, g);
     if (st != PXL_OK) return st;
-    /* the sixth constant: kmv4q's KQ, or kmv4's Q5 */
-    pxl_constant k[6] = {{"WG", wg},     {"TPR", tpr},         {"ROWS", rows},
-                         {"NORM", norm}, {"SWIGLU", swiglu},   {"KQ", (double)s->K}};
-    if (q4 && !q8) k[5] = (pxl_constant){"Q5", dt == PXL_Q5_K};
-    return pxl_op_dispatch_ub(ctx, q4 ? "kmv4.wgsl" : "kmv6.wgsl", q4 ? pxl_wgsl_ops_kmv4 : pxl_wgsl_ops_kmv6,
-                              q8 ? "kmv4q" : q4 ? "kmv4" : "kmv6", k, q4 ? 6 : 5, bd, 3, p, sizeof *p, g[0], g[1],
-                              (uint32_t)s->batch);
+    /* the sub-blocks' sums begun by subgroup shuffles where the device allows
+     * (the _sg builds); the last constant: kmv4q's KQ, or kmv4's Q5 */
+    uint32_t sgw = pxl_mv_sgw(ctx, gi, tpr);
+    pxl_constant k[7] = {{"WG", wg},         {"TPR", tpr},  {"ROWS", rows},      {"NORM", norm},
+                         {"SWIGLU", swiglu}, {"SGW", sgw},  {"KQ", (double)s->K}};
+    if (q4 && !q8) k[6] = (pxl_constant){"Q5", dt == PXL_Q5_K};
+    const char *file = q4 ? (sgw > 1 ? "kmv4_sg.wgsl" : "kmv4.wgsl") : (sgw > 1 ? "kmv6_sg.wgsl" : "kmv6.wgsl");
+    const char *text = q4 ? (sgw > 1 ? pxl_wgsl_ops_kmv4_sg : pxl_wgsl_ops_kmv4)
+                          : (sgw > 1 ? pxl_wgsl_ops_kmv6_sg : pxl_wgsl_ops_kmv6);
+    return pxl_op_dispatch_ub(ctx, file, text, q8 ? "kmv4q" : q4 ? "kmv4" : "kmv6", k, q4 ? 7 : 6, bd, 3, p,
+                              sizeof *p, g[0], g[1], (uint32_t)s->batch);
 }
 
 /* The tiled Q4_K, Q5_K, Q6_K, Q8_0, Q4_0 and Q5_0 products with 8-bit A (a_q8,

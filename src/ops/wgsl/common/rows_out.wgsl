@@ -1,16 +1,27 @@
 // The epilogue of the one-row matrix-vector kernels kmv4.wgsl, kmv6.wgsl
-// and hmv.wgsl: a row group's ROWS partial sums (and with NORM its partial sum
-// of the squares of A) reduced over its TPR invocations in workgroup memory,
-// and the group's outputs stored by its first invocation: alpha * v (+ beta *
-// C when beta != 0), or with SWIGLU silu(gate) * up (swiglu_mv.wgsl, included
-// first). With NORM the sums are of A times the norm's weights, and v is the
-// sum times inv = inverseSqrt(mean(A^2) + eps): rmsnorm(A) . B^T, the norm's
-// one multiplication by inv moved out of the sum.
+// and hmv.wgsl (bodies: common/kmv4_body.wgsl, kmv6_body.wgsl,
+// hmv_body.wgsl): a row group's ROWS partial sums (and with NORM its partial
+// sum of the squares of A) reduced over its TPR invocations, and the group's
+// outputs stored by its first invocation: alpha * v (+ beta * C when beta !=
+// 0), or with SWIGLU silu(gate) * up (swiglu_mv.wgsl, included first). With
+// NORM the sums are of A times the norm's weights, and v is the sum times
+// inv = inverseSqrt(mean(A^2) + eps): rmsnorm(A) . B^T, the norm's one
+// multiplication by inv moved out of the sum.
+// The reduction: with SGW = 1 a tree in workgroup memory; with SGW > 1 (the
+// _sg builds, kmv4_sg.wgsl etc., on devices with subgroups of one fixed
+// size S, SGW = min(TPR, S)) first a butterfly over SGW neighbouring lanes
+// through subgroup shuffles (lane_xor_add: lanes.wgsl, or lanes_sg.wgsl),
+// then the TPR / SGW lane sums through workgroup memory. The butterfly takes
+// invocations lid and lid ^ o (o < SGW) to share a subgroup: subgroups of
+// consecutive, aligned local indices, as the Vulkan, Metal and D3D12 drivers
+// make them (WGSL leaves the mapping to the implementation).
 // Also the row groups' layout that these kernels share (group_n0, group_row).
 // Needs from the including module: overrides WG, TPR, ROWS; `red`, a
 // workgroup array<f32> of WG * (ROWS + 1); C, a storage array<f32>; p with
 // N, K, off_b, off_u, stride_b, off_c, stride_c, alpha, beta and eps; NORM
-// (norm_mv.wgsl).
+// (norm_mv.wgsl); lane_xor_add (lanes.wgsl or lanes_sg.wgsl).
+
+override SGW: u32 = 1u;   // lanes summed by subgroup shuffles first (a power of two <= TPR; 1: none)
 
 // The first output row of the row group of invocation lid (local index) of
 // workgroup wid of nwg: WG / TPR groups a workgroup, out_rows() rows each.
@@ -29,15 +40,33 @@ fn group_row(n0: u32, r: u32, z: u32, stride: u32) -> u32 {
 // local index, t = lid % TPR, n0 the group's first output row, z its batch,
 // ss its sum of squares of A (read with NORM only).
 fn rows_out(lid: u32, t: u32, n0: u32, z: u32, acc: array<f32, 8>, ss: f32) {
-    for (var r = 0u; r < ROWS; r = r + 1u) { red[r * WG + lid] = acc[r]; }
     let nr = select(ROWS, ROWS + 1u, NORM);   // the squares in row ROWS
-    if (NORM) { red[ROWS * WG + lid] = ss; }
-    workgroupBarrier();
-    for (var h = TPR / 2u; h > 0u; h = h >> 1u) {
-        if (t < h) {
-            for (var r = 0u; r < nr; r = r + 1u) { red[r * WG + lid] = red[r * WG + lid] + red[r * WG + lid + h]; }
+    if (SGW > 1u) {
+        var v: array<f32, 9>;
+        for (var r = 0u; r < ROWS; r = r + 1u) { v[r] = acc[r]; }
+        v[ROWS] = ss;
+        for (var o = SGW / 2u; o > 0u; o = o >> 1u) {
+            for (var r = 0u; r < nr; r = r + 1u) { v[r] = lane_xor_add(v[r], o); }
+        }
+        if (t % SGW == 0u) {
+            for (var r = 0u; r < nr; r = r + 1u) { red[r * WG + lid] = v[r]; }
         }
         workgroupBarrier();
+        if (t == 0u) {   // the group's TPR / SGW lane sums, in order
+            for (var w = SGW; w < TPR; w = w + SGW) {
+                for (var r = 0u; r < nr; r = r + 1u) { red[r * WG + lid] = red[r * WG + lid] + red[r * WG + lid + w]; }
+            }
+        }
+    } else {
+        for (var r = 0u; r < ROWS; r = r + 1u) { red[r * WG + lid] = acc[r]; }
+        if (NORM) { red[ROWS * WG + lid] = ss; }
+        workgroupBarrier();
+        for (var h = TPR / 2u; h > 0u; h = h >> 1u) {
+            if (t < h) {
+                for (var r = 0u; r < nr; r = r + 1u) { red[r * WG + lid] = red[r * WG + lid] + red[r * WG + lid + h]; }
+            }
+            workgroupBarrier();
+        }
     }
     if (t == 0u) {
         var inv = 1.0;
