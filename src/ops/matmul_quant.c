@@ -299,7 +299,7 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
     uint32_t g[2] = {0, 0};
     pxl_status st = rows_grid(ctx, s, per, g);
     if (st != PXL_OK) return st;
-    /* the sub-blocks' sums begun by subgroup shuffles where the device allows
+    /* the row groups' sums begun by subgroup shuffles where the device allows
      * (the _sg builds); the last constant: kmv4q's KQ, or kmv4's Q5 */
     uint32_t sgw = pxl_mv_sgw(ctx, gi, tpr);
     pxl_constant k[7] = {{"WG", wg},         {"TPR", tpr},  {"ROWS", rows},      {"NORM", norm},
