@@ -551,6 +551,48 @@ AVX2 static void qkern_avx(int mr, int nr, const q8blk *const *a, const int8_t *
         }
 }
 
+/* One row of A on the 8-bit path (qbt_range's tasks with M = 1): each B
+ * block's integers are taken where they lie (Q8_0) or decoded into a
+ * register (Q4_0, Q5_0: w8_avx) and multiplied with A's block at once, four
+ * rows side by side; no chunk of B goes through a buffer and no pass
+ * decodes the scales first. The same operations in the same order as
+ * qkern_avx's 1 x 4 and 1 x 1 kernels on w8_chunk_avx's bytes (per block
+ * (d_a d_b) times the integer sums, added to 8 lanes; fold8 per chunk, the
+ * chunk's sum added in double): the same results. */
+AVX2 static void qgemv_avx(const bt_job *j, const q8blk *a, const uint8_t *b, int nt, double *acc) {
+    size_t bbytes;
+    int belems;
+    block_geom(j->dt, &bbytes, &belems);
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
+        int nb = (int)((j->K - k0 < KC ? j->K - k0 : KC) / QB);
+        size_t off = (size_t)(k0 / QB) * bbytes, cbytes = (size_t)nb * bbytes, ahead = off + 2 * cbytes;
+        const q8blk *ak = a + k0 / QB;
+        for (int n = 0; n < nt; n += 4) {
+            int nr = nt - n < 4 ? nt - n : 4;
+            const uint8_t *p[4];
+            __m256 s[4];
+            for (int r = 0; r < nr; r++) {
+                p[r] = b + (size_t)(n + r) * j->row_bytes + off;
+                if (ahead + cbytes <= j->row_bytes) /* rows stream from memory: fetch two chunks ahead */
+                    for (size_t q = 0; q < cbytes; q += 64) __builtin_prefetch(p[r] - off + ahead + q);
+                s[r] = _mm256_setzero_ps();
+            }
+            for (int k = 0; k < nb; k++) {
+                __m256i av = _mm256_loadu_si256((const __m256i *)(const void *)ak[k].q);
+                for (int r = 0; r < nr; r++) {
+                    float wd;
+                    __m256i wv = w8_avx(j->dt, p[r] + (size_t)k * bbytes, &wd);
+                    __m256i wa = _mm256_sign_epi8(wv, wv); /* |w| as unsigned bytes (128 for -128) */
+                    __m256i t = _mm256_madd_epi16(_mm256_maddubs_epi16(wa, _mm256_sign_epi8(av, wv)), ones);
+                    s[r] = _mm256_add_ps(s[r], _mm256_mul_ps(_mm256_cvtepi32_ps(t), _mm256_set1_ps(ak[k].d * wd)));
+                }
+            }
+            for (int r = 0; r < nr; r++) acc[n + r] += (double)fold8_avx(s[r]);
+        }
+    }
+}
+
 /* ---- one row of A (decoding a token) --------------------------------------- */
 
 /* With M = 1 no row of A shares a decoded block of B, so gemv_avx multiplies
@@ -757,6 +799,13 @@ static void qbt_range(void *arg, int64_t lo, int64_t hi) {
         float *c = j->c + (bt * j->M + m0) * j->N + n0;
         for (int i = 0; i < mb; i++)
             for (int n = 0; n < nt; n++) acc[i][n] = 0;
+#ifdef PXL_CPU_X86
+        if (j->simd && mb == 1) {
+            qgemv_avx(j, a, b, nt, acc[0]);
+            store_tile(acc, mb, nt, c, j->N, j->alpha, j->beta);
+            continue;
+        }
+#endif
         for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
             int nb = (int)((j->K - k0 < KC ? j->K - k0 : KC) / QB);
             size_t off = (size_t)(k0 / QB) * bbytes, cbytes = (size_t)nb * bbytes, ahead = off + 2 * cbytes;
