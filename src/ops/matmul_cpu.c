@@ -778,7 +778,8 @@ static void bt_range(void *arg, int64_t lo, int64_t hi) {
 }
 
 /* The tasks of the 8-bit path: bt_range's tiles and order, B blocks decoded
- * to bytes once per chunk and multiplied in integers with A's blocks. */
+ * to bytes once per chunk and multiplied in integers with A's blocks; with
+ * one row of A and AVX2, qgemv_avx (the same bits, no chunk buffer). */
 static void qbt_range(void *arg, int64_t lo, int64_t hi) {
     const bt_job *j = arg;
     size_t bbytes;
