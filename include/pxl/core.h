@@ -137,9 +137,9 @@ typedef struct pxl_ctx_options {
      *                            default): its errors are reported at the submit or
      *                            the next wait through the uncaptured-error handler
      *   gpu_q8=0|1|2             0: the GGUF runtime's GPU products take A as
-     *                            given; 1 (the default): a prompt's products round A
-     *                            to 8 bits where a GPU kernel does (pxl_matmul_options.a_q8);
-     *                            2: a decoded token's too (Q4_K: kmv4q)
+     *                            given; 1: a prompt's products round A to 8 bits
+     *                            where a GPU kernel does (pxl_matmul_options.a_q8);
+     *                            2 (the default): a decoded token's too (Q4_K: kmv4q)
      *   llm_ahead=0|1            0: the GGUF runtime's GPU decoding records each
      *                            token's pass when it is asked for; 1 (the default):
      *                            the next one-token pass is recorded while the GPU

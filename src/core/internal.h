@@ -46,8 +46,9 @@ typedef struct pxl_tuning {
                           * through WebGPU error scopes (by default they rely on the
                           * uncaptured-error handler: reported at the submit or the next wait) */
     int gpu_q8_off;      /* gpu_q8=0: the LLM's weight products on a GPU take activations as given
-                          * (by default a prompt's round them to 8 bits where a kernel does: a_q8) */
-    int gpu_q8_token;    /* gpu_q8=2: also a decoded token's (the one-row kernel kmv4q) */
+                          * (by default they round them to 8 bits where a kernel does: a_q8) */
+    int gpu_q8_token_off; /* gpu_q8=0 or 1: a decoded token's take them as given (by default the
+                           * one-row Q4_K kernel kmv4q rounds them too) */
     int llm_ahead_off;   /* llm_ahead=0: the GGUF runtime records no token ahead on a GPU */
     int gpu_spin_off;    /* gpu_spin=0: waits on the GPU block at once (by default they poll up to 5 ms first) */
     int rka_off;         /* rka=0: pxl_rope_kv_attention is always pxl_rope_kv, then pxl_attention */

@@ -140,7 +140,7 @@ static int apply(pxl_tuning *t, const char *key, const char *v, const char **wha
         *what = "0, 1 or 2";
         if (strcmp(v, "0") && strcmp(v, "1") && strcmp(v, "2")) return 1;
         t->gpu_q8_off = v[0] == '0';
-        t->gpu_q8_token = v[0] == '2';
+        t->gpu_q8_token_off = v[0] != '2';
     } else {
         *what = NULL;
         return 1;

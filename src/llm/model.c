@@ -570,14 +570,14 @@ pxl_status pxl_llm_load(pxl_ctx *ctx, const pxl_gguf *g, const pxl_llm_options *
     m->ctx = ctx;
     m->g = g;
     const pxl_tuning *tune = pxl_ctx_tuning(ctx);
-    /* A GPU rounds a prompt's activations to 8 bits by default (the tiled Q4_K
-     * and Q6_K products, as llama.cpp's GPU backends round them), a decoded
-     * token's only with gpu_q8=2 (kmv4q: faster on the Q4_K models measured,
-     * but further from llama.cpp's reference logits: docs/BENCHMARKS.md);
-     * the CPU both on request. */
+    /* A GPU rounds activations to 8 bits by default where a kernel does, as
+     * llama.cpp's GPU backends do: a prompt's tiled products, and a decoded
+     * token's Q4_K products (kmv4q); gpu_q8=1 keeps a token's in f32, gpu_q8=0
+     * both. The CPU rounds only on request (cpu_q8=1). The error this adds is
+     * measured in docs/BENCHMARKS.md ("8-bit activations in decode"). */
     int gpu = pxl_ctx_backend(ctx) == PXL_BACKEND_GPU;
     m->a_q8 = gpu ? !tune->gpu_q8_off : tune->cpu_q8;
-    m->a_q8_token = gpu ? tune->gpu_q8_token : tune->cpu_q8;
+    m->a_q8_token = gpu ? !tune->gpu_q8_token_off : tune->cpu_q8;
     pxl_status s = read_hparams(m, opts);
     if (s == PXL_OK) {
         m->layers = pxl_calloc(ctx, (size_t)m->info.n_layer, sizeof *m->layers);
