@@ -257,6 +257,8 @@ static void test_tuning_option(void) {
     CHECK(tuned_ctx("mv_sg=0", &t, msg, sizeof msg) == PXL_OK && t.mv_sg_off == 1 && t.gpu_spin_off == 0);
     CHECK(t.pllm_no_avx == 0 && t.cpu_simd_off == 0);
     CHECK(tuned_ctx("gpu_q8=0", &t, msg, sizeof msg) == PXL_OK && t.gpu_q8_off == 1 && t.gpu_q8_token_off == 1);
+    CHECK(tuned_ctx("llm_cut=1", &t, msg, sizeof msg) == PXL_OK && t.llm_cut == 1);
+    CHECK(tuned_ctx("llm_cut=64", &t, msg, sizeof msg) == PXL_OK && t.llm_cut == 64);
     CHECK(tuned_ctx("gpu_q8=1", &t, msg, sizeof msg) == PXL_OK && t.gpu_q8_off == 0 && t.gpu_q8_token_off == 1);
     CHECK(tuned_ctx("cpu_q8=0 gpu_scopes=0 llm_ahead=1 gpu_q8=2 rka=1 gpu_spin=1 mv_sg=1", &t, msg, sizeof msg) == PXL_OK);
     CHECK(memcmp(&t, &zero, sizeof t) == 0);
@@ -280,7 +282,7 @@ static void test_tuning_option(void) {
         {"llm_ahead=2", "'llm_ahead'"},    {"gpu_q8=3", "'gpu_q8'"},       {"rka=on", "'rka'"},
         {"kmm8=2", "'kmm8'"},              {"kmm8=", "'kmm8'"},            {"kmm8_split=3", "'kmm8_split'"},
         {"kmm8_split=16", "'kmm8_split'"}, {"rka_wg=16", "'rka_wg'"}, {"rka_wg=96", "'rka_wg'"},
-        {"rka_wg=512", "'rka_wg'"},
+        {"rka_wg=512", "'rka_wg'"},        {"llm_cut=0", "'llm_cut'"},     {"llm_cut=65", "'llm_cut'"},
         {"vm_mm=tile nonsense", "'vm_mm'"}, {"vm_mm=tile nonsense=1", "'nonsense'"}, {"=3", "''"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -123,6 +123,9 @@ typedef struct pxl_ctx_options {
      *                            (products with few tiles; 1: none)
      *   llm_submit=N             the GGUF runtime's GPU pass submits its work every
      *                            N layers (0: once per pass)
+     *   llm_cut=B                B in [1, 64]: a GPU token's pass recorded ahead
+     *                            (llm_ahead) is submitted in parts of 1, B, B^2, ...
+     *                            layers (default 6; 1: one part)
      *   qmv_kernel=q|auto        q: the plain qmv kernel, never qmv_xs
      *   vm_dp4=soft|auto         soft: the VM's software dot4I8Packed
      *   vm_mm=tile|small|auto    the VM's MATMUL kernel

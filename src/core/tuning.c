@@ -122,6 +122,10 @@ static int apply(pxl_tuning *t, const char *key, const char *v, const char **wha
         *what = "a number of layers in [0, 65536] (0: one submit per pass)";
         if (parse_list(v, a, 1) != 1 || a[0] > 65536) return 1;
         t->llm_submit = a[0] + 1; /* 0 stays "default" */
+    } else if (!strcmp(key, "llm_cut")) {
+        *what = "a growth factor in [1, 64] (1: one part)";
+        if (parse_list(v, a, 1) != 1 || a[0] < 1 || a[0] > 64) return 1;
+        t->llm_cut = a[0];
     } else if (!strcmp(key, "qmv_kernel")) {
         *what = "q or auto";
         if (strcmp(v, "q") && strcmp(v, "auto")) return 1;
@@ -194,7 +198,7 @@ pxl_status pxl_tuning_parse(pxl_ctx *ctx, const char *text, pxl_tuning *t) {
             if (!what)
                 return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
                                 "tuning: unknown key '%s' (known: dot, attn, qmv, qmv_xs, kmv_tpr, kmv_rows, kmv_wg, rka_wg, kmm8, kmm8_split, "
-                                "llm_submit, qmv_kernel, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8, gpu_q8, gpu_scopes, llm_ahead, rka, gpu_spin, "
+                                "llm_submit, llm_cut, qmv_kernel, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8, gpu_q8, gpu_scopes, llm_ahead, rka, gpu_spin, "
                                 "mv_sg)",
                                 key);
             return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "tuning: bad value '%s' for '%s' (takes %s)", val, key,

@@ -787,11 +787,31 @@ static pxl_status write_ids(pxl_llm *m, const int32_t *tok, int64_t T) {
  * WebGPU turns a command buffer into the device's commands when it is
  * submitted (Dawn: about 3 us a dispatch on an H100's host), so one
  * submit of the whole pass would keep the GPU waiting that long. The pass
- * is recorded in parts instead, the embedding and layer 0, layers 1-2, 3-6,
- * 7-14, 15-30 ... (ahead_cut), submitted in turn: the GPU runs each part
- * while the next one is turned into commands, and a token takes a few
- * submits instead of one a layer.
+ * is recorded in parts instead (ahead_cut), submitted in turn: the GPU
+ * runs each part while the next one is turned into commands, and a token
+ * takes a few submits instead of one a layer. Each part boundary costs the
+ * GPU time of its own (about 20 us on an H100), so the parts grow fast: the
+ * embedding and layer 0 (the GPU starts after the shortest translation),
+ * then the next 6 layers, then 36 (layers 1-6, 7-42, ...: ahead_starts_part;
+ * tuning llm_cut=B sets the growth 6 to B, 1 meaning one part): three parts
+ * for a 16- to 42-layer model (docs/BENCHMARKS.md, "Fewer parts for a token
+ * recorded ahead").
  */
+#define LLM_AHEAD_GROWTH 6
+
+/* Whether layer l > 0 starts a part of a pass recorded ahead: parts of 1,
+ * B, B^2, ... layers (B: the growth, tuning llm_cut; B = 1: none does). */
+static int ahead_starts_part(const pxl_llm *m, int64_t l) {
+    uint32_t t = pxl_ctx_tuning(m->ctx)->llm_cut;
+    int64_t b = t ? (int64_t)t : LLM_AHEAD_GROWTH, first = 1, size = 1;
+    if (b == 1) return 0;
+    while (first < l) {
+        size *= b;
+        first += size;
+    }
+    return first == l;
+}
+
 static pxl_status ahead_cut(pxl_llm *m) {
     if (m->n_ahead == LLM_AHEAD_PARTS)
         return pxl_fail(m->ctx, PXL_ERR_INVALID_ARG, "model: too many parts in a pass recorded ahead (internal)");
@@ -889,9 +909,9 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t P, int64_t T, 
     int64_t every = tune ? (int64_t)tune - 1 : LLM_SUBMIT_LAYERS;
     for (int64_t l = 0; l < I->n_layer && s == PXL_OK; l++) {
         if (gpu && every > 0 && l > 0 && l % every == 0 && !ahead) s = pxl_gpu_flush(ctx, 0, NULL);
-        /* recorded ahead: layers 1, 3, 7, 15, ... start a part (greedy
-         * generation records a whole pass ahead of the GPU: one part) */
-        if (ahead && !m->gen_id && l > 0 && ((l + 1) & l) == 0 && l + 1 < I->n_layer) s = ahead_cut(m);
+        /* recorded ahead: layers 1 and 7 start a part (ahead_starts_part;
+         * greedy generation records a whole pass ahead of the GPU: one part) */
+        if (ahead && !m->gen_id && l > 0 && ahead_starts_part(m, l) && l + 1 < I->n_layer) s = ahead_cut(m);
         if (s != PXL_OK) break;
         pxl_llm_layer *L = &m->layers[l];
         if (one) { /* pxl_rope_kv_attention writes the cache rows itself */
