@@ -21,7 +21,8 @@
 # PHASE=prepare stops after the builds and models, PHASE=run starts at the
 # timings (the same machine, still warm: two device calls within 30 s of each
 # other, when the CUDA build leaves too little of one call's 10 minutes).
-# Output: $OUT/llm_peers.txt (and the step logs under $OUT).
+# Output: $OUT/llm_peers.txt (and the step logs under $OUT), ending in the
+# table of pxl's ratios against both peers (bench/peers_summary.py).
 set -u
 START=$(date +%s)
 DEADLINE_S=${DEADLINE_S:-570}
@@ -58,4 +59,6 @@ done
 [ -n "${PROFILE:-}" ] && step "pxl profile $PROFILE" 40 build-dev/pxl bench llm -m "$P/m/$PROFILE.gguf" --backend gpu \
   --pp 512 --tg 128 --reps 2 --profile ${PXL_ARGS:-}
 echo "== done in $(( $(date +%s) - START )) s" >>"$LOG"
+echo "== ratios (bench/peers_summary.py)" >>"$LOG"
+python3 bench/peers_summary.py "$LOG" >>"$LOG" 2>&1
 cat "$LOG"
