@@ -78,6 +78,7 @@ typedef struct operand {
     int init;     /* outputs: written with generated data before the call (matmul's C with beta) */
     float lo, hi; /* generated range (I32: integers in [lo, hi)) */
     int bad_dim;  /* dimension made one larger for the wrong-shape case; -1 the last; NO_BAD none */
+    int optional; /* may be NULL in this case (an option's tensor, such as matmul's bias), whatever the op's mask */
 } operand;
 
 typedef struct layout {
@@ -153,8 +154,33 @@ static void mm_layout(const op_case *c, layout *l) {
     add_in(l, opnd("a", PXL_F32, three ? 3 : 2, three ? sa : sa + 1, 0, -ar, ar, -1));
     /* a quantized B's rows are whole blocks: make its first matrix dimension wrong instead */
     add_in(l, opnd("b", c->dt, three ? 3 : 2, three ? sb : sb + 1, 0, -1, 1, q ? (three ? 1 : 0) : -1));
+    if (c->flags & CF_BIAS) {
+        operand bias = opnd("bias", PXL_F32, 1, &N, 0, -1, 1, -1);
+        bias.optional = 1;
+        add_in(l, bias);
+    }
     add_out(l, opnd("c", PXL_F32, three ? 3 : 2, three ? sc : sc + 1, 1, -1, 1, -1));
-    l->o[2].init = c->beta != 0.0f;
+    l->o[l->n_in].init = c->beta != 0.0f;
+}
+
+/* With CF_BIAS the bias row is the input before C: C's index among the
+ * operands (matmul 2 or 3; matmul_norm 3 or 4). */
+static int mm_has_bias(const op_case *c) { return (c->flags & CF_BIAS) != 0; }
+static int mm_ci(const op_case *c) { return (c->op == OP_MATMUL_NORM ? 3 : 2) + mm_has_bias(c); }
+
+/* want (the batches' [M, N] outputs) plus the bias row, as the oracle's last step */
+static void mm_add_bias(const op_case *c, const double *bias, double *want) {
+    int64_t N = c->s[3], rows = mm_batch(c) * c->s[2];
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t n = 0; n < N; n++) want[r * N + n] += bias[n];
+}
+
+/* The bias's one more rounding (the add after the product): 2^-23 of |c| + |bias| */
+static void mm_bias_tol(const op_case *c, const double *bias, double *const *want, int mode, double *tol) {
+    int64_t N = c->s[3], rows = mm_batch(c) * c->s[2];
+    double f = U23 * (mode == TOL_GPU_CPU ? 2.0 : 1.0);
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t n = 0; n < N; n++) tol[r * N + n] += f * (fabs(want[0][r * N + n]) + fabs(bias[n]));
 }
 
 static pxl_matmul_options mm_opts(const op_case *c) {
@@ -229,7 +255,8 @@ static void q8a_slack(const double *ar, const double *q8, const double *b, int64
 
 static pxl_status mm_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
     pxl_matmul_options o = mm_opts(c);
-    return pxl_matmul(ctx, t[0], t[1], t[2], (c->flags & CF_NULL_OPTS) ? NULL : &o);
+    if (mm_has_bias(c)) o.bias = t[2];
+    return pxl_matmul(ctx, t[0], t[1], t[mm_ci(c)], (c->flags & CF_NULL_OPTS) ? NULL : &o);
 }
 
 static double mm_alpha(const op_case *c) { return c->alpha == 0.0f ? 1.0 : (double)c->alpha; }
@@ -248,8 +275,9 @@ static double *mm_a(const op_case *c, double *const *v, double **dq) {
 
 static void mm_oracle(const op_case *c, double *const *v, double **want) {
     double *a = mm_a(c, v, NULL);
-    oracle_matmul(a, v[1], v[2], want[0], c->s[0], c->s[1], mm_batch(c), c->s[2], c->s[3], c->s[4],
+    oracle_matmul(a, v[1], v[mm_ci(c)], want[0], c->s[0], c->s[1], mm_batch(c), c->s[2], c->s[3], c->s[4],
                   (c->flags & CF_TA) != 0, (c->flags & CF_TB) != 0, mm_alpha(c), c->beta);
+    if (mm_has_bias(c)) mm_add_bias(c, v[2], want[0]);
     if (a != v[0]) free(a);
 }
 
@@ -258,10 +286,11 @@ static void mm_tol_of(const op_case *c, double *const *v, int mode, double *tol)
 /* mm_tol_of the product of A as the product sees it (mm_a), plus with
  * CF_Q8A the rounding's slack (q8a_slack; one batch of A and B, trans_b) */
 static void mm_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
-    (void)want, (void)out;
+    (void)out;
     double *dq = NULL, *a = mm_a(c, v, &dq);
-    double *w[3] = {a, v[1], v[2]};
+    double *w[3] = {a, v[1], v[mm_ci(c)]};
     mm_tol_of(c, w, mode, tol);
+    if (c->op == OP_MATMUL && mm_has_bias(c)) mm_bias_tol(c, v[2], want, mode, tol);
     if (a != v[0]) {
         for (int64_t bi = 0; bi < mm_batch(c); bi++) {
             int64_t M = c->s[2], N = c->s[3], K = c->s[4];
@@ -541,15 +570,17 @@ static void mmn_layout(const op_case *c, layout *l) {
     add_in(l, m.o[1]);
     int64_t K = c->s[4], sn[2] = {1, K};
     add_in(l, opnd("norm", PXL_F32, a.ndim == 2 ? 2 : 1, a.ndim == 2 ? sn : sn + 1, 0, -2, 2, -1));
-    add_out(l, m.o[2]);
-    l->o[3].init = c->beta != 0.0f;
+    if (mm_has_bias(c)) add_in(l, m.o[2]);
+    add_out(l, m.o[m.n_in]);
+    l->o[l->n_in].init = c->beta != 0.0f;
 }
 
 static pxl_status mmn_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
     pxl_matmul_options o = mm_opts(c);
     o.norm = t[2];
     o.norm_eps = c->p;
-    return pxl_matmul(ctx, t[0], t[1], t[3], &o);
+    if (mm_has_bias(c)) o.bias = t[3];
+    return pxl_matmul(ctx, t[0], t[1], t[mm_ci(c)], &o);
 }
 
 /* the normalised A, [batch_a * M, K] (rows of A stored [M, K]) */
@@ -563,8 +594,9 @@ static double *mmn_norm_a(const op_case *c, double *const *v) {
 static void mmn_oracle(const op_case *c, double *const *v, double **want) {
     double *an = mmn_norm_a(c, v);
     if (c->flags & CF_Q8A) q8a_round(an, c->s[0] * c->s[2], c->s[4], NULL);
-    oracle_matmul(an, v[1], v[3], want[0], c->s[0], c->s[1], mm_batch(c), c->s[2], c->s[3], c->s[4], 0,
+    oracle_matmul(an, v[1], v[mm_ci(c)], want[0], c->s[0], c->s[1], mm_batch(c), c->s[2], c->s[3], c->s[4], 0,
                   (c->flags & CF_TB) != 0, mm_alpha(c), c->beta);
+    if (mm_has_bias(c)) mm_add_bias(c, v[3], want[0]);
     free(an);
 }
 
@@ -575,12 +607,13 @@ static void mmn_oracle(const op_case *c, double *const *v, double **want) {
  */
 static void mmn_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
     double *an = mmn_norm_a(c, v);
-    double *w[4] = {an, v[1], v[3], NULL};
+    double *w[5] = {an, v[1], NULL, v[3], mm_has_bias(c) ? v[4] : NULL}; /* mm_tol reads A, B and C at mm_ci(c) */
     mm_tol(c, w, want, out, mode, tol);
     int64_t K = c->s[4];
     double g = mode == TOL_CPU ? U23 : mode == TOL_GPU ? bound_b(K) * U24 : U23 + bound_b(K) * U24;
     double f = 8.0 * (sqrt((double)K) + 4.0) * U23 * (mode == TOL_GPU_CPU ? 2.0 : 1.0);
     for (int64_t i = 0; i < mm_batch(c) * c->s[2] * c->s[3]; i++) tol[i] += tol[i] * g / f;
+    if (mm_has_bias(c)) mm_bias_tol(c, v[3], want, mode, tol);
     free(an);
 }
 
@@ -1606,6 +1639,23 @@ static const op_case k_cases[] = {
     NMM(1, 1, 2, 3, 64, PXL_Q8_0, CF_TB | CF_BAD, 1, 0, 1e-5f), NMM(1, 1, 1, 5, 5, PXL_F32, CF_TB | CF_BAD, 1, 1, 1e-5f),
     NMM(1, 1, 1, 64, 64, PXL_F32, CF_TB | CF_BAD, 1, 0, 1e-5f),
 
+    /* -- matmul with a bias row (bias option): added as C is stored by qmv_xs (Q8_0 / Q5_0 / Q4_0 rows of
+     * 512 to 4096 values, Qwen2.5-0.5B's 896 with the norm) and qmv (short rows, M 2 to 8, batches), and
+     * after the product elsewhere (K-quants, 8-bit A, f32 / f16, M > 8, the CPU); with alpha / beta (the
+     * bias comes last), views and slices, and the bad-argument set (a bias of the wrong length) */
+    MM(1, 1, 1, 37, 896, PXL_Q8_0, CF_TB | CF_BIAS, 1, 0), NMM(1, 1, 1, 40, 896, PXL_Q5_0, CF_TB | CF_BIAS, 1, 0, 1e-6f),
+    MM(1, 1, 1, 33, 1024, PXL_Q5_0, CF_TB | CF_BIAS, -0.5f, 1), MM(1, 1, 1, 19, 4096, PXL_Q4_0, CF_TB | CF_BIAS, 1, 0),
+    MM(1, 1, 1, 45, 128, PXL_Q8_0, CF_TB | CF_BIAS, 1, 0.5f), NMM(1, 1, 1, 67, 64, PXL_Q5_0, CF_TB | CF_BIAS, 1, 0, 1e-5f),
+    MM(1, 1, 3, 40, 128, PXL_Q4_0, CF_TB | CF_BIAS, 1, 0), NMM(1, 1, 8, 33, 96, PXL_Q8_0, CF_TB | CF_BIAS, 1, 1, 1e-5f),
+    MM(2, 1, 2, 17, 64, PXL_Q5_0, CF_TB | CF_BIAS, 1, 0), MM(3, 3, 1, 9, 1024, PXL_Q8_0, CF_TB | CF_BIAS, 1, 0),
+    MM(1, 1, 1, 9, 1056, PXL_Q8_0, CF_TB | CF_BIAS | CF_VIEW, 1, 0), MM(1, 1, 2, 9, 64, PXL_Q4_0, CF_TB | CF_BIAS | CF_SLICE, 1, 0),
+    MM(1, 1, 1, 33, 512, PXL_Q4_K, CF_TB | CF_BIAS, 1, 0), NMM(1, 1, 1, 33, 768, PXL_Q4_K, CF_TB | CF_BIAS | CF_Q8A, 1, 0, 1e-5f),
+    MM(1, 1, 1, 33, 256, PXL_Q6_K, CF_TB | CF_BIAS, 1, 1), MM(1, 1, 1, 20, 96, PXL_Q5_1, CF_TB | CF_BIAS, 1, 0),
+    MM(1, 1, 9, 33, 64, PXL_Q8_0, CF_TB | CF_BIAS, 1, 0), MM(1, 1, 1, 33, 100, PXL_F32, CF_TB | CF_BIAS, 1, 1),
+    NMM(1, 1, 1, 20, 64, PXL_F16, CF_TB | CF_BIAS, 1, 0, 1e-5f), MM(2, 2, 5, 7, 9, PXL_F32, CF_BIAS, -1, 0.5f),
+    MM(1, 1, 13, 20, 40, PXL_F32, CF_TA | CF_BIAS, 1, 0), NMM(1, 1, 13, 20, 40, PXL_F32, CF_TB | CF_BIAS, 1, 0, 1e-5f),
+    MM(1, 1, 2, 3, 64, PXL_Q8_0, CF_TB | CF_BIAS | CF_BAD, 1, 0), NMM(1, 1, 1, 5, 5, PXL_F32, CF_TB | CF_BIAS | CF_BAD, 1, 1, 1e-5f),
+
     /* -- matmul_swiglu: gate, up and SwiGLU, with and without the norm, M 1, 2, 8 and 9 */
     SWG(1, 33, 100, PXL_F32, 0, 0), SWG(1, 33, 100, PXL_F32, CF_NORM, 1e-5f), SWG(2, 9, 31, PXL_F32, CF_NORM, 1e-5f),
     SWG(8, 9, 40, PXL_F32, 0, 0), SWG(13, 20, 40, PXL_F32, CF_NORM, 1e-5f), SWG(1, 45, 257, PXL_F16, CF_NORM, 1e-5f),
@@ -2357,7 +2407,8 @@ static void bad_set(pxl_ctx *ctx, pxl_ctx *other, const op_case *c, const char *
         memcpy(t2, t, sizeof t2);
         t2[i] = NULL;
         snprintf(probe, sizeof probe, "%s = NULL", o->name);
-        expect_call(ctx, c, t2, (d->optional >> i) & 1 ? PXL_OK : PXL_ERR_INVALID_ARG, what, probe, log);
+        expect_call(ctx, c, t2, ((d->optional >> i) & 1) || o->optional ? PXL_OK : PXL_ERR_INVALID_ARG, what, probe,
+                    log);
         /* wrong dtype */
         t2[i] = new_tensor(ctx, o->dt == PXL_I32 ? PXL_F32 : PXL_I32, o->ndim, o->shape);
         snprintf(probe, sizeof probe, "%s of the wrong dtype", o->name);

@@ -65,7 +65,9 @@ enum {
     CF_Q8A = 1 << 21,     /* matmul, matmul_norm, matmul_swiglu: a_q8 (A rounded to 8 bits per 32 values);
                            * only where every backend rounds (Q4_K with M = 1, Q4_K and Q6_K with M > 8 on a GPU) */
     CF_NANLOW = 1 << 23,  /* argmax: pxl_argmax_ext with nan_lowest */
-    CF_TINY = 1 << 22     /* matmul: A in [-2^-10, 2^-10), so that a_q8's scales are f16 subnormals */
+    CF_TINY = 1 << 22,    /* matmul: A in [-2^-10, 2^-10), so that a_q8's scales are f16 subnormals */
+    CF_BIAS = 1 << 24     /* matmul, matmul_norm: with a bias row [N] (pxl_matmul_options.bias), the input
+                           * before C */
 };
 
 /*

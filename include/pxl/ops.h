@@ -259,6 +259,14 @@ typedef struct pxl_matmul_options {
      * 0: A as given. (The LLM runtime sets it on a GPU unless the context's
      * tuning option gpu_q8=0 is given, and on the CPU with cpu_q8=1.) */
     int a_q8;
+    /* A bias row added to every row of C last (NULL: none): f32 with N
+     * elements (any shape; a view is fine), not overlapping C:
+     * C = alpha * op(A) . op(B) + beta * C + bias, the same floats as the
+     * product followed by pxl_add of the row. On a GPU the one-row products
+     * of Q8_0, Q4_0 and Q5_0 weights with trans_b and M <= 8 (qmv_xs, qmv)
+     * add it as they store C, so it costs no dispatch of its own; elsewhere
+     * pxl_matmul adds it after the product. */
+    const pxl_tensor *bias;
 } pxl_matmul_options;
 
 /*

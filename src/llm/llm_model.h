@@ -18,8 +18,9 @@ typedef struct pxl_llm_layer {
      * one token needs one product for them (NULL where the types differ):
      * wqkv [Hq*D + 2*Hkv*D, E], wqk [Hq*D + Hkv*D, E] when only V's type
      * differs, wgu [2F, E]; and the biases, where there are, as one row bqkv
-     * [1, Hq*D + 2*Hkv*D] whatever the weights' types. */
-    pxl_tensor *wqkv, *wqk, *bqkv, *wgu;
+     * [1, Hq*D + 2*Hkv*D] whatever the weights' types, with bqk its view of
+     * Q's and K's (wqk's bias). */
+    pxl_tensor *wqkv, *wqk, *bqkv, *bqk, *wgu;
 } pxl_llm_layer;
 
 struct pxl_llm {

@@ -227,14 +227,23 @@ static pxl_status weight_rows(pxl_llm *m, const char *const *names, const int64_
     return s;
 }
 
-/* qwen2's Q, K and V biases as one row [1, Dq + 2 Dkv] (GPU), added to a
- * decoded token's q, k and v in one dispatch (layer_token). */
+/* The Q, K and V biases (qwen2's; another model's where it has some) as one
+ * row [1, Dq + 2 Dkv] (GPU; zeros for one it lacks), and its view bqk of
+ * Q's and K's: the bias options of a decoded token's products from wqkv or
+ * wqk (layer_token). */
 static pxl_status fuse_biases(pxl_llm *m, pxl_llm_layer *L, int64_t Dq, int64_t Dkv) {
     int64_t shape[2] = {1, Dq + 2 * Dkv};
     pxl_status s = pxl_tensor_create(m->ctx, PXL_F32, 2, shape, &L->bqkv);
+    if (s == PXL_OK && !(L->bq && L->bk && L->bv)) {
+        size_t bytes = (size_t)(Dq + 2 * Dkv) * sizeof(float);
+        float *zero = pxl_calloc(m->ctx, 1, bytes);
+        s = zero ? pxl_tensor_write(m->ctx, L->bqkv, zero, bytes) : pxl_fail(m->ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
+        pxl_free(m->ctx, zero);
+    }
     const pxl_tensor *b[3] = {L->bq, L->bk, L->bv};
     int64_t at[3] = {0, Dq, Dq + Dkv}, len[3] = {Dq, Dkv, Dkv};
     for (int i = 0; i < 3 && s == PXL_OK; i++) {
+        if (!b[i]) continue;
         pxl_tensor *dst;
         int64_t vs[2] = {1, len[i]};
         s = pxl_tensor_view(m->ctx, L->bqkv, 2, vs, (size_t)at[i] * sizeof(float), &dst);
@@ -243,6 +252,8 @@ static pxl_status fuse_biases(pxl_llm *m, pxl_llm_layer *L, int64_t Dq, int64_t 
             pxl_tensor_free(dst);
         }
     }
+    int64_t qk[2] = {1, Dq + Dkv};
+    if (s == PXL_OK) s = pxl_tensor_view(m->ctx, L->bqkv, 2, qk, 0, &L->bqk);
     return s;
 }
 
@@ -325,8 +336,8 @@ static pxl_status load_weights(pxl_llm *m) {
                 *bias[b] = r;
             }
         }
-        /* a GPU token's q, k and v lie back to back (token_views): one add of all three biases */
-        if (s == PXL_OK && pxl_ctx_backend(m->ctx) == PXL_BACKEND_GPU && L->bq && L->bk && L->bv)
+        /* a GPU token's q, k and v lie back to back (token_views): their biases as one row */
+        if (s == PXL_OK && pxl_ctx_backend(m->ctx) == PXL_BACKEND_GPU && (L->bq || L->bk || L->bv))
             s = fuse_biases(m, L, Dq, Dkv);
     }
     return s;
@@ -460,7 +471,7 @@ void pxl_llm_free(pxl_llm *m) {
             pxl_llm_layer *L = &m->layers[l];
             pxl_tensor *lt[] = {L->attn_norm, L->wq, L->wk,  L->wv,    L->wo,      L->bq,      L->bk,   L->bv,
                                 L->ffn_norm,  L->wg, L->wu,  L->wd,    L->cache_k, L->cache_v, L->wqkv, L->wqk,
-                                L->bqkv,      L->wgu};
+                                L->bqkv,      L->bqk,  L->wgu};
             for (size_t i = 0; i < sizeof lt / sizeof lt[0]; i++) pxl_tensor_free(lt[i]);
         }
     }
@@ -657,14 +668,16 @@ static pxl_status matmul_t_add(pxl_llm *m, const pxl_tensor *a, const pxl_tensor
     return pxl_matmul(m->ctx, a, w, c, &o);
 }
 
-/* c = rmsnorm(x) * norm . w^T, the norm inside the product. */
+/* c = rmsnorm(x) * norm . w^T (+ bias, a row; NULL: none), the norm inside
+ * the product (and the bias too where the kernel takes it: pxl_matmul_options). */
 static pxl_status matmul_t_norm(pxl_llm *m, const pxl_tensor *x, const pxl_tensor *norm, const pxl_tensor *w,
-                                pxl_tensor *c) {
+                                const pxl_tensor *bias, pxl_tensor *c) {
     pxl_matmul_options o = {0};
     o.trans_b = 1;
     o.norm = norm;
     o.norm_eps = m->info.norm_eps;
     o.a_q8 = m->a_q8_pass;
+    o.bias = bias;
     return pxl_matmul(m->ctx, x, w, c, &o);
 }
 
@@ -711,24 +724,18 @@ static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t
     pxl_ctx *ctx = m->ctx;
     const pxl_llm_info *I = &m->info;
     pxl_status s = PXL_OK;
+    /* the biases (qwen2) as the products' bias options: added as C is stored
+     * (Q8_0, Q4_0, Q5_0 weights), else by pxl_matmul right after */
     if (L->wqkv) {
-        s = matmul_t_norm(m, x, L->attn_norm, L->wqkv, t->qkv);
+        s = matmul_t_norm(m, x, L->attn_norm, L->wqkv, L->bqkv, t->qkv);
     } else {
         if (L->wqk) {
-            s = matmul_t_norm(m, x, L->attn_norm, L->wqk, t->qk);
+            s = matmul_t_norm(m, x, L->attn_norm, L->wqk, L->bqk, t->qk);
         } else {
-            s = matmul_t_norm(m, x, L->attn_norm, L->wq, t->q);
-            if (s == PXL_OK) s = matmul_t_norm(m, x, L->attn_norm, L->wk, t->k);
+            s = matmul_t_norm(m, x, L->attn_norm, L->wq, L->bq, t->q);
+            if (s == PXL_OK) s = matmul_t_norm(m, x, L->attn_norm, L->wk, L->bk, t->k);
         }
-        if (s == PXL_OK) s = matmul_t_norm(m, x, L->attn_norm, L->wv, t->v);
-    }
-    /* the biases, whatever made q, k and v: one add of the fused row, else each of its own */
-    if (L->bqkv) {
-        if (s == PXL_OK) s = pxl_add(ctx, t->qkv, L->bqkv, t->qkv);
-    } else {
-        if (s == PXL_OK && L->bq) s = pxl_add(ctx, t->q, L->bq, t->q);
-        if (s == PXL_OK && L->bk) s = pxl_add(ctx, t->k, L->bk, t->k);
-        if (s == PXL_OK && L->bv) s = pxl_add(ctx, t->v, L->bv, t->v);
+        if (s == PXL_OK) s = matmul_t_norm(m, x, L->attn_norm, L->wv, L->bv, t->v);
     }
     /* RoPE, the cache rows and attention: one dispatch at contexts up to 1024 */
     if (s == PXL_OK) s = pxl_rope_kv_attention(ctx, t->q3, t->k3, t->v, L->cache_k, L->cache_v, P, ro, att3, scale);
@@ -978,7 +985,7 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t P, int64_t T, 
             s = view(m, &v, m->x, 2, 1, E, 0, last, &xl);
             if (s == PXL_OK) s = view(m, &v, m->h, 2, 1, E, 0, 0, &hl);
             if (s == PXL_OK && m->qkv1) { /* GPU: the norm inside the product (one dispatch) */
-                s = matmul_t_norm(m, xl, m->output_norm, wout, m->logits1);
+                s = matmul_t_norm(m, xl, m->output_norm, wout, NULL, m->logits1);
             } else if (s == PXL_OK) {
                 s = pxl_rmsnorm(ctx, xl, m->output_norm, hl, I->norm_eps);
                 if (s == PXL_OK) s = matmul_t(m, hl, wout, m->logits1);

@@ -148,16 +148,12 @@ static void mm_rows(void *arg, int64_t lo, int64_t hi) {
     }
 }
 
-pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
-                      const pxl_matmul_options *opts) {
+/* pxl_matmul without its bias checks: the product, with o->bias added where a
+ * kernel stores C with it (*bias_done set), else left to pxl_matmul. */
+static pxl_status matmul_run(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
+                             const pxl_matmul_options *opts, int *bias_done) {
     static const char op[] = "pxl_matmul";
-    PXL_REQUIRE_CTX(ctx);
-    pxl_matmul_options o = {0};
-    o.alpha = 1.0f;
-    if (opts) {
-        o = *opts;
-        if (o.alpha == 0.0f) o.alpha = 1.0f; /* zero is the default */
-    }
+    pxl_matmul_options o = *opts;
     pxl_status st;
     if ((st = pxl_check_dtype(ctx, op, "A", a, PXL_F32)) != PXL_OK) return st;
     if ((st = pxl_check_tensor(ctx, op, "B", b)) != PXL_OK) return st;
@@ -166,7 +162,7 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
     if ((st = pxl_check_overlap(ctx, op, "C", c, "A", a, 0)) != PXL_OK) return st;
     if ((st = pxl_check_overlap(ctx, op, "C", c, "B", b, 0)) != PXL_OK) return st;
     if ((st = pxl_matmul_check_norm(ctx, op, a, "C", c, &o)) != PXL_OK) return st;
-    if (pxl_dtype_is_quantized(b->dtype)) return pxl_matmul_quant(ctx, a, b, c, &o);
+    if (pxl_dtype_is_quantized(b->dtype)) return pxl_matmul_quant(ctx, a, b, c, &o, bias_done);
     if (b->dtype != PXL_F32 && b->dtype != PXL_F16 && b->dtype != PXL_BF16)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_matmul: B is %s (f32, f16, bf16 or a GGUF block format expected)",
                         pxl_dtype_name(b->dtype));
@@ -252,6 +248,40 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
                             (uint32_t)gx, (uint32_t)gy, (uint32_t)s.batch);
 }
 
+pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
+                      const pxl_matmul_options *opts) {
+    static const char op[] = "pxl_matmul";
+    PXL_REQUIRE_CTX(ctx);
+    pxl_matmul_options o = {0};
+    o.alpha = 1.0f;
+    if (opts) {
+        o = *opts;
+        if (o.alpha == 0.0f) o.alpha = 1.0f; /* zero is the default */
+    }
+    pxl_status st;
+    if (o.bias) {
+        if ((st = pxl_check_dtype(ctx, op, "bias", o.bias, PXL_F32)) != PXL_OK) return st;
+        if ((st = pxl_check_dtype(ctx, op, "C", c, PXL_F32)) != PXL_OK) return st;
+        if (o.bias->nelem != pxl_t_cols(c))
+            return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: bias has %lld elements, C has N=%lld columns", op,
+                            (long long)o.bias->nelem, (long long)pxl_t_cols(c));
+        if ((st = pxl_check_overlap(ctx, op, "C", c, "bias", o.bias, 0)) != PXL_OK) return st;
+    }
+    int done = 0;
+    if ((st = matmul_run(ctx, a, b, c, &o, &done)) != PXL_OK || !o.bias || done) return st;
+    /* the bias row after the product: pxl_add of the bias read with C's
+     * shape when C is one row, else as one row [N] broadcast over C's rows
+     * (a copy of its descriptor with another shape: the same memory) */
+    pxl_tensor row = *o.bias;
+    if (c->nelem == row.nelem) {
+        row.ndim = c->ndim;
+        memcpy(row.shape, c->shape, sizeof row.shape);
+    } else {
+        row.ndim = 1;
+        row.shape[0] = row.nelem;
+    }
+    return pxl_add(ctx, c, &row, c);
+}
 
 /* out = silu(a . Wg^T) * (a . Wu^T) for M = 1 with f32 / f16 / bf16 weights
  * (matmul_fused.c checked the arguments and chose this path): `w` spans both

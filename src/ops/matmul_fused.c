@@ -50,6 +50,7 @@ pxl_status pxl_matmul_norm_split(pxl_ctx *ctx, const pxl_tensor *a, const pxl_te
         pxl_matmul_options plain = *o;
         plain.norm = NULL;
         plain.norm_eps = 0.0f;
+        plain.bias = NULL; /* pxl_matmul adds it after this returns */
         st = pxl_matmul(ctx, an, b, c, &plain);
     }
     pxl_tensor_free(an); /* recorded GPU work that reads it still completes */
@@ -98,6 +99,8 @@ static pxl_status sw_check(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *
                         "%s: the weights are stored [F, K]: trans_b must be set and trans_a not", op);
     if (!(o->alpha == 0.0f || o->alpha == 1.0f) || o->beta != 0.0f)
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: alpha must be 1 (or 0, the default) and beta 0", op);
+    if (o->bias)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: no bias (add one to the products with pxl_matmul)", op);
     if (wg->ndim != 2 || wu->ndim != 2 || wg->shape[0] != wu->shape[0] || wg->shape[1] != wu->shape[1])
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: w_gate and w_up must both be [F, K] of one shape", op);
     if (a->ndim < 1 || a->ndim > 3 || out->ndim != a->ndim)

@@ -27,7 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The uniform block of quant.wgsl and kquant.wgsl. */
+/* The uniform block of quant.wgsl; the other kernels' Params
+ * (common/qmm_params.wgsl) are its first 64 bytes. */
 typedef struct {
     uint32_t M, N, K, nb;                             /* nb = K / 32 */
     uint32_t row_bytes, stride_a, stride_b, stride_c; /* a, c in floats; b in bytes (0: broadcast) */
@@ -35,8 +36,9 @@ typedef struct {
     uint32_t rpg;          /* rows per row group (qmv_xs) */
     uint32_t off_a, off_b, off_c, off_n; /* view offsets: a, c, the norm in floats, b in bytes */
     float eps;                            /* the fused RMSNorm's (NORM) */
+    uint32_t off_s, pad[3];               /* the bias row's offset in floats (quant.wgsl's BIAS) */
 } qmm_params;
-_Static_assert(sizeof(qmm_params) == 64, "mirrors struct Params in quant.wgsl and common/qmm_params.wgsl");
+_Static_assert(sizeof(qmm_params) == 80, "mirrors struct Params in quant.wgsl (common/qmm_params.wgsl: its first 64 bytes)");
 
 typedef struct {
     int64_t batch, batch_a, batch_b, M, N, K;
@@ -511,7 +513,7 @@ static pxl_status x_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
 }
 
 static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c, const q_shape *s,
-                        const pxl_matmul_options *o) {
+                        const pxl_matmul_options *o, int *bias_done) {
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
     if (a->nelem > UINT32_MAX || c->nelem > UINT32_MAX || b->bytes > UINT32_MAX - 64)
         return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: operands over 2^32 elements or bytes", OP);
@@ -529,21 +531,26 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
                     (uint32_t)(s->M * s->N),
                     o->alpha,
                     o->beta,
-                    0, 0, 0, 0, 0, o->norm_eps};
+                    0, 0, 0, 0, 0, o->norm_eps, 0, {0, 0, 0}};
     /* The matrix-vector kernels (M <= 8) bind a fourth tensor at binding 4
      * (after the uniform block at 3): the norm (override NORM), or A again
-     * (bound, not read). A and the norm are read as vec4. */
+     * (bound, not read). A and the norm are read as vec4. qmv_xs and qmv
+     * (quant.wgsl: Q8_0, Q4_0, Q5_0) bind a fifth at 5: the bias (override
+     * BIAS), or A again. */
     int mv = s->M <= QMV_MAX_NCOL;
-    double norm = o->norm != NULL;
-    const pxl_tensor *t[4] = {a, b, c, o->norm ? o->norm : a};
+    int qmv = mv && quant_takes(b->dtype, s->M);
+    double norm = o->norm != NULL, bias = qmv && o->bias;
+    const pxl_tensor *t[5] = {a, b, c, o->norm ? o->norm : a, bias ? o->bias : a};
     pxl_op_bindings bd;
-    pxl_status bs = pxl_op_bind(ctx, OP, t, mv ? 4 : 3, 4u, 9u, &bd);
+    pxl_status bs = pxl_op_bind(ctx, OP, t, qmv ? 5 : mv ? 4 : 3, 4u, 9u, &bd);
     if (bs != PXL_OK) return bs;
     if (mv) bd.b[3].binding = 4;
+    if (qmv) bd.b[4].binding = 5;
     p.off_a = bd.off[0];
     p.off_b = bd.off[1];
     p.off_c = bd.off[2];
     p.off_n = mv ? bd.off[3] : 0;
+    p.off_s = qmv ? bd.off[4] : 0;
     /* the tiled products on 8-bit A, for every format kmm8_fits takes */
     if (s->M > QMV_MAX_NCOL && o->a_q8 && kmm8_fits(gi, b->dtype, s, &p)) return kmm8(ctx, gi, b->dtype, &bd, s, &p);
     if (b->dtype == PXL_Q4_K || b->dtype == PXL_Q6_K) return k_gpu(ctx, gi, t, &bd, s, &p, norm, o->a_q8);
@@ -556,9 +563,10 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
         uint32_t g[2] = {0, 0};
         pxl_status st = rows_grid(ctx, s, (uint64_t)(xl.wg / xl.xt) * p.rpg, g);
         if (st != PXL_OK) return st;
-        pxl_constant k[7] = {{"WG", xl.wg}, {"XT", xl.xt},     {"XKCH", xl.kch}, {"XRB", xl.rb},
-                             {"Q4", q4},    {"Q5", q5},        {"NORM", norm}};
-        return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv_xs", k, 7, &bd, 3, &p, sizeof p, g[0],
+        pxl_constant k[8] = {{"WG", xl.wg}, {"XT", xl.xt}, {"XKCH", xl.kch}, {"XRB", xl.rb},
+                             {"Q4", q4},    {"Q5", q5},    {"NORM", norm},   {"BIAS", bias}};
+        *bias_done = bias != 0;
+        return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv_xs", k, 8, &bd, 3, &p, sizeof p, g[0],
                                   g[1], (uint32_t)s->batch);
     }
     if (s->M <= QMV_MAX_NCOL) {
@@ -566,9 +574,11 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
         uint32_t g[2] = {0, 0};
         pxl_status st = rows_grid(ctx, s, (uint64_t)(l.wg / l.tpr) * l.rows, g);
         if (st != PXL_OK) return st;
-        pxl_constant k[8] = {{"WG", l.wg},     {"TPR", l.tpr}, {"ROWS", l.rows}, {"UNROLL", l.unroll},
-                             {"NCOL", l.ncol}, {"Q4", q4},     {"Q5", q5},       {"NORM", norm}};
-        return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv", k, 8, &bd, 3, &p, sizeof p, g[0],
+        pxl_constant k[9] = {{"WG", l.wg},     {"TPR", l.tpr}, {"ROWS", l.rows}, {"UNROLL", l.unroll},
+                             {"NCOL", l.ncol}, {"Q4", q4},     {"Q5", q5},       {"NORM", norm},
+                             {"BIAS", bias}};
+        *bias_done = bias != 0;
+        return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv", k, 9, &bd, 3, &p, sizeof p, g[0],
                                   g[1], (uint32_t)s->batch);
     }
     uint32_t g[2] = {0, 0};
@@ -580,13 +590,13 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
 }
 
 pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
-                            const pxl_matmul_options *o) {
+                            const pxl_matmul_options *o, int *bias_done) {
     q_shape s;
     pxl_status st = q_check(ctx, a, b, c, o, &s);
     if (st != PXL_OK) return st;
     if (o->norm && !(pxl_on_gpu(ctx) && s.M <= QMV_MAX_NCOL)) /* fused only into the matrix-vector kernels */
         return pxl_matmul_norm_split(ctx, a, b, c, o);
-    return pxl_on_gpu(ctx) ? q_gpu(ctx, a, b, c, &s, o) : q_cpu(ctx, a, b, c, &s, o);
+    return pxl_on_gpu(ctx) ? q_gpu(ctx, a, b, c, &s, o, bias_done) : q_cpu(ctx, a, b, c, &s, o);
 }
 
 /* ---- gate, up and SwiGLU in one matrix-vector dispatch (pxl_matmul_swiglu) ----------- */
@@ -632,7 +642,9 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
                     bd.off[1] + (uint32_t)gate_off,
                     bd.off[2],
                     bd.off[3],
-                    o->norm_eps};
+                    o->norm_eps,
+                    0,
+                    {0, 0, 0}};
     double norm = o->norm != NULL, M = (double)s.M;
     uint32_t g[2] = {0, 0};
     const pxl_tuning *tune = pxl_ctx_tuning(ctx);
@@ -664,6 +676,9 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
     while (l.wg > 4 && (uint64_t)l.wg * 2 * R * l.ncol * 4 > gi->max_workgroup_storage_size) l.wg /= 2;
     if (l.tpr > l.wg) l.tpr = l.wg;
     if ((st = rows_grid(ctx, &s, (uint64_t)(l.wg / l.tpr) * R, g)) != PXL_OK) return st;
+    bd.b[4] = bd.b[0]; /* qmv's bias binding (5), unread without BIAS: A again */
+    bd.b[4].binding = 5;
+    bd.n = 5;
     pxl_constant k[9] = {{"WG", l.wg},          {"TPR", l.tpr},   {"ROWS", 2.0 * R},
                          {"UNROLL", l.unroll},  {"NCOL", l.ncol}, {"Q4", w->dtype != PXL_Q8_0},
                          {"Q5", w->dtype == PXL_Q5_0}, {"NORM", norm}, {"SWIGLU", 1}};

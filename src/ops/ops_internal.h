@@ -157,9 +157,11 @@ float pxl_bf16_to_f32(uint16_t h);
  * when b is quantized. b: [N, K] (trans_b required), a: f32 [M, K] or
  * [batch, M, K], c: f32 [M, N] or [batch, M, N]; opts already defaulted and
  * shapes not yet checked. CPU and GPU paths, M = 1 (matvec) specialised.
+ * opts->bias (checked by pxl_matmul) is added where a kernel stores C with it
+ * (qmv_xs, qmv), and then *bias_done is set to 1; else left for pxl_matmul.
  */
 pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
-                            const pxl_matmul_options *opts);
+                            const pxl_matmul_options *opts, int *bias_done);
 
 /*
  * The fused RMSNorm of pxl_matmul_options (src/ops/matmul_fused.c).
@@ -167,7 +169,8 @@ pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor 
  * (f32 with A's K elements, no trans_a) and C (no overlap), the same on
  * every backend; PXL_OK when norm is NULL. pxl_matmul_norm_split: the
  * unfused path, for arguments already checked: pxl_rmsnorm of A into a
- * temporary tensor, then pxl_matmul of it without the norm.
+ * temporary tensor, then pxl_matmul of it without the norm (and without the
+ * bias, which the outer pxl_matmul adds).
  */
 pxl_status pxl_matmul_check_norm(pxl_ctx *ctx, const char *op, const pxl_tensor *a, const char *cn,
                                  const pxl_tensor *c, const pxl_matmul_options *o);

@@ -46,12 +46,27 @@ struct Params {
     alpha: f32, beta: f32, rpg: u32, off_a: u32,                 // rpg: rows per row group (qmv_xs); qmv with
                                                                  // SWIGLU: the up weights' byte offset
     off_b: u32, off_c: u32, off_n: u32, eps: f32,    // view offsets: A, C, NW in floats, B in bytes; eps: NORM's
+    off_s: u32, pad0: u32, pad1: u32, pad2: u32,     // the bias row's offset in floats (BIAS)
 }
 
 @group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> B: array<u32>;
 @group(0) @binding(2) var<storage, read_write> C: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
+// qmv and qmv_xs: the bias row added to C last (override BIAS; without it
+// the host binds A here, unread): pxl_matmul_options.bias
+@group(0) @binding(5) var<storage, read> BS: array<f32>;
+
+override BIAS: bool = false;
+
+// C[idx] as store_c writes it, plus bias element n with BIAS: the floats of
+// the product and then pxl_add of the row
+fn store_cb(idx: u32, n: u32, v: f32) {
+    var out = p.alpha * v;
+    if (p.beta != 0.0) { out = out + p.beta * C[idx]; }
+    if (BIAS) { out = out + BS[p.off_s + n]; }
+    C[idx] = out;
+}
 
 fn block_bytes() -> u32 { return select(34u, select(18u, 22u, Q5), Q4); }
 // where a Q4_0 / Q5_0 block's quant bytes start
@@ -231,7 +246,7 @@ fn qmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
         let c = i % NCOL;
         var v = red[rbase + i * TPR];
         if (SWIGLU) { v = silu_mul(v, red[rbase + (i + ROWS / 2u * NCOL) * TPR]); }
-        if (n < p.N) { store_c(p.off_c + wid.z * p.stride_c + c * p.N + n, v); }
+        if (n < p.N) { store_cb(p.off_c + wid.z * p.stride_c + c * p.N + n, n, v); }
     }
 }
 
@@ -380,7 +395,7 @@ fn qmv_xs(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
             var s = 0.0;
             for (var i = 0u; i < S; i = i + 1u) { s = s + xred2[g * XT + lane * S + i]; }
             let n = row_start + rb + lane;
-            if (n < p.N) { store_c(p.off_c + wid.z * p.stride_c + n, s); }
+            if (n < p.N) { store_cb(p.off_c + wid.z * p.stride_c + n, n, s); }
         }
     }
 }

@@ -1,7 +1,8 @@
 // The uniform block of the quantized matrix products kquant.wgsl,
 // xquant.wgsl, kmv4.wgsl and kmv6.wgsl: qmm_params in
-// src/ops/matmul_quant.c (quant.wgsl has the same layout, with rpg in
-// off_u's place). Needs nothing from the including module.
+// src/ops/matmul_quant.c, its first 64 bytes (quant.wgsl has the same
+// layout, with rpg in off_u's place, and a fifth row: the bias's offset).
+// Needs nothing from the including module.
 
 struct Params {
     M: u32, N: u32, K: u32, nb: u32,                          // nb = K / block
