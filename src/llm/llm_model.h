@@ -5,7 +5,8 @@
 #include "../core/internal.h"
 #include "pxl/llm.h"
 
-#define LLM_AHEAD_PARTS 8 /* recorders of a pass recorded ahead: layers 0, 1-6, 7-42, ... (llm_cut=2: 0, 1-2, 3-6, ...) */
+#define LLM_AHEAD_PARTS 8 /* recorders of a pass recorded ahead: layers 0, 1-6, 7-42, ...
+                           * (llm_cut=2: 0, 1-2, 3-6, ...) */
 
 typedef struct pxl_llm_layer {
     pxl_tensor *attn_norm, *ffn_norm;           /* [E] f32 */

@@ -237,7 +237,8 @@ static pxl_status fuse_biases(pxl_llm *m, pxl_llm_layer *L, int64_t Dq, int64_t 
     if (s == PXL_OK && !(L->bq && L->bk && L->bv)) {
         size_t bytes = (size_t)(Dq + 2 * Dkv) * sizeof(float);
         float *zero = pxl_calloc(m->ctx, 1, bytes);
-        s = zero ? pxl_tensor_write(m->ctx, L->bqkv, zero, bytes) : pxl_fail(m->ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
+        s = zero ? pxl_tensor_write(m->ctx, L->bqkv, zero, bytes)
+                 : pxl_fail(m->ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
         pxl_free(m->ctx, zero);
     }
     const pxl_tensor *b[3] = {L->bq, L->bk, L->bv};
@@ -585,7 +586,7 @@ pxl_status pxl_llm_load(pxl_ctx *ctx, const pxl_gguf *g, const pxl_llm_options *
      * llama.cpp's GPU backends do: a prompt's tiled products, and a decoded
      * token's Q4_K products (kmv4q); gpu_q8=1 keeps a token's in f32, gpu_q8=0
      * both. The CPU rounds only on request (cpu_q8=1). The error this adds is
-     * measured in docs/BENCHMARKS.md ("8-bit activations in decode"). */
+     * measured in docs/BENCHMARKS.md ("Accuracy of 8-bit activations in decode"). */
     int gpu = pxl_ctx_backend(ctx) == PXL_BACKEND_GPU;
     m->a_q8 = gpu ? !tune->gpu_q8_off : tune->cpu_q8;
     m->a_q8_token = gpu ? !tune->gpu_q8_token_off : tune->cpu_q8;
@@ -801,8 +802,8 @@ static pxl_status write_ids(pxl_llm *m, const int32_t *tok, int64_t T) {
  * embedding and layer 0 (the GPU starts after the shortest translation),
  * then the next 6 layers, then 36 (layers 1-6, 7-42, ...: ahead_starts_part;
  * tuning llm_cut=B sets the growth 6 to B, 1 meaning one part): three parts
- * for a 16- to 42-layer model (docs/BENCHMARKS.md, "Fewer parts for a token
- * recorded ahead").
+ * for models of 9 to 44 layers (docs/BENCHMARKS.md, "Where a tg128 token's
+ * time goes between tokens").
  */
 #define LLM_AHEAD_GROWTH 6
 

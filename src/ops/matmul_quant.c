@@ -38,7 +38,8 @@ typedef struct {
     float eps;                            /* the fused RMSNorm's (NORM) */
     uint32_t off_s, pad[3];               /* the bias row's offset in floats (quant.wgsl's BIAS) */
 } qmm_params;
-_Static_assert(sizeof(qmm_params) == 80, "mirrors struct Params in quant.wgsl (common/qmm_params.wgsl: its first 64 bytes)");
+_Static_assert(sizeof(qmm_params) == 80,
+               "mirrors struct Params in quant.wgsl (common/qmm_params.wgsl: its first 64 bytes)");
 
 typedef struct {
     int64_t batch, batch_a, batch_b, M, N, K;
