@@ -1640,9 +1640,11 @@ static const op_case k_cases[] = {
     NMM(1, 1, 1, 64, 64, PXL_F32, CF_TB | CF_BAD, 1, 0, 1e-5f),
 
     /* -- matmul with a bias row (bias option): added as C is stored by qmv_xs (Q8_0 / Q5_0 / Q4_0 rows of
-     * 512 to 4096 values, Qwen2.5-0.5B's 896 with the norm) and qmv (short rows, M 2 to 8, batches), and
-     * after the product elsewhere (K-quants, 8-bit A, f32 / f16, M > 8, the CPU); with alpha / beta (the
-     * bias comes last), views and slices, and the bad-argument set (a bias of the wrong length) */
+     * 512 to 4096 values, Qwen2.5-0.5B's 896 with the norm), qmv (short rows, M 2 to 8, batches), kmv4,
+     * kmv4q and kmv6 (Q4_K, Q5_K, Q6_K with M = 1, with the norm, on 8-bit A, batched), and after the
+     * product elsewhere (kmv for a Q4_K view off 16 bytes and M = 2, xmv, f32 / f16, M > 8, the CPU);
+     * with alpha / beta (the bias comes last), views and slices, and the bad-argument set (a bias of the
+     * wrong length) */
     MM(1, 1, 1, 37, 896, PXL_Q8_0, CF_TB | CF_BIAS, 1, 0), NMM(1, 1, 1, 40, 896, PXL_Q5_0, CF_TB | CF_BIAS, 1, 0, 1e-6f),
     MM(1, 1, 1, 33, 1024, PXL_Q5_0, CF_TB | CF_BIAS, -0.5f, 1), MM(1, 1, 1, 19, 4096, PXL_Q4_0, CF_TB | CF_BIAS, 1, 0),
     MM(1, 1, 1, 45, 128, PXL_Q8_0, CF_TB | CF_BIAS, 1, 0.5f), NMM(1, 1, 1, 67, 64, PXL_Q5_0, CF_TB | CF_BIAS, 1, 0, 1e-5f),
@@ -1654,7 +1656,12 @@ static const op_case k_cases[] = {
     MM(1, 1, 9, 33, 64, PXL_Q8_0, CF_TB | CF_BIAS, 1, 0), MM(1, 1, 1, 33, 100, PXL_F32, CF_TB | CF_BIAS, 1, 1),
     NMM(1, 1, 1, 20, 64, PXL_F16, CF_TB | CF_BIAS, 1, 0, 1e-5f), MM(2, 2, 5, 7, 9, PXL_F32, CF_BIAS, -1, 0.5f),
     MM(1, 1, 13, 20, 40, PXL_F32, CF_TA | CF_BIAS, 1, 0), NMM(1, 1, 13, 20, 40, PXL_F32, CF_TB | CF_BIAS, 1, 0, 1e-5f),
+    MM(1, 1, 1, 33, 512, PXL_Q5_K, CF_TB | CF_BIAS, 1, 0), NMM(1, 1, 1, 70, 1536, PXL_Q4_K, CF_TB | CF_BIAS, 1, 0, 1e-6f),
+    NMM(1, 1, 1, 40, 1536, PXL_Q6_K, CF_TB | CF_BIAS, 1, 0, 1e-6f), MM(2, 2, 1, 17, 256, PXL_Q4_K, CF_TB | CF_BIAS | CF_Q8A, 1, 0),
+    MM(1, 1, 1, 9, 256, PXL_Q4_K, CF_TB | CF_BIAS | CF_VIEW, 1, 0), MM(1, 1, 2, 33, 256, PXL_Q4_K, CF_TB | CF_BIAS, 1, 0),
+    MM(1, 1, 1, 9, 256, PXL_Q6_K, CF_TB | CF_BIAS | CF_SLICE, -1, 0.5f),
     MM(1, 1, 2, 3, 64, PXL_Q8_0, CF_TB | CF_BIAS | CF_BAD, 1, 0), NMM(1, 1, 1, 5, 5, PXL_F32, CF_TB | CF_BIAS | CF_BAD, 1, 1, 1e-5f),
+    MM(1, 1, 1, 3, 256, PXL_Q4_K, CF_TB | CF_BIAS | CF_BAD, 1, 0),
 
     /* -- matmul_swiglu: gate, up and SwiGLU, with and without the norm, M 1, 2, 8 and 9 */
     SWG(1, 33, 100, PXL_F32, 0, 0), SWG(1, 33, 100, PXL_F32, CF_NORM, 1e-5f), SWG(2, 9, 31, PXL_F32, CF_NORM, 1e-5f),

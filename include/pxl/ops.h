@@ -262,10 +262,12 @@ typedef struct pxl_matmul_options {
     /* A bias row added to every row of C last (NULL: none): f32 with N
      * elements (any shape; a view is fine), not overlapping C:
      * C = alpha * op(A) . op(B) + beta * C + bias, the same floats as the
-     * product followed by pxl_add of the row. On a GPU the one-row products
-     * of Q8_0, Q4_0 and Q5_0 weights with trans_b and M <= 8 (qmv_xs, qmv)
-     * add it as they store C, so it costs no dispatch of its own; elsewhere
-     * pxl_matmul adds it after the product. */
+     * product followed by pxl_add of the row. On a GPU the matrix-vector
+     * products of GGUF weights with trans_b add it as they store C, so it
+     * costs no dispatch of its own: Q8_0, Q4_0 and Q5_0 with M <= 8 (qmv_xs,
+     * qmv), and Q4_K, Q5_K and Q6_K with M = 1 where B's rows sit on 16
+     * bytes (Q6_K: always; kmv4, kmv4q, kmv6); elsewhere pxl_matmul adds it
+     * after the product. */
     const pxl_tensor *bias;
 } pxl_matmul_options;
 

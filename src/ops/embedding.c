@@ -23,8 +23,9 @@ typedef struct {
     uint32_t M, N, K, nb, row_bytes, stride_a, stride_b, stride_c;
     float alpha, beta;
     uint32_t rpg, off_a, off_b, off_c, pad2, pad3;
+    uint32_t pad4[4]; /* common/qmm_params.wgsl's fifth row (the bias's offset), unused */
 } kemb_params;
-_Static_assert(sizeof(kemb_params) == 64, "mirrors struct Params in kquant.wgsl and xquant.wgsl");
+_Static_assert(sizeof(kemb_params) == 80, "mirrors struct Params in kquant.wgsl and xquant.wgsl");
 
 typedef struct {
     pxl_ctx *ctx;
@@ -102,7 +103,7 @@ pxl_status pxl_embedding(pxl_ctx *ctx, const pxl_tensor *table, const pxl_tensor
         const pxl_tensor *kt[3] = {ids, table, out};
         if ((st = pxl_op_bind(ctx, op, kt, 3, 4u, 0u, &bd)) != PXL_OK) return st;
         kemb_params kp = {(uint32_t)n, V32, (uint32_t)D, (uint32_t)(D / pxl_dtype_block(table->dtype)), (uint32_t)row_bytes, 0, 0, 0, 1, 0,
-                          0, bd.off[0], bd.off[1], bd.off[2], 0, 0};
+                          0, bd.off[0], bd.off[1], bd.off[2], 0, 0, {0, 0, 0, 0}};
         uint64_t groups = ((uint64_t)out->nelem / 8 + wg - 1) / wg;
         if (table->dtype == PXL_Q4_K || table->dtype == PXL_Q6_K) {
             pxl_constant kk[2] = {{"WG", wg}, {"KQ6", table->dtype == PXL_Q6_K ? 1 : 0}};

@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The uniform block of quant.wgsl; the other kernels' Params
- * (common/qmm_params.wgsl) are its first 64 bytes. */
+/* The uniform block of quant.wgsl and of the kernels that include
+ * common/qmm_params.wgsl (kquant, xquant, kmv4, kmv6, kmm8, kmm8w). */
 typedef struct {
     uint32_t M, N, K, nb;                             /* nb = K / 32 */
     uint32_t row_bytes, stride_a, stride_b, stride_c; /* a, c in floats; b in bytes (0: broadcast) */
@@ -38,8 +38,7 @@ typedef struct {
     float eps;                            /* the fused RMSNorm's (NORM) */
     uint32_t off_s, pad[3];               /* the bias row's offset in floats (quant.wgsl's BIAS) */
 } qmm_params;
-_Static_assert(sizeof(qmm_params) == 80,
-               "mirrors struct Params in quant.wgsl (common/qmm_params.wgsl: its first 64 bytes)");
+_Static_assert(sizeof(qmm_params) == 80, "mirrors struct Params in quant.wgsl and common/qmm_params.wgsl");
 
 typedef struct {
     int64_t batch, batch_a, batch_b, M, N, K;
@@ -282,9 +281,10 @@ static uint64_t kmv4q_bytes(int64_t K, uint32_t wg, uint32_t rows) {
  * with swiglu each row group takes one gate and one up row (ROWS 2, override
  * SWIGLU). a_q8 with Q4_K: kmv4q, which rounds A to 8 bits in workgroup
  * memory first, where the device's workgroup memory holds the row (else
- * kmv4, A as given). */
+ * kmv4, A as given). bias: bd's fifth binding is the bias row (override
+ * BIAS, binding 5, p->off_s); without it binding 5 is A again, unread. */
 static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const pxl_op_bindings *bd,
-                        const q_shape *s, const qmm_params *p, double norm, int swiglu, int a_q8) {
+                        const q_shape *s, const qmm_params *p, double norm, int swiglu, int a_q8, int bias) {
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* tuning benchmarks only */
     uint32_t wg = tune->kmv_wg ? tune->kmv_wg : KMV4_WG;
     while (wg > gi->max_invocations_per_workgroup) wg /= 2;
@@ -305,13 +305,19 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
     /* the row groups' sums begun by subgroup shuffles where the device allows
      * (the _sg builds); the last constant: kmv4q's KQ, or kmv4's Q5 */
     uint32_t sgw = pxl_mv_sgw(ctx, gi, tpr);
-    pxl_constant k[7] = {{"WG", wg},         {"TPR", tpr},  {"ROWS", rows},      {"NORM", norm},
-                         {"SWIGLU", swiglu}, {"SGW", sgw},  {"KQ", (double)s->K}};
-    if (q4 && !q8) k[6] = (pxl_constant){"Q5", dt == PXL_Q5_K};
+    pxl_constant k[8] = {{"WG", wg},         {"TPR", tpr}, {"ROWS", rows},     {"NORM", norm},
+                         {"SWIGLU", swiglu}, {"SGW", sgw}, {"BIAS", bias != 0}, {"KQ", (double)s->K}};
+    if (q4 && !q8) k[7] = (pxl_constant){"Q5", dt == PXL_Q5_K};
     const char *file = q4 ? (sgw > 1 ? "kmv4_sg.wgsl" : "kmv4.wgsl") : (sgw > 1 ? "kmv6_sg.wgsl" : "kmv6.wgsl");
     const char *text = q4 ? (sgw > 1 ? pxl_wgsl_ops_kmv4_sg : pxl_wgsl_ops_kmv4)
                           : (sgw > 1 ? pxl_wgsl_ops_kmv6_sg : pxl_wgsl_ops_kmv6);
-    return pxl_op_dispatch_ub(ctx, file, text, q8 ? "kmv4q" : q4 ? "kmv4" : "kmv6", k, q4 ? 7 : 6, bd, 3, p,
+    pxl_op_bindings b5 = *bd; /* binding 5: the bias, or A again */
+    if (b5.n < 5) {
+        b5.b[4] = b5.b[0];
+        b5.b[4].binding = 5;
+        b5.n = 5;
+    }
+    return pxl_op_dispatch_ub(ctx, file, text, q8 ? "kmv4q" : q4 ? "kmv4" : "kmv6", k, q4 ? 8 : 7, &b5, 3, p,
                               sizeof *p, g[0], g[1], (uint32_t)s->batch);
 }
 
@@ -449,10 +455,24 @@ static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const
     return pxl_recorder_dispatch(rec, &d3);
 }
 
+/* The kernels that declare no bias binding (5): bd without it. */
+static pxl_op_bindings without_bias(const pxl_op_bindings *bd) {
+    pxl_op_bindings b = *bd;
+    if (b.n > 4) b.n = 4;
+    return b;
+}
+
+/* bias: bd's fifth binding is the bias row; kmv46 adds it (*bias_done set),
+ * the other kernels leave it to pxl_matmul. */
 static pxl_status k_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3],
-                        const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p, double norm, int a_q8) {
+                        const pxl_op_bindings *bd5, const q_shape *s, const qmm_params *p, double norm, int a_q8,
+                        int bias, int *bias_done) {
     double kq6 = t[1]->dtype == PXL_Q6_K ? 1 : 0;
-    if (s->M == 1 && kmv46_fits(t[1]->dtype, p)) return kmv46(ctx, gi, t[1]->dtype, bd, s, p, norm, 0, a_q8);
+    if (s->M == 1 && kmv46_fits(t[1]->dtype, p)) {
+        *bias_done = bias;
+        return kmv46(ctx, gi, t[1]->dtype, bd5, s, p, norm, 0, a_q8, bias);
+    }
+    pxl_op_bindings bd4 = without_bias(bd5), *bd = &bd4;
     if (s->M <= QMV_MAX_NCOL) {
         uint32_t wg = KMV_WG;
         while (wg > gi->max_invocations_per_workgroup) wg /= 2;
@@ -489,9 +509,14 @@ double pxl_xquant_type(pxl_dtype t) {
 }
 
 static pxl_status x_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3],
-                        const pxl_op_bindings *bd, const q_shape *s, const qmm_params *p, double norm) {
+                        const pxl_op_bindings *bd5, const q_shape *s, const qmm_params *p, double norm, int bias,
+                        int *bias_done) {
     double qt = pxl_xquant_type(t[1]->dtype);
-    if (s->M == 1 && kmv46_fits(t[1]->dtype, p)) return kmv46(ctx, gi, t[1]->dtype, bd, s, p, norm, 0, 0);
+    if (s->M == 1 && kmv46_fits(t[1]->dtype, p)) {
+        *bias_done = bias;
+        return kmv46(ctx, gi, t[1]->dtype, bd5, s, p, norm, 0, 0, bias);
+    }
+    pxl_op_bindings bd4 = without_bias(bd5), *bd = &bd4;
     if (s->M <= QMV_MAX_NCOL) {
         uint32_t wg = KMV_WG, tpr = KMV_TPR;
         while (wg > gi->max_invocations_per_workgroup) wg /= 2;
@@ -535,27 +560,28 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
                     0, 0, 0, 0, 0, o->norm_eps, 0, {0, 0, 0}};
     /* The matrix-vector kernels (M <= 8) bind a fourth tensor at binding 4
      * (after the uniform block at 3): the norm (override NORM), or A again
-     * (bound, not read). A and the norm are read as vec4. qmv_xs and qmv
-     * (quant.wgsl: Q8_0, Q4_0, Q5_0) bind a fifth at 5: the bias (override
-     * BIAS), or A again. */
+     * (bound, not read). A and the norm are read as vec4. qmv_xs, qmv (Q8_0,
+     * Q4_0, Q5_0), kmv4 and kmv6 (Q4_K, Q5_K, Q6_K, M = 1) bind a fifth at
+     * 5: the bias (override BIAS), or A again; the others get bd without it. */
     int mv = s->M <= QMV_MAX_NCOL;
-    int qmv = mv && quant_takes(b->dtype, s->M);
-    double norm = o->norm != NULL, bias = qmv && o->bias;
+    double norm = o->norm != NULL;
+    int bias = mv && o->bias;
     const pxl_tensor *t[5] = {a, b, c, o->norm ? o->norm : a, bias ? o->bias : a};
     pxl_op_bindings bd;
-    pxl_status bs = pxl_op_bind(ctx, OP, t, qmv ? 5 : mv ? 4 : 3, 4u, 9u, &bd);
+    pxl_status bs = pxl_op_bind(ctx, OP, t, mv ? 5 : 3, 4u, 9u, &bd);
     if (bs != PXL_OK) return bs;
     if (mv) bd.b[3].binding = 4;
-    if (qmv) bd.b[4].binding = 5;
+    if (mv) bd.b[4].binding = 5;
     p.off_a = bd.off[0];
     p.off_b = bd.off[1];
     p.off_c = bd.off[2];
     p.off_n = mv ? bd.off[3] : 0;
-    p.off_s = qmv ? bd.off[4] : 0;
+    p.off_s = mv ? bd.off[4] : 0;
     /* the tiled products on 8-bit A, for every format kmm8_fits takes */
     if (s->M > QMV_MAX_NCOL && o->a_q8 && kmm8_fits(gi, b->dtype, s, &p)) return kmm8(ctx, gi, b->dtype, &bd, s, &p);
-    if (b->dtype == PXL_Q4_K || b->dtype == PXL_Q6_K) return k_gpu(ctx, gi, t, &bd, s, &p, norm, o->a_q8);
-    if (!quant_takes(b->dtype, s->M)) return x_gpu(ctx, gi, t, &bd, s, &p, norm);
+    if (b->dtype == PXL_Q4_K || b->dtype == PXL_Q6_K)
+        return k_gpu(ctx, gi, t, &bd, s, &p, norm, o->a_q8, bias, bias_done);
+    if (!quant_takes(b->dtype, s->M)) return x_gpu(ctx, gi, t, &bd, s, &p, norm, bias, bias_done);
     double q4 = b->dtype != PXL_Q8_0, q5 = b->dtype == PXL_Q5_0;
     xs_launch xl;
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* qmv_kernel=q: never qmv_xs (tuning only) */
@@ -649,7 +675,7 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
     double norm = o->norm != NULL, M = (double)s.M;
     uint32_t g[2] = {0, 0};
     const pxl_tuning *tune = pxl_ctx_tuning(ctx);
-    if (s.M == 1 && kmv46_fits(w->dtype, &p)) return kmv46(ctx, gi, w->dtype, &bd, &s, &p, norm, 1, o->a_q8);
+    if (s.M == 1 && kmv46_fits(w->dtype, &p)) return kmv46(ctx, gi, w->dtype, &bd, &s, &p, norm, 1, o->a_q8, 0);
     if (!quant_takes(w->dtype, s.M)) {
         int kq = w->dtype == PXL_Q4_K || w->dtype == PXL_Q6_K;
         uint32_t wg = KMV_WG, tpr = kq && tune->kmv_tpr ? tune->kmv_tpr : KMV_TPR;

@@ -22,6 +22,8 @@ struct Params {
 @group(0) @binding(1) var<storage, read> B: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read_write> C: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
+// hmv takes no bias (pxl_matmul adds it after the product): BIAS stays off
+fn bias_at(n: u32) -> f32 { return 0.0; }
 
 override WG: u32 = 256u;    // invocations per workgroup (power of two)
 override TPR: u32 = 32u;    // invocations per row group (power of two, <= WG)
