@@ -1641,10 +1641,10 @@ static const op_case k_cases[] = {
 
     /* -- matmul with a bias row (bias option): added as C is stored by qmv_xs (Q8_0 / Q5_0 / Q4_0 rows of
      * 512 to 4096 values, Qwen2.5-0.5B's 896 with the norm), qmv (short rows, M 2 to 8, batches), kmv4,
-     * kmv4q and kmv6 (Q4_K, Q5_K, Q6_K with M = 1, with the norm, on 8-bit A, batched), and after the
-     * product elsewhere (kmv for a Q4_K view off 16 bytes and M = 2, xmv, f32 / f16, M > 8, the CPU);
-     * with alpha / beta (the bias comes last), views and slices, and the bad-argument set (a bias of the
-     * wrong length) */
+     * kmv4q and kmv6 (Q4_K, Q5_K, Q6_K with M = 1, with the norm, on 8-bit A, batched) and hmv (f16 and
+     * bf16 with M = 1), and after the product elsewhere (kmv at M = 2, xmv, gemv_t for f32, for an f16 view
+     * off 8 elements and for K = 33; M > 8; the CPU); with alpha / beta (the bias comes last), views and
+     * slices, and the bad-argument sets (a bias of the wrong length) */
     MM(1, 1, 1, 37, 896, PXL_Q8_0, CF_TB | CF_BIAS, 1, 0), NMM(1, 1, 1, 40, 896, PXL_Q5_0, CF_TB | CF_BIAS, 1, 0, 1e-6f),
     MM(1, 1, 1, 33, 1024, PXL_Q5_0, CF_TB | CF_BIAS, -0.5f, 1), MM(1, 1, 1, 19, 4096, PXL_Q4_0, CF_TB | CF_BIAS, 1, 0),
     MM(1, 1, 1, 45, 128, PXL_Q8_0, CF_TB | CF_BIAS, 1, 0.5f), NMM(1, 1, 1, 67, 64, PXL_Q5_0, CF_TB | CF_BIAS, 1, 0, 1e-5f),
@@ -1660,6 +1660,9 @@ static const op_case k_cases[] = {
     NMM(1, 1, 1, 40, 1536, PXL_Q6_K, CF_TB | CF_BIAS, 1, 0, 1e-6f), MM(2, 2, 1, 17, 256, PXL_Q4_K, CF_TB | CF_BIAS | CF_Q8A, 1, 0),
     MM(1, 1, 1, 9, 256, PXL_Q4_K, CF_TB | CF_BIAS | CF_VIEW, 1, 0), MM(1, 1, 2, 33, 256, PXL_Q4_K, CF_TB | CF_BIAS, 1, 0),
     MM(1, 1, 1, 9, 256, PXL_Q6_K, CF_TB | CF_BIAS | CF_SLICE, -1, 0.5f),
+    MM(1, 1, 1, 45, 256, PXL_BF16, CF_TB | CF_BIAS, 1, 1), NMM(1, 1, 1, 33, 512, PXL_F16, CF_TB | CF_BIAS, -0.5f, 0, 1e-5f),
+    MM(2, 2, 1, 17, 64, PXL_F16, CF_TB | CF_BIAS, 1, 0), MM(1, 1, 1, 9, 64, PXL_F16, CF_TB | CF_BIAS | CF_VIEW, 1, 0),
+    MM(1, 1, 1, 20, 33, PXL_F16, CF_TB | CF_BIAS, 1, 0.5f), MM(1, 1, 1, 3, 64, PXL_F16, CF_TB | CF_BIAS | CF_BAD, 1, 0),
     MM(1, 1, 2, 3, 64, PXL_Q8_0, CF_TB | CF_BIAS | CF_BAD, 1, 0), NMM(1, 1, 1, 5, 5, PXL_F32, CF_TB | CF_BIAS | CF_BAD, 1, 1, 1e-5f),
     MM(1, 1, 1, 3, 256, PXL_Q4_K, CF_TB | CF_BIAS | CF_BAD, 1, 0),
 

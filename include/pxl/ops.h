@@ -263,11 +263,12 @@ typedef struct pxl_matmul_options {
      * elements (any shape; a view is fine), not overlapping C:
      * C = alpha * op(A) . op(B) + beta * C + bias, the same floats as the
      * product followed by pxl_add of the row. On a GPU the matrix-vector
-     * products of GGUF weights with trans_b add it as they store C, so it
-     * costs no dispatch of its own: Q8_0, Q4_0 and Q5_0 with M <= 8 (qmv_xs,
-     * qmv), and Q4_K, Q5_K and Q6_K with M = 1 where B's rows sit on 16
-     * bytes (Q6_K: always; kmv4, kmv4q, kmv6); elsewhere pxl_matmul adds it
-     * after the product. */
+     * products with trans_b add it as they store C, so it costs no dispatch
+     * of its own: Q8_0, Q4_0 and Q5_0 weights with M <= 8 (qmv_xs, qmv);
+     * Q4_K, Q5_K and Q6_K with M = 1 where B's rows sit on 16 bytes (Q6_K:
+     * always; kmv4, kmv4q, kmv6); f16 and bf16 with M = 1 where K and B's
+     * offset are multiples of 8 (hmv). Elsewhere pxl_matmul adds it after
+     * the product. */
     const pxl_tensor *bias;
 } pxl_matmul_options;
 

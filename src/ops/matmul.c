@@ -14,7 +14,8 @@ typedef struct {
     uint32_t off_c, off_n; /* off_n: the norm's offset in floats (gemv_t with NORM) */
     float eps;
     uint32_t off_u; /* the up weights' offset (pxl_matmul_swiglu) */
-    uint32_t pad[2];
+    uint32_t off_s; /* the bias row's offset in floats (hmv with BIAS) */
+    uint32_t pad;
 } mm_params;
 _Static_assert(sizeof(mm_params) == 64, "mirrors struct Params in matmul.wgsl");
 
@@ -43,7 +44,7 @@ uint32_t pxl_mv_sgw(const pxl_ctx *ctx, const pxl_gpu_info *gi, uint32_t tpr) {
 }
 
 static pxl_status hmv_dispatch(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_op_bindings *bd, const mm_params *p,
-                               uint32_t batch, int bf16, int norm, int swiglu) {
+                               uint32_t batch, int bf16, int norm, int swiglu, int bias) {
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* tuning benchmarks only */
     uint32_t wg = tune->kmv_wg ? tune->kmv_wg : HMV_WG;
     while (wg > gi->max_invocations_per_workgroup) wg /= 2;
@@ -57,10 +58,16 @@ static pxl_status hmv_dispatch(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_o
     pxl_status st = pxl_op_grid(ctx, swiglu ? "pxl_matmul_swiglu" : "pxl_matmul", (p->N + per_wg - 1) / per_wg, g);
     if (st != PXL_OK) return st;
     uint32_t sgw = pxl_mv_sgw(ctx, gi, tpr); /* > 1: hmv_sg.wgsl */
-    pxl_constant k[7] = {{"WG", wg},     {"TPR", tpr},       {"ROWS", rows}, {"BF16", bf16},
-                         {"NORM", norm}, {"SWIGLU", swiglu}, {"SGW", sgw}};
+    pxl_constant k[8] = {{"WG", wg},     {"TPR", tpr},       {"ROWS", rows}, {"BF16", bf16},
+                         {"NORM", norm}, {"SWIGLU", swiglu}, {"SGW", sgw},   {"BIAS", bias != 0}};
+    pxl_op_bindings b5 = *bd; /* binding 5: the bias (bd's fifth), or A again, unread */
+    if (b5.n < 5) {
+        b5.b[4] = b5.b[0];
+        b5.b[4].binding = 5;
+        b5.n = 5;
+    }
     return pxl_op_dispatch_ub(ctx, sgw > 1 ? "hmv_sg.wgsl" : "hmv.wgsl", sgw > 1 ? pxl_wgsl_ops_hmv_sg : pxl_wgsl_ops_hmv,
-                              "hmv", k, 7, bd, 3, p, sizeof *p, g[0], g[1], batch);
+                              "hmv", k, 8, &b5, 3, p, sizeof *p, g[0], g[1], batch);
 }
 
 /* op(X) dims: rows x cols of the stored matrix, per its last two dims. */
@@ -204,16 +211,18 @@ static pxl_status matmul_run(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor
         return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_matmul: batch %lld exceeds the device grid",
                         (long long)s.batch);
     /* gemv_t (M = 1, trans_b) binds a fourth tensor at binding 4: the norm
-     * (override NORM), or A again (bound, not read) */
+     * (override NORM), or A again (bound, not read); hmv a fifth at 5: the
+     * bias (override BIAS), or A again */
     int gemv_t = s.M == 1 && o.trans_b;
     int f16 = b->dtype == PXL_F16, bf16 = b->dtype == PXL_BF16;
     int hmv = gemv_t && (f16 || bf16) && s.K % 8 == 0; /* A and the norm then read as vec4 */
-    const pxl_tensor *t[4] = {a, b, c, o.norm ? o.norm : a};
+    const pxl_tensor *t[5] = {a, b, c, o.norm ? o.norm : a, o.bias && hmv ? o.bias : a};
     pxl_op_bindings bd;
-    if ((st = pxl_op_bind(ctx, op, t, gemv_t ? 4 : 3, 4u, hmv ? 9u : 0u, &bd)) != PXL_OK) return st;
+    if ((st = pxl_op_bind(ctx, op, t, hmv ? 5 : gemv_t ? 4 : 3, 4u, hmv ? 9u : 0u, &bd)) != PXL_OK) return st;
     mm_params p = {(uint32_t)s.M, (uint32_t)s.N, (uint32_t)s.K, bd.off[0],
                    (uint32_t)(s.batch_a == 1 ? 0 : s.M * s.K), (uint32_t)(s.batch_b == 1 ? 0 : s.K * s.N),
-                   (uint32_t)(s.M * s.N), bd.off[1], o.alpha, o.beta, bd.off[2], 0, o.norm_eps, 0, {0, 0}};
+                   (uint32_t)(s.M * s.N), bd.off[1], o.alpha, o.beta, bd.off[2], 0, o.norm_eps, 0,
+                   hmv ? bd.off[4] : 0, 0};
     uint32_t maxd = gi->max_workgroups_per_dimension;
 
     if (s.M == 1) {
@@ -221,7 +230,12 @@ static pxl_status matmul_run(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor
         if (o.trans_b) {
             bd.b[3].binding = 4;
             p.off_n = bd.off[3];
-            if (hmv && p.off_b % 8 == 0) return hmv_dispatch(ctx, gi, &bd, &p, (uint32_t)s.batch, bf16, o.norm != NULL, 0);
+            if (hmv) bd.b[4].binding = 5;
+            if (hmv && p.off_b % 8 == 0) {
+                *bias_done = o.bias != NULL;
+                return hmv_dispatch(ctx, gi, &bd, &p, (uint32_t)s.batch, bf16, o.norm != NULL, 0, o.bias != NULL);
+            }
+            if (bd.n > 4) bd.n = 4; /* gemv_t declares no bias binding */
             uint32_t rows = 4;
             uint32_t g[2];
             st = pxl_op_grid(ctx, "pxl_matmul", ((uint64_t)s.N + rows - 1) / rows, g);
@@ -306,9 +320,9 @@ pxl_status pxl_matmul_swiglu_dense(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
     uint32_t esz = w->dtype == PXL_F32 ? 4 : 2;
     mm_params p = {1, (uint32_t)F, (uint32_t)K, bd.off[0], (uint32_t)(batch == 1 ? 0 : K), 0, (uint32_t)F,
                    bd.off[1] + (uint32_t)(gate_off / esz), 1.0f, 0.0f, bd.off[2], bd.off[3], o->norm_eps,
-                   bd.off[1] + (uint32_t)(up_off / esz), {0, 0}};
+                   bd.off[1] + (uint32_t)(up_off / esz), 0, 0};
     if (hmv && p.off_b % 8 == 0 && p.off_u % 8 == 0)
-        return hmv_dispatch(ctx, gi, &bd, &p, (uint32_t)batch, w->dtype == PXL_BF16, o->norm != NULL, 1);
+        return hmv_dispatch(ctx, gi, &bd, &p, (uint32_t)batch, w->dtype == PXL_BF16, o->norm != NULL, 1, 0);
     uint32_t wg = gi->max_invocations_per_workgroup >= 256 ? 256 : gi->max_invocations_per_workgroup, g[2];
     if ((st = pxl_op_grid(ctx, op, ((uint64_t)F + 1) / 2, g)) != PXL_OK) return st;
     pxl_constant k[6] = {{"WG", wg}, {"ROWS", 4}, {"B_F16", w->dtype == PXL_F16}, {"B_BF16", w->dtype == PXL_BF16},

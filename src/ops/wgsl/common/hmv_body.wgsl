@@ -15,15 +15,16 @@ struct Params {
     M: u32, N: u32, K: u32, off_a: u32,           // off_*: element offsets of the views (pxl_op_bind)
     stride_a: u32, stride_b: u32, stride_c: u32, off_b: u32,
     alpha: f32, beta: f32, off_c: u32, off_n: u32,  // off_n: offset of NW in floats (NORM)
-    eps: f32, off_u: u32, _p1: u32, _p2: u32,       // off_u: the up weights (SWIGLU)
+    eps: f32, off_u: u32, off_s: u32, _p2: u32,     // off_u: the up weights (SWIGLU); off_s: the bias (BIAS)
 }
 
 @group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> B: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read_write> C: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
-// hmv takes no bias (pxl_matmul adds it after the product): BIAS stays off
-fn bias_at(n: u32) -> f32 { return 0.0; }
+// the bias row (override BIAS, rows_out.wgsl); without it the host binds A here, unread
+@group(0) @binding(5) var<storage, read> BS: array<f32>;
+fn bias_at(n: u32) -> f32 { return BS[p.off_s + n]; }
 
 override WG: u32 = 256u;    // invocations per workgroup (power of two)
 override TPR: u32 = 32u;    // invocations per row group (power of two, <= WG)
