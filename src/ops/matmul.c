@@ -60,12 +60,7 @@ static pxl_status hmv_dispatch(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_o
     uint32_t sgw = pxl_mv_sgw(ctx, gi, tpr); /* > 1: hmv_sg.wgsl */
     pxl_constant k[8] = {{"WG", wg},     {"TPR", tpr},       {"ROWS", rows}, {"BF16", bf16},
                          {"NORM", norm}, {"SWIGLU", swiglu}, {"SGW", sgw},   {"BIAS", bias != 0}};
-    pxl_op_bindings b5 = *bd; /* binding 5: the bias (bd's fifth), or A again, unread */
-    if (b5.n < 5) {
-        b5.b[4] = b5.b[0];
-        b5.b[4].binding = 5;
-        b5.n = 5;
-    }
+    pxl_op_bindings b5 = pxl_op_bias_binding(bd); /* binding 5: the bias (bd's fifth), or A again */
     return pxl_op_dispatch_ub(ctx, sgw > 1 ? "hmv_sg.wgsl" : "hmv.wgsl", sgw > 1 ? pxl_wgsl_ops_hmv_sg : pxl_wgsl_ops_hmv,
                               "hmv", k, 8, &b5, 3, p, sizeof *p, g[0], g[1], batch);
 }

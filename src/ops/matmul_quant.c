@@ -311,12 +311,7 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
     const char *file = q4 ? (sgw > 1 ? "kmv4_sg.wgsl" : "kmv4.wgsl") : (sgw > 1 ? "kmv6_sg.wgsl" : "kmv6.wgsl");
     const char *text = q4 ? (sgw > 1 ? pxl_wgsl_ops_kmv4_sg : pxl_wgsl_ops_kmv4)
                           : (sgw > 1 ? pxl_wgsl_ops_kmv6_sg : pxl_wgsl_ops_kmv6);
-    pxl_op_bindings b5 = *bd; /* binding 5: the bias, or A again */
-    if (b5.n < 5) {
-        b5.b[4] = b5.b[0];
-        b5.b[4].binding = 5;
-        b5.n = 5;
-    }
+    pxl_op_bindings b5 = pxl_op_bias_binding(bd); /* binding 5: the bias (bd's fifth), or A again */
     return pxl_op_dispatch_ub(ctx, file, text, q8 ? "kmv4q" : q4 ? "kmv4" : "kmv6", k, q4 ? 8 : 7, &b5, 3, p,
                               sizeof *p, g[0], g[1], (uint32_t)s->batch);
 }
@@ -703,9 +698,7 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
     while (l.wg > 4 && (uint64_t)l.wg * 2 * R * l.ncol * 4 > gi->max_workgroup_storage_size) l.wg /= 2;
     if (l.tpr > l.wg) l.tpr = l.wg;
     if ((st = rows_grid(ctx, &s, (uint64_t)(l.wg / l.tpr) * R, g)) != PXL_OK) return st;
-    bd.b[4] = bd.b[0]; /* qmv's bias binding (5), unread without BIAS: A again */
-    bd.b[4].binding = 5;
-    bd.n = 5;
+    bd = pxl_op_bias_binding(&bd); /* qmv declares the bias binding (5), unread without BIAS */
     pxl_constant k[9] = {{"WG", l.wg},          {"TPR", l.tpr},   {"ROWS", 2.0 * R},
                          {"UNROLL", l.unroll},  {"NCOL", l.ncol}, {"Q4", w->dtype != PXL_Q8_0},
                          {"Q5", w->dtype == PXL_Q5_0}, {"NORM", norm}, {"SWIGLU", 1}};

@@ -95,6 +95,10 @@ typedef struct pxl_op_bindings {
 } pxl_op_bindings;
 pxl_status pxl_op_bind(pxl_ctx *ctx, const char *op, const pxl_tensor *const *tensors, size_t n,
                        uint32_t writes, uint32_t vec4, pxl_op_bindings *out);
+/* The one-row products' bias binding (5, the fifth entry): b with its first
+ * binding (A) again there when it has only four, for a kernel whose bias is
+ * off (override BIAS) but declared. */
+pxl_op_bindings pxl_op_bias_binding(const pxl_op_bindings *b);
 /* off[i] that pxl_op_bind gives t when it needs no copy. */
 uint32_t pxl_op_offset(pxl_ctx *ctx, const pxl_tensor *t);
 

@@ -542,6 +542,16 @@ static unsigned off_shift(pxl_dtype t) {
     return t == PXL_F32 ? 2u : t == PXL_F16 || t == PXL_BF16 ? 1u : pxl_dtype_is_quantized(t) ? 0u : 2u;
 }
 
+pxl_op_bindings pxl_op_bias_binding(const pxl_op_bindings *b) {
+    pxl_op_bindings r = *b;
+    if (r.n == 4) {
+        r.b[4] = r.b[0];
+        r.b[4].binding = 5;
+        r.n = 5;
+    }
+    return r;
+}
+
 uint32_t pxl_op_offset(pxl_ctx *ctx, const pxl_tensor *t) {
     return (uint32_t)((t->offset & (bind_align(ctx) - 1)) >> off_shift(t->dtype));
 }

@@ -20,9 +20,6 @@
 @group(0) @binding(1) var<storage, read> B: array<u32>;
 @group(0) @binding(2) var<storage, read_write> C: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
-// the bias row (override BIAS, rows_out.wgsl); without it the host binds A here, unread
-@group(0) @binding(5) var<storage, read> BS: array<f32>;
-fn bias_at(n: u32) -> f32 { return BS[p.off_s + n]; }
 
 override WG: u32 = 256u;    // invocations per workgroup (power of two)
 override TPR: u32 = 32u;    // invocations per row group (power of two, <= WG)

@@ -16,14 +16,18 @@
 // consecutive, aligned local indices, as the Vulkan, Metal and D3D12 drivers
 // make them (WGSL leaves the mapping to the implementation).
 // Also the row groups' layout that these kernels share (group_n0, group_row).
-// With BIAS, output row n gets bias_at(n) added last (pxl_matmul_options.bias).
+// With BIAS, output row n gets the bias row's element n (binding 5, from
+// float p.off_s; without BIAS the host binds A there, unread) added last
+// (pxl_matmul_options.bias).
 // Needs from the including module: overrides WG, TPR, ROWS; `red`, a
 // workgroup array<f32> of WG * (ROWS + 1); C, a storage array<f32>; p with
-// N, K, off_b, off_u, stride_b, off_c, stride_c, alpha, beta and eps; NORM
-// (norm_mv.wgsl); lane_xor_add (lanes.wgsl or lanes_sg.wgsl); bias_at.
+// N, K, off_b, off_u, stride_b, off_c, stride_c, alpha, beta, eps and off_s;
+// NORM (norm_mv.wgsl); lane_xor_add (lanes.wgsl or lanes_sg.wgsl).
 
 override SGW: u32 = 1u;   // lanes summed by subgroup shuffles first (a power of two <= TPR; 1: none)
 override BIAS: bool = false;   // the bias row added to each output last (not with SWIGLU)
+
+@group(0) @binding(5) var<storage, read> BS: array<f32>;
 
 // The first output row of the row group of invocation lid (local index) of
 // workgroup wid of nwg: WG / TPR groups a workgroup, out_rows() rows each.
@@ -80,7 +84,7 @@ fn rows_out(lid: u32, t: u32, n0: u32, z: u32, acc: array<f32, 8>, ss: f32) {
                 if (SWIGLU) { v = silu_mul(v, red[(r + ROWS / 2u) * WG + lid] * inv); }
                 var out = p.alpha * v;
                 if (p.beta != 0.0) { out = out + p.beta * C[idx]; }
-                if (BIAS) { out = out + bias_at(n0 + r); }
+                if (BIAS) { out = out + BS[p.off_s + n0 + r]; }
                 C[idx] = out;
             }
         }
