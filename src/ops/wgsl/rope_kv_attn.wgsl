@@ -15,11 +15,13 @@
 //      together; the PK parts are summed in workgroup memory into sc
 //      (kv_len <= KMAX); then their maximum M and the sum L of exp2(s - M)
 //      over the workgroup (a NaN score never becomes M but poisons L, as in
-//      attention.wgsl);
+//      attention.wgsl), each in two steps of RG values and one barrier
+//      each (wg_reduce: a tree of log2 WG barriers cost an H200 about 1 us
+//      a call more);
 //   3. values: invocation (slice, column c: one 16-byte word of a row) sums
 //      exp2(s_j - M) v_j[c] over the keys j = slice (mod slices), four rows
-//      loaded together; the slices are summed in workgroup memory and
-//      y = sum / L.
+//      loaded together; the slices are summed in workgroup memory, SG at a
+//      time and then those sums, and y = sum / L.
 // Everything is latency at these sizes, so each invocation issues several
 // independent loads before it uses them. The caches are f32 or f16
 // (override K16: both), bound as 16-byte words (4 f32 or 8 f16 values; the
@@ -37,6 +39,8 @@ const KMAX: u32 = 1024u;     // the most keys
 const CV: u32 = 4u;          // 16-byte words of a key row per invocation in the score phase
 const SLICES: u32 = 32u;     // the most slices of the keys in the value phase
 const NEG: f32 = -3.0e38;    // "no score yet" (attention.wgsl)
+const RG: u32 = 16u;         // values a group of wg_reduce's first step takes (WG >= 32: at least 2 groups)
+const SG: u32 = 4u;          // slices the value phase's first step adds (SLICES / SG groups at most)
 
 struct Params {
     lo: array<vec4<f32>, 8>,   // theta of pair 32a + b = hi[a] * lo[b] (rope_kv.wgsl, chunk 0)
@@ -70,12 +74,14 @@ struct Params {
 #include "half_bits.wgsl"   // f32_to_f16_bits, f16_to_f32_bits
 
 var<workgroup> ths: array<f32, DMAX / 2u>;   // theta' of each pair (after the factors)
-var<workgroup> qs: array<f32, DMAX>;         // the turned query, times scale * log2 e
+var<workgroup> qs: array<vec4<f32>, DMAX / 4u>;   // the turned query, times scale * log2 e (values 4 i .. 4 i + 3: qs[i])
 var<workgroup> kn: array<f32, DMAX>;         // the new key row, as the cache holds it
 var<workgroup> vn: array<f32, DMAX>;         // the new value row, as the cache holds it
 var<workgroup> sc: array<f32, KMAX>;         // scores, then exp2(s - M)
 var<workgroup> red: array<f32, WG>;
+var<workgroup> red2: array<f32, WG / RG>;   // wg_reduce's group results
 var<workgroup> racc: array<vec4<f32>, WG * 2u>;
+var<workgroup> racc2: array<vec4<f32>, WG * 2u>;   // the value phase's sums of SG slices (as racc)
 
 // values per 16-byte word of a cache row
 fn per_word() -> u32 { return select(4u, 8u, K16); }
@@ -99,28 +105,42 @@ fn vals_hi(w: vec4<u32>) -> vec4<f32> {
 }
 
 // values 4 i .. 4 i + 3 of a workgroup row (qs, kn, vn) as a vec4
-fn q4(i: u32) -> vec4<f32> { return vec4<f32>(qs[4u * i], qs[4u * i + 1u], qs[4u * i + 2u], qs[4u * i + 3u]); }
+fn q4(i: u32) -> vec4<f32> { return qs[i]; }
 fn kn4(i: u32) -> vec4<f32> { return vec4<f32>(kn[4u * i], kn[4u * i + 1u], kn[4u * i + 2u], kn[4u * i + 3u]); }
 fn vn4(i: u32) -> vec4<f32> { return vec4<f32>(vn[4u * i], vn[4u * i + 1u], vn[4u * i + 2u], vn[4u * i + 3u]); }
 
 // The workgroup's sum (take_max: the largest, NaN never chosen) of v over
-// its invocations; every invocation must call it (barriers).
+// its invocations, in two steps: WG / RG invocations each combine RG values
+// in order, then every invocation combines those WG / RG results in order
+// (the same order everywhere, so all get the same value). Every invocation
+// must call it (barriers); red and red2 are free again when it returns
+// (their last reads come before its second barrier, or read red2, which a
+// next call writes only after its own first barrier).
 fn wg_reduce(li: u32, v: f32, take_max: bool) -> f32 {
     red[li] = v;
     workgroupBarrier();
-    for (var h = WG / 2u; h > 0u; h = h >> 1u) {
-        if (li < h) {
-            let o = red[li + h];
+    if (li < WG / RG) {
+        var t = red[li * RG];
+        for (var i = 1u; i < RG; i = i + 1u) {
+            let o = red[li * RG + i];
             if (take_max) {
-                if (o > red[li]) { red[li] = o; }
+                if (o > t) { t = o; }
             } else {
-                red[li] = red[li] + o;
+                t = t + o;
             }
         }
-        workgroupBarrier();
+        red2[li] = t;
     }
-    let r = red[0];
     workgroupBarrier();
+    var r = red2[0];
+    for (var i = 1u; i < WG / RG; i = i + 1u) {
+        let o = red2[i];
+        if (take_max) {
+            if (o > r) { r = o; }
+        } else {
+            r = r + o;
+        }
+    }
     return r;
 }
 
@@ -159,8 +179,8 @@ fn body(li: u32, h: u32) {
         let yq = rope_rot(x[qb + a], x[qb + b], cs);
         x[qb + a] = yq.x;
         x[qb + b] = yq.y;
-        qs[a] = yq.x * p.scale2;
-        qs[b] = yq.y * p.scale2;
+        qs[a >> 2u][a & 3u] = yq.x * p.scale2;
+        qs[b >> 2u][b & 3u] = yq.y * p.scale2;
         let yk = rope_rot(x[kb + a], x[kb + b], cs);
         kn[a] = yk.x;
         kn[b] = yk.y;
@@ -283,12 +303,27 @@ fn body(li: u32, h: u32) {
     racc[li] = a0;
     racc[WG + li] = a1;
     workgroupBarrier();
+    // the slices' sums in two steps: group g of SG slices by invocations
+    // (g, c), then the groups by the first vpr invocations, in order
+    let ng = (slices + SG - 1u) / SG;
+    if (li < ng * vpr) {
+        let g = li / vpr;
+        var t0 = racc[g * SG * vpr + c];
+        var t1 = racc[WG + g * SG * vpr + c];
+        for (var s = g * SG + 1u; s < min(g * SG + SG, slices); s = s + 1u) {
+            t0 = t0 + racc[s * vpr + c];
+            t1 = t1 + racc[WG + s * vpr + c];
+        }
+        racc2[li] = t0;
+        racc2[WG + li] = t1;
+    }
+    workgroupBarrier();
     if (li < vpr) {
-        var t0 = racc[li];
-        var t1 = racc[WG + li];
-        for (var s = 1u; s < slices; s = s + 1u) {
-            t0 = t0 + racc[s * vpr + li];
-            t1 = t1 + racc[WG + s * vpr + li];
+        var t0 = racc2[li];
+        var t1 = racc2[WG + li];
+        for (var g = 1u; g < ng; g = g + 1u) {
+            t0 = t0 + racc2[g * vpr + li];
+            t1 = t1 + racc2[WG + g * vpr + li];
         }
         let o = p.oy + h * D + li * per_word();
         for (var e = 0u; e < 4u; e = e + 1u) { y[o + e] = t0[e] / L; }
