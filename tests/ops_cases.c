@@ -719,6 +719,141 @@ static void sw_tol(const op_case *c, double *const *v, double *const *want, int 
     free(g), free(u), free(sg), free(su), free(lg), free(lu);
 }
 
+/* ---- matmul_multi: two products of one A ------------------------------------------------ */
+
+static pxl_dtype mmm_dt(const op_case *c, int i) { return i == 0 ? c->dt : (pxl_dtype)c->k; }
+static int64_t mmm_n(const op_case *c, int i) { return c->s[1 + i]; }
+
+static void mmm_layout(const op_case *c, layout *l) {
+    int64_t M = c->s[0], K = c->s[3], sa[2] = {M, K}, sn[2] = {1, K};
+    add_in(l, opnd("a", PXL_F32, 2, sa, 0, -2, 2, -1));
+    for (int i = 0; i < 2; i++) {
+        int64_t sb[2] = {mmm_n(c, i), K};
+        add_in(l, opnd(i ? "b1" : "b0", mmm_dt(c, i), 2, sb, 0, -1, 1, pxl_dtype_is_quantized(mmm_dt(c, i)) ? 0 : -1));
+    }
+    if (c->flags & CF_NORM) {
+        operand nw = opnd("norm", PXL_F32, 2, sn, 0, -2, 2, -1);
+        nw.optional = 1;
+        add_in(l, nw);
+    }
+    for (int i = 0; i < 2; i++) {
+        int64_t so[2] = {M, mmm_n(c, i)};
+        add_out(l, opnd(i ? "c1" : "c0", PXL_F32, 2, so, 1, -1, 1, -1));
+        l->o[l->n_in + i].init = c->beta != 0.0f;
+    }
+}
+
+#define MMM_SENTINEL 12345.0f
+
+/* CF_PACKED: c0 and c1 as views of one tensor [3 + M N0 + 5 + M N1 + 2] filled
+ * with MMM_SENTINEL (c0 from element 3, c1 five after it), their initial
+ * values copied in and the results copied out; a sentinel changed fails */
+static pxl_status mmm_packed(pxl_ctx *ctx, const op_case *c, const pxl_tensor *a, const pxl_tensor *const *b,
+                             pxl_tensor *const *out, const pxl_matmul_options *o) {
+    int64_t M = c->s[0], N0 = c->s[1], N1 = c->s[2], total = 3 + M * N0 + 5 + M * N1 + 2;
+    int64_t s0[2] = {M, N0}, s1[2] = {M, N1};
+    float *host = malloc((size_t)total * sizeof *host);
+    pxl_tensor *base = NULL, *v[2] = {NULL, NULL};
+    for (int64_t i = 0; i < total; i++) host[i] = MMM_SENTINEL;
+    pxl_status s = pxl_tensor_create(ctx, PXL_F32, 1, &total, &base);
+    if (s == PXL_OK) s = pxl_tensor_write(ctx, base, host, (size_t)total * sizeof *host);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, s0, 3 * sizeof(float), &v[0]);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, s1, (size_t)(3 + M * N0 + 5) * sizeof(float), &v[1]);
+    for (int i = 0; i < 2 && s == PXL_OK && o->beta != 0.0f; i++) s = pxl_copy(ctx, out[i], v[i]);
+    if (s == PXL_OK) s = pxl_matmul_multi(ctx, a, 2, b, v, o);
+    for (int i = 0; i < 2 && s == PXL_OK; i++) s = pxl_copy(ctx, v[i], out[i]);
+    if (s == PXL_OK) s = pxl_tensor_read(ctx, base, host, (size_t)total * sizeof *host);
+    for (int64_t i = 0; i < total && s == PXL_OK; i++) {
+        int in0 = i >= 3 && i < 3 + M * N0, in1 = i >= 8 + M * N0 && i < 8 + M * N0 + M * N1;
+        if (!in0 && !in1 && host[i] != MMM_SENTINEL) s = PXL_ERR_GPU; /* written outside c0 and c1 */
+    }
+    pxl_tensor_free(v[0]), pxl_tensor_free(v[1]), pxl_tensor_free(base);
+    free(host);
+    return s;
+}
+
+static pxl_status mmm_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
+    pxl_matmul_options o;
+    memset(&o, 0, sizeof o);
+    o.trans_b = 1;
+    o.trans_a = (c->flags & CF_TA) != 0; /* refused for quantized weights */
+    o.alpha = c->alpha;
+    o.beta = c->beta;
+    o.a_q8 = (c->flags & CF_Q8A) != 0;
+    int nrm = (c->flags & CF_NORM) != 0;
+    if (nrm) o.norm = t[3], o.norm_eps = c->p;
+    const pxl_tensor *b[2] = {t[1], t[2]};
+    pxl_tensor *out[2] = {t[3 + nrm], t[4 + nrm]};
+    if (c->off) return pxl_matmul_multi(ctx, t[0], (size_t)c->off, b, out, &o);
+    if (c->flags & CF_PACKED) return mmm_packed(ctx, c, t[0], b, out, &o);
+    return pxl_matmul_multi(ctx, t[0], 2, b, out, &o);
+}
+
+/* A as product i sees it, [M, K]: normalised with CF_NORM, rounded with
+ * CF_Q8A where every backend rounds (Q4_K; dq: q8a_round's slack, when
+ * asked); the caller frees both */
+static double *mmm_a(const op_case *c, double *const *v, int i, double **dq) {
+    int64_t M = c->s[0], K = c->s[3];
+    double *an = malloc((size_t)(M * K) * sizeof *an);
+    if (c->flags & CF_NORM) oracle_rmsnorm(v[0], v[3], an, M, K, (double)c->p);
+    else memcpy(an, v[0], (size_t)(M * K) * sizeof *an);
+    if (dq) *dq = NULL;
+    if ((c->flags & CF_Q8A) && mmm_dt(c, i) == PXL_Q4_K) {
+        if (dq) *dq = malloc((size_t)(M * K + M * K / 32) * sizeof **dq);
+        q8a_round(an, M, K, dq ? *dq : NULL);
+    }
+    return an;
+}
+
+static void mmm_oracle(const op_case *c, double *const *v, double **want) {
+    int nrm = (c->flags & CF_NORM) != 0;
+    for (int i = 0; i < 2; i++) {
+        double *an = mmm_a(c, v, i, NULL);
+        oracle_matmul(an, v[1 + i], v[3 + nrm + i], want[i], 1, 1, 1, c->s[0], mmm_n(c, i), c->s[3], 0, 1,
+                      mm_alpha(c), c->beta);
+        free(an);
+    }
+}
+
+/*
+ * mm_tol_of's bound on the product of A as product `out` sees it, the
+ * norm's error as mmn_tol adds it, and with CF_Q8A: the rounding's slack
+ * (q8a_slack) for the Q4_K product, which every backend rounds; for the
+ * other, the rounding's whole error, 0.6 d |b| a value (d = amax / 127 of
+ * its 32; |a - d' q| <= d / 2 + 127 |d - d'|, d' the f16 of d): the CPU
+ * rounds every format, a GPU's one-row Q6_K kernel none.
+ */
+static void mmm_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
+    (void)want;
+    int64_t M = c->s[0], N = mmm_n(c, out), K = c->s[3];
+    int nrm = (c->flags & CF_NORM) != 0;
+    double two = mode == TOL_GPU_CPU ? 2.0 : 1.0, al = fabs(mm_alpha(c));
+    double *dq = NULL, *an = mmm_a(c, v, out, &dq);
+    const double *b = v[1 + out], *c0 = v[3 + nrm + out];
+    double f = 8.0 * (sqrt((double)K) + 4.0) * U23 * two;
+    if (nrm) f += mode == TOL_CPU ? U23 : mode == TOL_GPU ? bound_b(K) * U24 : U23 + bound_b(K) * U24;
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++) {
+            double s = 0;
+            for (int64_t k = 0; k < K; k++) s += fabs(an[m * K + k] * b[n * K + k]);
+            s = al * s + (c->beta != 0.0f ? fabs((double)c->beta * c0[m * N + n]) : 0.0);
+            tol[m * N + n] = f * s + tiny_abs();
+        }
+    if (dq) q8a_slack(an, dq, b, M, N, K, nrm, al * two, tol);
+    else if (c->flags & CF_Q8A)
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t blk = 0; blk < K / 32; blk++) {
+                double amax = 0;
+                for (int64_t k = blk * 32; k < blk * 32 + 32; k++) amax = fmax(amax, fabs(an[m * K + k]));
+                for (int64_t n = 0; n < N; n++) {
+                    double sb = 0;
+                    for (int64_t k = blk * 32; k < blk * 32 + 32; k++) sb += fabs(b[n * K + k]);
+                    tol[m * N + n] += al * 0.6 * (amax / 127.0) * sb * (1.0 + 0x1p-10);
+                }
+            }
+    free(an), free(dq);
+}
+
 /* ---- element-wise ------------------------------------------------------------------- */
 
 static void ew_layout(const op_case *c, layout *l) {
@@ -1371,6 +1506,7 @@ static const op_desc k_desc[OP_COUNT] = {
     [OP_ROPE_KV_ATTN] = {"pxl_rope_kv_attention", rka_layout, rka_call, rka_oracle, rka_tol, 0, 0, SP_NAN, rka_fixup, NULL},
     [OP_ROPE_KV_ATTN_FF] = {"pxl_rope_kv_attention", rka_layout, rka_call, rka_oracle, rka_tol, 0, 1u << 2, SP_NAN,
                             rka_fixup, NULL},
+    [OP_MATMUL_MULTI] = {"pxl_matmul_multi", mmm_layout, mmm_call, mmm_oracle, mmm_tol, 0, 0, SP_NAN, NULL, NULL},
 };
 
 /* ---- the table ------------------------------------------------------------------------ */
@@ -1384,6 +1520,9 @@ static const op_desc k_desc[OP_COUNT] = {
     {OP_MATMUL_NORM, 5, {ba, bb, M, N, K}, dt, eps, al, be, 0, 0, fl, PXL_OK, NULL}
 /* matmul_swiglu: A [M, K], weights [F, K] of dt; CF_NORM with eps */
 #define SWG(M, F, K, dt, fl, eps) {OP_MATMUL_SWIGLU, 3, {M, F, K}, dt, eps, 0, 0, 0, 0, fl, PXL_OK, NULL}
+/* matmul_multi: A [M, K]; b0 [N0, K] of dt, b1 [N1, K] of dt1; CF_NORM with eps */
+#define MMM(M, N0, N1, K, dt, dt1, fl, al, be, eps)                                                          \
+    {OP_MATMUL_MULTI, 4, {M, N0, N1, K}, dt, eps, al, be, 0, dt1, fl, PXL_OK, NULL}
 #define MM4(M, N, K, dt, fl, al, be)                                                                            \
     MM(1, 1, M, N, K, dt, fl, al, be), MM(1, 1, M, N, K, dt, (fl) | CF_TA, al, be),                            \
         MM(1, 1, M, N, K, dt, (fl) | CF_TB, al, be), MM(1, 1, M, N, K, dt, (fl) | CF_TA | CF_TB, al, be)
@@ -1679,6 +1818,19 @@ static const op_case k_cases[] = {
     SWG(8, 17, 512, PXL_Q6_K, 0, 0), SWG(9, 17, 256, PXL_Q6_K, CF_NORM, 1e-5f),
     SWG(1, 33, 768, PXL_Q5_K, CF_NORM, 1e-5f), SWG(2, 33, 256, PXL_Q5_K, 0, 0), SWG(8, 17, 512, PXL_Q5_K, CF_NORM, 1e-5f),
     SWG(9, 17, 256, PXL_Q5_K, CF_NORM, 1e-5f), SWG(1, 33, 64, PXL_Q4_1, CF_NORM, 1e-5f), SWG(3, 33, 256, PXL_Q3_K, 0, 0),
+    /* -- matmul_multi: a Q4_K or Q5_K and a Q6_K product of one row in one dispatch (kmv46: c0 and c1 views
+     * of one tensor), either order, the norm, 8-bit A, alpha and beta, row groups of both parts past one
+     * workgroup; the products in turn: separate outputs, two rows, other dtypes */
+    MMM(1, 40, 9, 256, PXL_Q4_K, PXL_Q6_K, CF_PACKED, 0, 0, 0),
+    MMM(1, 40, 9, 512, PXL_Q4_K, PXL_Q6_K, CF_PACKED | CF_NORM, 0, 0, 1e-5f),
+    MMM(1, 40, 9, 512, PXL_Q4_K, PXL_Q6_K, CF_PACKED | CF_NORM | CF_Q8A, 0, 0, 1e-5f),
+    MMM(1, 33, 70, 768, PXL_Q6_K, PXL_Q4_K, CF_PACKED | CF_Q8A, 0.5f, 0.25f, 0),
+    MMM(1, 17, 16, 256, PXL_Q5_K, PXL_Q6_K, CF_PACKED | CF_NORM, 0, 0, 1e-5f),
+    MMM(1, 300, 64, 2048, PXL_Q4_K, PXL_Q6_K, CF_PACKED | CF_NORM | CF_Q8A, 0, 0, 1e-5f),
+    MMM(1, 40, 9, 256, PXL_Q4_K, PXL_Q6_K, CF_BAD, 0, 0, 0),
+    MMM(2, 40, 9, 256, PXL_Q4_K, PXL_Q6_K, CF_PACKED | CF_NORM, 0, 0, 1e-5f),
+    MMM(1, 40, 9, 64, PXL_Q8_0, PXL_F32, CF_PACKED | CF_NORM, 0, 0, 1e-5f),
+    MMM(1, 33, 10, 256, PXL_Q4_K, PXL_Q4_K, CF_PACKED, 0, 0.5f, 0),
     /* wide FFNs' SwiGLU; one-row products of more than 1024 workgroups at the default shape (kmv4 / kmv6's
      * wide row groups, src/ops/matmul_quant.c): Q4_K, Q5_K, and Q6_K with the output norm as for logits */
     SWG(1, 4100, 512, PXL_Q4_K, CF_NORM, 1e-5f), SWG(1, 4097, 256, PXL_Q5_K, 0, 0),
@@ -1956,6 +2108,9 @@ static const op_case k_cases[] = {
     BAD(OP_MATMUL_NORM, 5, 1, 1, 1, 3, 32, 0, PXL_Q8_0, NAN, 1, 0, 0, 0, CF_TB, "norm_eps"),
     BAD(OP_MATMUL_NORM, 5, 1, 1, 1, 3, 256, 0, PXL_Q4_K, INFINITY, 1, 0, 0, 0, CF_TB, "norm_eps"),
     BAD(OP_MATMUL_SWIGLU, 3, 2, 3, 32, 0, 0, 0, PXL_Q8_0, 0, 0, 0, 0, 0, CF_TA, "trans_a"),
+    BAD(OP_MATMUL_MULTI, 4, 1, 40, 9, 256, 0, 0, PXL_Q4_K, 0, 0, 0, 5, PXL_Q6_K, 0, "5 products"),
+    BAD(OP_MATMUL_MULTI, 4, 1, 40, 9, 256, 0, 0, PXL_I32, 0, 0, 0, 0, PXL_Q6_K, 0, "B is i32"),
+    BAD(OP_MATMUL_MULTI, 4, 1, 40, 9, 256, 0, 0, PXL_Q4_K, -1, 0, 0, 0, PXL_Q6_K, CF_NORM, "norm_eps"),
     BAD(OP_MATMUL_SWIGLU, 3, 2, 3, 32, 0, 0, 0, PXL_F32, 0, 0, 1, 0, 0, 0, "beta"),
     BAD(OP_MATMUL_SWIGLU, 3, 2, 3, 32, 0, 0, 0, PXL_Q8_0, -1, 0, 0, 0, 0, CF_NORM, "norm_eps"),
     BAD(OP_MATMUL_SWIGLU, 3, 2, 3, 32, 0, 0, 0, PXL_I32, 0, 0, 0, 0, 0, 0, "w_gate"),

@@ -35,6 +35,7 @@ typedef enum op_kind {
     OP_ROPE_KV_FF,    /* pxl_rope_kv with freq_factors */
     OP_ROPE_KV_ATTN,  /* pxl_rope_kv_attention */
     OP_ROPE_KV_ATTN_FF, /* pxl_rope_kv_attention with freq_factors */
+    OP_MATMUL_MULTI,  /* pxl_matmul_multi, two products */
     OP_COUNT
 } op_kind;
 
@@ -60,7 +61,7 @@ enum {
     CF_WIDE = 1 << 17,    /* inputs in [-12, 12) instead of the op's usual range */
     CF_NORM = 1 << 18,    /* matmul_swiglu: with the norm option */
     CF_PACKED = 1 << 19,  /* matmul_swiglu: w_up and w_gate are copied into views of one tensor (one buffer);
-                           * rope_kv: q, k and v are (the fused QKV product's layout) */
+                           * rope_kv: q, k and v are (the fused QKV product's layout); matmul_multi: c0, c1 */
     CF_V32 = 1 << 20,     /* rope_kv: v_out is f32 whatever dt says */
     CF_Q8A = 1 << 21,     /* matmul, matmul_norm, matmul_swiglu: a_q8 (A rounded to 8 bits per 32 values);
                            * only where every backend rounds (Q4_K with M = 1, Q4_K and Q6_K with M > 8 on a GPU) */
@@ -94,6 +95,11 @@ enum {
  *   rope_kv_attn  s = {T, Hq, Hkv, D, C}, dt = the caches' dtype, off = pos_offset, p = base,
  *              alpha = freq_scale (0: 1), beta = the attention's scale; _ff: with freq_factors;
  *              CF_PACKED: q, k and v are views of one tensor (the GPU's one-dispatch path)
+ *   matmul_multi  s = {M, N0, N1, K}: c0 = A' b0^T and c1 = A' b1^T, b0 [N0, K] of dt, b1 [N1, K] of the
+ *              dtype k, alpha, beta; CF_NORM: A' = rmsnorm(A) * norm, p = norm_eps; CF_Q8A: a_q8 (A
+ *              rounded for the Q4_K product; the other within the rounding's bound, as only some
+ *              backends round it); CF_PACKED: c0 and c1 are views of one tensor, a gap apart (the
+ *              GPU's one-dispatch path); off: the number of products passed (0: 2; bad calls only)
  * expect: PXL_OK for a value case; otherwise the status every backend must
  * return for the call (and msg, if set, a substring of the message).
  */

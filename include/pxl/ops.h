@@ -310,6 +310,26 @@ PXL_API pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tenso
  */
 PXL_API pxl_status pxl_matmul_swiglu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *w_gate,
                                      const pxl_tensor *w_up, pxl_tensor *out, const pxl_matmul_options *opts);
+/*
+ * Several products of one A, in one call: for i < n,
+ *   c[i] = alpha * op(A) . op(b[i]) + beta * c[i]
+ * with opts for every product (NULL: the defaults; its norm applies to A in
+ * each). 1 <= n <= PXL_MATMUL_MULTI_MAX; the b[i] share A's K and may differ
+ * in dtype and N. Every product's arguments are checked as pxl_matmul checks
+ * them before any runs; also no c[i] may overlap another or any b[j], and
+ * opts->bias must be NULL (a bias belongs to one product: give it to
+ * pxl_matmul). The CPU runs the products in turn: exactly pxl_matmul's
+ * floats. A GPU runs two in one dispatch where one kernel takes both: one
+ * row of A, trans_b, b[0] and b[1] a Q4_K or Q5_K and a Q6_K matrix (in
+ * either order), the c[i] views of one buffer (a decoded token's Q and K
+ * weights with V weights of another type, as Q4_K_M files store them). The
+ * two products then take the Q4_K kernel's launch shape: the Q6_K rows' sums
+ * come in another order than pxl_matmul's, within its rounding. Everything
+ * else runs the products in turn.
+ */
+#define PXL_MATMUL_MULTI_MAX 4
+PXL_API pxl_status pxl_matmul_multi(pxl_ctx *ctx, const pxl_tensor *a, size_t n, const pxl_tensor *const *b,
+                                    pxl_tensor *const *c, const pxl_matmul_options *opts);
 
 /* ---- row-wise ops (rows = the last dimension) ------------------------------------------ */
 

@@ -729,6 +729,17 @@ static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t
      * (Q8_0, Q4_0, Q5_0 weights), else by pxl_matmul right after */
     if (L->wqkv) {
         s = matmul_t_norm(m, x, L->attn_norm, L->wqkv, L->bqkv, t->qkv);
+    } else if (L->wqk && !L->bqk && !L->bv) {
+        /* Q and K of one type, V of another (Q4_K_M: Q4_K and Q6_K): one call,
+         * one dispatch where a kernel takes the pair (pxl_matmul_multi) */
+        pxl_matmul_options o = {0};
+        o.trans_b = 1;
+        o.norm = L->attn_norm;
+        o.norm_eps = I->norm_eps;
+        o.a_q8 = m->a_q8_pass;
+        const pxl_tensor *w[2] = {L->wqk, L->wv};
+        pxl_tensor *c[2] = {t->qk, t->v};
+        s = pxl_matmul_multi(ctx, x, 2, w, c, &o);
     } else {
         if (L->wqk) {
             s = matmul_t_norm(m, x, L->attn_norm, L->wqk, L->bqk, t->qk);

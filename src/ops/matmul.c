@@ -150,12 +150,10 @@ static void mm_rows(void *arg, int64_t lo, int64_t hi) {
     }
 }
 
-/* pxl_matmul without its bias checks: the product, with o->bias added where a
- * kernel stores C with it (*bias_done set), else left to pxl_matmul. */
-static pxl_status matmul_run(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
-                             const pxl_matmul_options *opts, int *bias_done) {
-    static const char op[] = "pxl_matmul";
-    pxl_matmul_options o = *opts;
+/* The checks every product takes: the operands' kinds, C apart from A and B,
+ * the norm; and B's dtype */
+static pxl_status operand_checks(pxl_ctx *ctx, const char *op, const pxl_tensor *a, const pxl_tensor *b,
+                                 const pxl_tensor *c, const pxl_matmul_options *o) {
     pxl_status st;
     if ((st = pxl_check_dtype(ctx, op, "A", a, PXL_F32)) != PXL_OK) return st;
     if ((st = pxl_check_tensor(ctx, op, "B", b)) != PXL_OK) return st;
@@ -163,11 +161,31 @@ static pxl_status matmul_run(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor
     if ((st = pxl_check_output(ctx, op, "C", c)) != PXL_OK) return st;
     if ((st = pxl_check_overlap(ctx, op, "C", c, "A", a, 0)) != PXL_OK) return st;
     if ((st = pxl_check_overlap(ctx, op, "C", c, "B", b, 0)) != PXL_OK) return st;
-    if ((st = pxl_matmul_check_norm(ctx, op, a, "C", c, &o)) != PXL_OK) return st;
-    if (pxl_dtype_is_quantized(b->dtype)) return pxl_matmul_quant(ctx, a, b, c, &o, bias_done);
-    if (b->dtype != PXL_F32 && b->dtype != PXL_F16 && b->dtype != PXL_BF16)
-        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "pxl_matmul: B is %s (f32, f16, bf16 or a GGUF block format expected)",
+    if ((st = pxl_matmul_check_norm(ctx, op, a, "C", c, o)) != PXL_OK) return st;
+    if (!pxl_dtype_is_quantized(b->dtype) && b->dtype != PXL_F32 && b->dtype != PXL_F16 && b->dtype != PXL_BF16)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: B is %s (f32, f16, bf16 or a GGUF block format expected)", op,
                         pxl_dtype_name(b->dtype));
+    return PXL_OK;
+}
+
+pxl_status pxl_matmul_check(pxl_ctx *ctx, const char *op, const pxl_tensor *a, const pxl_tensor *b,
+                            const pxl_tensor *c, const pxl_matmul_options *o) {
+    pxl_status st = operand_checks(ctx, op, a, b, c, o);
+    if (st != PXL_OK) return st;
+    if (pxl_dtype_is_quantized(b->dtype)) return pxl_matmul_quant_check(ctx, a, b, c, o);
+    mm_shape s;
+    return shapes(ctx, a, b, c, o, &s);
+}
+
+/* pxl_matmul without its bias checks: the product, with o->bias added where a
+ * kernel stores C with it (*bias_done set), else left to pxl_matmul. */
+static pxl_status matmul_run(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
+                             const pxl_matmul_options *opts, int *bias_done) {
+    static const char op[] = "pxl_matmul";
+    pxl_matmul_options o = *opts;
+    pxl_status st = operand_checks(ctx, op, a, b, c, &o);
+    if (st != PXL_OK) return st;
+    if (pxl_dtype_is_quantized(b->dtype)) return pxl_matmul_quant(ctx, a, b, c, &o, bias_done);
     mm_shape s;
     if ((st = shapes(ctx, a, b, c, &o, &s)) != PXL_OK) return st;
     if (o.norm && !(pxl_on_gpu(ctx) && s.M == 1 && o.trans_b)) /* fused only into gemv_t */

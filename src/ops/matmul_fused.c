@@ -15,6 +15,7 @@
 #include "ops_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 pxl_status pxl_matmul_check_norm(pxl_ctx *ctx, const char *op, const pxl_tensor *a, const char *cn,
@@ -169,4 +170,54 @@ pxl_status pxl_matmul_swiglu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor
         }
     }
     return sw_split(ctx, a, w_gate, w_up, out, &o, &s);
+}
+
+/* ---- several products of one A (pxl_matmul_multi) ------------------------------------- */
+
+pxl_status pxl_matmul_multi(pxl_ctx *ctx, const pxl_tensor *a, size_t n, const pxl_tensor *const *b,
+                            pxl_tensor *const *c, const pxl_matmul_options *opts) {
+    static const char op[] = "pxl_matmul_multi";
+    PXL_REQUIRE_CTX(ctx);
+    if (n < 1 || n > PXL_MATMUL_MULTI_MAX)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: %zu products (1 to %d expected)", op, n, PXL_MATMUL_MULTI_MAX);
+    PXL_REQUIRE(ctx, op, b);
+    PXL_REQUIRE(ctx, op, c);
+    pxl_matmul_options o = {0};
+    if (opts) o = *opts;
+    if (o.alpha == 0.0f) o.alpha = 1.0f; /* zero is the default */
+    if (o.bias)
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: no bias (a bias belongs to one product: give it to pxl_matmul)",
+                        op);
+    pxl_status st;
+    for (size_t i = 0; i < n; i++) {
+        char bn[16], cn[16];
+        snprintf(bn, sizeof bn, "b[%zu]", i);
+        snprintf(cn, sizeof cn, "c[%zu]", i);
+        if ((st = pxl_check_tensor(ctx, op, bn, b[i])) != PXL_OK) return st;
+        if ((st = pxl_check_tensor(ctx, op, cn, c[i])) != PXL_OK) return st;
+        for (size_t j = 0; j < n; j++) {
+            char bj[16];
+            snprintf(bj, sizeof bj, "b[%zu]", j);
+            if ((st = pxl_check_overlap(ctx, op, cn, c[i], bj, b[j], 0)) != PXL_OK) return st;
+            if (j > i) {
+                char cj[16];
+                snprintf(cj, sizeof cj, "c[%zu]", j);
+                if ((st = pxl_check_overlap(ctx, op, cn, c[i], cj, c[j], 0)) != PXL_OK) return st;
+            }
+        }
+        if ((st = pxl_matmul_check(ctx, op, a, b[i], c[i], &o)) != PXL_OK) {
+            char why[PXL_ERR_MAX];
+            snprintf(why, sizeof why, "%s", pxl_ctx_error(ctx));
+            return pxl_fail(ctx, st, "%s: product %zu: %s", op, i, why);
+        }
+    }
+    if (pxl_on_gpu(ctx) && n == 2 && o.trans_b && !o.trans_a) {
+        int six = b[0]->dtype == PXL_Q6_K; /* the Q6_K product second */
+        int taken = 0;
+        st = pxl_matmul_pair_quant(ctx, a, b[six], c[six], b[!six], c[!six], &o, &taken);
+        if (st != PXL_OK || taken) return st;
+    }
+    for (size_t i = 0; i < n; i++)
+        if ((st = pxl_matmul(ctx, a, b[i], c[i], &o)) != PXL_OK) return st;
+    return PXL_OK;
 }

@@ -36,7 +36,8 @@ typedef struct {
     uint32_t rpg;          /* rows per row group (qmv_xs) */
     uint32_t off_a, off_b, off_c, off_n; /* view offsets: a, c, the norm in floats, b in bytes */
     float eps;                            /* the fused RMSNorm's (NORM) */
-    uint32_t off_s, pad[3];               /* the bias row's offset in floats (quant.wgsl's BIAS) */
+    uint32_t off_s;                       /* the bias row's offset in floats (quant.wgsl's BIAS) */
+    uint32_t n2, off_b2, off_c2;          /* kmv46's second product: its rows, B in bytes, C in floats */
 } qmm_params;
 _Static_assert(sizeof(qmm_params) == 80, "mirrors struct Params in quant.wgsl and common/qmm_params.wgsl");
 
@@ -552,7 +553,7 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
                     (uint32_t)(s->M * s->N),
                     o->alpha,
                     o->beta,
-                    0, 0, 0, 0, 0, o->norm_eps, 0, {0, 0, 0}};
+                    0, 0, 0, 0, 0, o->norm_eps, 0, 0, 0, 0};
     /* The matrix-vector kernels (M <= 8) bind a fourth tensor at binding 4
      * (after the uniform block at 3): the norm (override NORM), or A again
      * (bound, not read). A and the norm are read as vec4. qmv_xs, qmv (Q8_0,
@@ -611,6 +612,12 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
                             (uint32_t)s->batch);
 }
 
+pxl_status pxl_matmul_quant_check(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, const pxl_tensor *c,
+                                  const pxl_matmul_options *o) {
+    q_shape s;
+    return q_check(ctx, a, b, c, o, &s);
+}
+
 pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
                             const pxl_matmul_options *o, int *bias_done) {
     q_shape s;
@@ -666,7 +673,7 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
                     bd.off[3],
                     o->norm_eps,
                     0,
-                    {0, 0, 0}};
+                    0, 0, 0};
     double norm = o->norm != NULL, M = (double)s.M;
     uint32_t g[2] = {0, 0};
     const pxl_tuning *tune = pxl_ctx_tuning(ctx);
@@ -704,4 +711,83 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
                          {"Q5", w->dtype == PXL_Q5_0}, {"NORM", norm}, {"SWIGLU", 1}};
     return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv", k, 9, &bd, 3, &p, sizeof p, g[0], g[1],
                               (uint32_t)s.batch);
+}
+
+/* ---- two products of one row of A in one dispatch (pxl_matmul_multi) ------------------ */
+
+/* c4 = A' . b4^T and c6 = A' . b6^T (alpha, beta and A' = A, or rmsnorm(A) *
+ * norm, from o) for one row of A, b4 Q4_K or Q5_K and b6 Q6_K [N, K], in one
+ * dispatch of kmv46.wgsl (kmv46q where kmv4q would take b4 alone). The
+ * arguments are checked (pxl_matmul_multi). *taken stays 0, and nothing is
+ * recorded, where the kernel does not fit: other dtypes, more than one row
+ * of A, c4 and c6 not views of one buffer, b4 off 16-byte words, A's row too
+ * long for kmv4q's workgroup memory where a_q8 asks for it. */
+pxl_status pxl_matmul_pair_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b4, pxl_tensor *c4,
+                                 const pxl_tensor *b6, pxl_tensor *c6, const pxl_matmul_options *o, int *taken) {
+    static const char op[] = "pxl_matmul_multi";
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+    *taken = 0;
+    int64_t K = pxl_t_cols(a), N4 = pxl_t_cols(c4), N6 = pxl_t_cols(c6);
+    if ((b4->dtype != PXL_Q4_K && b4->dtype != PXL_Q5_K) || b6->dtype != PXL_Q6_K) return PXL_OK;
+    if (pxl_t_rows(a) != 1 || c4->buf != c6->buf) return PXL_OK;
+    size_t lo = c4->offset < c6->offset ? c4->offset : c6->offset;
+    size_t h4 = c4->offset + c4->bytes, h6 = c6->offset + c6->bytes, hi = h4 > h6 ? h4 : h6;
+    if (hi - lo + 256 > gi->max_storage_binding_size || hi - lo >= UINT32_MAX / 2 || a->nelem > UINT32_MAX ||
+        b4->bytes > UINT32_MAX - 64 || b6->bytes > UINT32_MAX - 64)
+        return PXL_OK;
+    const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* tuning benchmarks only */
+    uint32_t wg = tune->kmv_wg ? tune->kmv_wg : KMV4_WG;
+    while (wg > gi->max_invocations_per_workgroup) wg /= 2;
+    uint32_t rows = tune->kmv_rows ? tune->kmv_rows : KMV4_ROWS;
+    /* kmv4q's workgroup memory (kmv46q), or the reduction's WG * (ROWS + 2) floats */
+    int q8 = b4->dtype == PXL_Q4_K && o->a_q8;
+    uint64_t shared = q8 ? kmv4q_bytes(K, wg, rows) : (uint64_t)wg * (rows + 2u) * 4u;
+    if (shared > gi->max_workgroup_storage_size) return PXL_OK;
+    if (pxl_op_offset(ctx, b4) % 16u || pxl_dtype_row_bytes(b4->dtype, K) % 16u) return PXL_OK; /* kmv4: 16-byte words */
+    pxl_tensor span = *c4; /* the bytes of both outputs (pxl_op_bind reads buf, offset, bytes, dtype) */
+    span.offset = lo;
+    span.bytes = hi - lo;
+    span.nelem = (int64_t)(span.bytes / 4);
+    const pxl_tensor *t[6] = {a, b4, &span, o->norm ? o->norm : a, a, b6};
+    pxl_op_bindings bd;
+    pxl_status st = pxl_op_bind(ctx, op, t, 6, 4u, 9u, &bd);
+    if (st != PXL_OK) return st;
+    bd.b[3].binding = 4;
+    bd.b[4].binding = 5; /* the bias binding rows_out.wgsl declares: A again, unread (no BIAS) */
+    bd.b[5].binding = 6;
+    uint32_t c0 = bd.off[2];
+    qmm_params p = {1,
+                    (uint32_t)N4,
+                    (uint32_t)K,
+                    (uint32_t)(K / 256),
+                    (uint32_t)pxl_dtype_row_bytes(b4->dtype, K),
+                    0,
+                    0,
+                    0,
+                    o->alpha,
+                    o->beta,
+                    0,
+                    bd.off[0],
+                    bd.off[1],
+                    c0 + (uint32_t)((c4->offset - lo) / 4),
+                    o->norm ? bd.off[3] : 0,
+                    o->norm_eps,
+                    0,
+                    (uint32_t)N6,
+                    bd.off[5],
+                    c0 + (uint32_t)((c6->offset - lo) / 4)};
+    uint32_t tpr = tune->kmv_tpr ? tune->kmv_tpr : q8 ? KMV4Q_TPR : KMV4_TPR;
+    if (tpr > wg) tpr = wg;
+    uint64_t per = (uint64_t)(wg / tpr) * rows;
+    uint32_t g[2] = {0, 0};
+    if ((st = pxl_op_grid(ctx, op, ((uint64_t)N4 + per - 1) / per + ((uint64_t)N6 + per - 1) / per, g)) != PXL_OK)
+        return st;
+    uint32_t sgw = pxl_mv_sgw(ctx, gi, tpr);
+    pxl_constant k[8] = {{"WG", wg},    {"TPR", tpr}, {"ROWS", rows}, {"NORM", o->norm != NULL},
+                         {"SWIGLU", 0}, {"SGW", sgw}, {"BIAS", 0},    {"KQ", (double)K}};
+    if (!q8) k[7] = (pxl_constant){"Q5", b4->dtype == PXL_Q5_K};
+    *taken = 1;
+    return pxl_op_dispatch_ub(ctx, sgw > 1 ? "kmv46_sg.wgsl" : "kmv46.wgsl",
+                              sgw > 1 ? pxl_wgsl_ops_kmv46_sg : pxl_wgsl_ops_kmv46, q8 ? "kmv46q" : "kmv46", k, 8, &bd,
+                              3, &p, sizeof p, g[0], g[1], 1);
 }

@@ -189,6 +189,18 @@ pxl_status pxl_matmul_swiglu_dense(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
                                    size_t up_off, int64_t F, pxl_tensor *out, const pxl_matmul_options *o);
 pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *w, size_t gate_off,
                                    size_t up_off, int64_t F, pxl_tensor *out, const pxl_matmul_options *o);
+/* Two products of one row of A in one dispatch where the kernel fits
+ * (matmul_quant.c, kmv46.wgsl: b4 Q4_K or Q5_K, b6 Q6_K, c4 and c6 views of
+ * one buffer); *taken 0 and nothing recorded otherwise. Arguments checked
+ * by pxl_matmul_multi. */
+pxl_status pxl_matmul_pair_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b4, pxl_tensor *c4,
+                                 const pxl_tensor *b6, pxl_tensor *c6, const pxl_matmul_options *o, int *taken);
+/* q_check of matmul_quant.c: the shapes of a product with quantized B. */
+pxl_status pxl_matmul_quant_check(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, const pxl_tensor *c,
+                                  const pxl_matmul_options *o);
+/* pxl_matmul's checks of one product, without running it (op names the caller). */
+pxl_status pxl_matmul_check(pxl_ctx *ctx, const char *op, const pxl_tensor *a, const pxl_tensor *b,
+                            const pxl_tensor *c, const pxl_matmul_options *o);
 pxl_status pxl_matmul_norm_split(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
                                  const pxl_matmul_options *o);
 

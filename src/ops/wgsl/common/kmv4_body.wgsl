@@ -40,19 +40,15 @@ var<workgroup> red: array<f32, WG * (ROWS + 2u)>;   // partial sums (rows_out.wg
 #include "norm_mv.wgsl"   // NORM: rmsnorm fused into the matvec (nweight, NW)
 #include "swiglu_mv.wgsl"   // SWIGLU: gate and up rows in one row group (out_rows, w_out, w_is_up, silu_mul)
 #include "rows_out.wgsl"   // group_n0, group_row; rows_out: the sums reduced, normalised and stored
+#include "mv_sums.wgsl"   // MvSums: what the loops hand to rows_out
 #include "bytes.wgsl"   // bytes4, k_scale_min
 #include "half_bits.wgsl"   // f32_to_f16_bits, f16_to_f32_bits (q8_round.wgsl)
 #include "q8_round.wgsl"   // q8_scale, q8_pack16, q8_sum16, q8_amax16 (kmv4q)
 
-@compute @workgroup_size(WG)
-fn kmv4(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
-        @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = lid.x % TPR;
-    let n0 = group_n0(lid.x, wid, nwg);
-    let abase = (p.off_a + wid.z * p.stride_a) >> 2u;   // in vec4
+// Invocation t's sums over its units of the ROWS rows of B starting at
+// 16-byte words rows[r], with A's row at vec4 abase.
+fn kmv4_sums(t: u32, abase: u32, rows: array<u32, 8>) -> MvSums {
     var acc: array<f32, 8>;    // the group's sums, one a row (zero-initialised)
-    var rows: array<u32, 8>;   // the group's B rows, in 16-byte words (clamped to the last row)
-    for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = group_row(n0, r, wid.z, p.row_bytes) >> 4u; }
     var ss = 0.0;   // the sum of squares of A (NORM)
     let units = p.nb * 8u;
     for (var u = t; u < units; u = u + TPR) {
@@ -109,7 +105,23 @@ fn kmv4(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             acc[r] = acc[r] + s;
         }
     }
-    rows_out(lid.x, t, n0, wid.z, acc, ss);
+    return MvSums(acc, ss);
+}
+
+// The group's B rows, in 16-byte words (clamped to the last row)
+fn kmv4_rows(n0: u32, z: u32) -> array<u32, 8> {
+    var rows: array<u32, 8>;
+    for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = group_row(n0, r, z, p.row_bytes) >> 4u; }
+    return rows;
+}
+
+@compute @workgroup_size(WG)
+fn kmv4(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = lid.x % TPR;
+    let n0 = group_n0(lid.x, wid, nwg);
+    let sums = kmv4_sums(t, (p.off_a + wid.z * p.stride_a) >> 2u, kmv4_rows(n0, wid.z));
+    rows_out(lid.x, t, n0, wid.z, sums.acc, sums.ss);
 }
 
 // ---- kmv4q: the same product with A rounded to 8 bits (pxl_matmul_options.a_q8) ----
@@ -173,15 +185,10 @@ fn round_a(lid: u32, abase: u32) {
     }
 }
 
-@compute @workgroup_size(WG)
-fn kmv4q(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
-         @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = lid.x % TPR;
-    let n0 = group_n0(lid.x, wid, nwg);
-    round_a(lid.x, (p.off_a + wid.z * p.stride_a) >> 2u);
+// Invocation t's sums over its units of the ROWS rows of B starting at
+// 16-byte words rows[r], from A as round_a left it in aq and ad.
+fn kmv4q_sums(t: u32, rows: array<u32, 8>) -> MvSums {
     var acc: array<f32, 8>;
-    var rows: array<u32, 8>;
-    for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = group_row(n0, r, wid.z, p.row_bytes) >> 4u; }
     var ss = 0.0;   // the group's share of the sum of squares (NORM), summed over the group by rows_out
     if (NORM) {
         for (var b = t; b < p.K / 32u; b = b + TPR) { ss = ss + ad[b].z; }
@@ -215,5 +222,15 @@ fn kmv4q(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wi
             acc[r] = acc[r] + s;
         }
     }
-    rows_out(lid.x, t, n0, wid.z, acc, ss);
+    return MvSums(acc, ss);
+}
+
+@compute @workgroup_size(WG)
+fn kmv4q(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+         @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = lid.x % TPR;
+    let n0 = group_n0(lid.x, wid, nwg);
+    round_a(lid.x, (p.off_a + wid.z * p.stride_a) >> 2u);
+    let sums = kmv4q_sums(t, kmv4_rows(n0, wid.z));
+    rows_out(lid.x, t, n0, wid.z, sums.acc, sums.ss);
 }

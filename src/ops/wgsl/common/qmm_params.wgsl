@@ -8,5 +8,6 @@ struct Params {
     row_bytes: u32, stride_a: u32, stride_b: u32, stride_c: u32, // A, C in floats; B in bytes
     alpha: f32, beta: f32, off_u: u32, off_a: u32,               // off_u: the up weights (SWIGLU)
     off_b: u32, off_c: u32, off_n: u32, eps: f32,    // view offsets: A, C, NW in floats, B in bytes; eps: NORM's
-    off_s: u32, pad0: u32, pad1: u32, pad2: u32,     // the bias row's offset in floats (kmv4, kmv6: BIAS)
+    off_s: u32, n2: u32, off_b2: u32, off_c2: u32,   // the bias row's offset in floats (kmv4, kmv6: BIAS);
+                                                     // kmv46's second product: its rows, B in bytes, C in floats
 }

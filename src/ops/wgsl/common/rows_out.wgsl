@@ -46,6 +46,12 @@ fn group_row(n0: u32, r: u32, z: u32, stride: u32) -> u32 {
 // local index, t = lid % TPR, n0 the group's first output row, z its batch,
 // ss its sum of squares of A (read with NORM only).
 fn rows_out(lid: u32, t: u32, n0: u32, z: u32, acc: array<f32, 8>, ss: f32) {
+    rows_out_at(lid, t, n0, p.off_c + z * p.stride_c, p.N, acc, ss);
+}
+
+// rows_out with the group's output rows at C[cbase + n0 + r] for n0 + r < n
+// (kmv46.wgsl's second product).
+fn rows_out_at(lid: u32, t: u32, n0: u32, cbase: u32, n: u32, acc: array<f32, 8>, ss: f32) {
     let nr = select(ROWS, ROWS + 1u, NORM);   // the squares in row ROWS
     if (SGW > 1u) {
         var v: array<f32, 9>;
@@ -78,8 +84,8 @@ fn rows_out(lid: u32, t: u32, n0: u32, z: u32, acc: array<f32, 8>, ss: f32) {
         var inv = 1.0;
         if (NORM) { inv = inverseSqrt(red[ROWS * WG + lid] / f32(p.K) + p.eps); }
         for (var r = 0u; r < out_rows(); r = r + 1u) {
-            if (n0 + r < p.N) {
-                let idx = p.off_c + z * p.stride_c + n0 + r;
+            if (n0 + r < n) {
+                let idx = cbase + n0 + r;
                 var v = red[r * WG + lid] * inv;
                 if (SWIGLU) { v = silu_mul(v, red[(r + ROWS / 2u) * WG + lid] * inv); }
                 var out = p.alpha * v;

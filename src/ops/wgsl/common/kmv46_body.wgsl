@@ -1,0 +1,67 @@
+// The body of kmv46.wgsl and kmv46_sg.wgsl (kmv46.wgsl describes the kernel).
+
+#include "kmv4_body.wgsl"   // A, B, C, p, the overrides, kmv4_sums, kmv4q_sums, round_a, rows_out_at
+#include "word_of.wgsl"   // word_of
+
+@group(0) @binding(6) var<storage, read> B6: array<u32>;
+
+// Q6_K's readers for kmv6_sums.wgsl: words and f16 scales of B6
+fn q6_word(o: u32) -> u32 { return word_of(B6[o >> 2u], B6[(o >> 2u) + 1u], o); }
+fn q6_half(o: u32) -> f32 { return half_of(B6[o >> 2u], o); }
+
+#include "kmv6_sums.wgsl"   // kmv6_sums
+
+// Workgroups of the first product: its row groups' (WG / TPR a workgroup).
+fn first_groups() -> u32 {
+    let per = (WG / TPR) * ROWS;
+    return (p.N + per - 1u) / per;
+}
+
+// The second product's rows for the group of invocation lid of workgroup f
+// (counted from the second product's first): the byte offsets of its Q6_K
+// rows (clamped to the last row) and its first row.
+fn second_rows(lid: u32, f: u32, n0: ptr<function, u32>) -> array<u32, 8> {
+    *n0 = (f * (WG / TPR) + lid / TPR) * ROWS;
+    var rows: array<u32, 8>;
+    for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = p.off_b2 + min(*n0 + r, p.n2 - 1u) * (p.nb * 210u); }
+    return rows;
+}
+
+@compute @workgroup_size(WG)
+fn kmv46(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+         @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = lid.x % TPR;
+    let f = wid.y * nwg.x + wid.x;
+    let g1 = first_groups();
+    let abase = p.off_a >> 2u;
+    if (f < g1) {
+        let n0 = group_n0(lid.x, wid, nwg);
+        let sums = kmv4_sums(t, abase, kmv4_rows(n0, 0u));
+        rows_out(lid.x, t, n0, 0u, sums.acc, sums.ss);
+    } else {
+        var n0 = 0u;
+        let rows = second_rows(lid.x, f - g1, &n0);
+        let sums = kmv6_sums(t, abase, rows);
+        rows_out_at(lid.x, t, n0, p.off_c2, p.n2, sums.acc, sums.ss);
+    }
+}
+
+@compute @workgroup_size(WG)
+fn kmv46q(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+          @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = lid.x % TPR;
+    let f = wid.y * nwg.x + wid.x;
+    let g1 = first_groups();
+    let abase = p.off_a >> 2u;
+    if (f < g1) {
+        let n0 = group_n0(lid.x, wid, nwg);
+        round_a(lid.x, abase);
+        let sums = kmv4q_sums(t, kmv4_rows(n0, 0u));
+        rows_out(lid.x, t, n0, 0u, sums.acc, sums.ss);
+    } else {
+        var n0 = 0u;
+        let rows = second_rows(lid.x, f - g1, &n0);
+        let sums = kmv6_sums(t, abase, rows);
+        rows_out_at(lid.x, t, n0, p.off_c2, p.n2, sums.acc, sums.ss);
+    }
+}
