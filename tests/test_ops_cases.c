@@ -148,6 +148,62 @@ static void attention_long_stream(pxl_ctx *cpu, pxl_ctx *gpu) {
     free(k), free(v);
 }
 
+/* pxl_matmul_multi's one-dispatch pair (Q4_K and Q6_K, one row, outputs in
+ * one buffer) gives the bits of the two pxl_matmul calls on the same GPU:
+ * each part runs in the row groups its own kernel takes. With and without
+ * the norm and 8-bit A, either order (GPU only). */
+static void matmul_multi_bits(pxl_ctx *gpu) {
+    enum { K = 2048, N4 = 40, N6 = 9 }; /* K: several units an invocation, so the row groups' order shows */
+    float *w4 = malloc(N4 * K * 4), *w6 = malloc(N6 * K * 4), a[K], nw[K], got[N4 + N6 + 4], want[N4 + N6];
+    uint64_t rng = 5;
+    for (int i = 0; i < N4 * K; i++) w4[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 * 2.0 - 1.0);
+    for (int i = 0; i < N6 * K; i++) w6[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 * 2.0 - 1.0);
+    for (int i = 0; i < K; i++) a[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 * 4.0 - 2.0);
+    for (int i = 0; i < K; i++) nw[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 + 0.5);
+    int64_t sa[2] = {1, K}, s4[2] = {N4, K}, s6[2] = {N6, K}, sc = N4 + N6 + 4, c4[2] = {1, N4}, c6[2] = {1, N6};
+    pxl_tensor *ta = NULL, *tn = NULL, *b4 = NULL, *b6 = NULL, *base = NULL, *v4 = NULL, *v6 = NULL;
+    pxl_status s = pxl_tensor_create(gpu, PXL_F32, 2, sa, &ta);
+    if (s == PXL_OK) s = pxl_tensor_create(gpu, PXL_F32, 2, sa, &tn);
+    if (s == PXL_OK) s = pxl_tensor_create(gpu, PXL_Q4_K, 2, s4, &b4);
+    if (s == PXL_OK) s = pxl_tensor_create(gpu, PXL_Q6_K, 2, s6, &b6);
+    if (s == PXL_OK) s = pxl_tensor_create(gpu, PXL_F32, 1, &sc, &base);
+    if (s == PXL_OK) s = pxl_tensor_view(gpu, base, 2, c6, 4, &v6);
+    if (s == PXL_OK) s = pxl_tensor_view(gpu, base, 2, c4, (size_t)(N6 + 3) * 4, &v4);
+    if (s == PXL_OK) s = pxl_tensor_write(gpu, ta, a, sizeof a);
+    if (s == PXL_OK) s = pxl_tensor_write(gpu, tn, nw, sizeof nw);
+    size_t n4 = pxl_dtype_row_bytes(PXL_Q4_K, K) * N4, n6 = pxl_dtype_row_bytes(PXL_Q6_K, K) * N6;
+    uint8_t *q4 = malloc(n4), *q6 = malloc(n6);
+    if (s == PXL_OK) s = pxl_quantize(gpu, PXL_Q4_K, w4, (int64_t)N4 * K, q4, n4);
+    if (s == PXL_OK) s = pxl_quantize(gpu, PXL_Q6_K, w6, (int64_t)N6 * K, q6, n6);
+    if (s == PXL_OK) s = pxl_tensor_write(gpu, b4, q4, n4);
+    if (s == PXL_OK) s = pxl_tensor_write(gpu, b6, q6, n6);
+    free(q4), free(q6);
+    CHECK_MSG(s == PXL_OK, "matmul_multi bits: setup: %s", pxl_ctx_error(gpu));
+    for (int v = 0; v < 8 && s == PXL_OK; v++) {
+        pxl_matmul_options o = {0};
+        o.trans_b = 1;
+        o.a_q8 = v & 1;
+        if (v & 2) o.norm = tn, o.norm_eps = 1e-5f;
+        int swap = (v & 4) != 0;
+        const pxl_tensor *b[2] = {swap ? b6 : b4, swap ? b4 : b6};
+        pxl_tensor *c[2] = {swap ? v6 : v4, swap ? v4 : v6};
+        s = pxl_matmul_multi(gpu, ta, 2, b, c, &o);
+        if (s == PXL_OK) s = pxl_tensor_read(gpu, base, got, sizeof got);
+        float *w = want;
+        if (s == PXL_OK) s = pxl_matmul(gpu, ta, b4, v4, &o);
+        if (s == PXL_OK) s = pxl_tensor_read(gpu, v4, w, N4 * 4);
+        if (s == PXL_OK) s = pxl_matmul(gpu, ta, b6, v6, &o);
+        if (s == PXL_OK) s = pxl_tensor_read(gpu, v6, w + N4, N6 * 4);
+        CHECK_MSG(s == PXL_OK, "matmul_multi bits %d: %s", v, pxl_ctx_error(gpu));
+        if (s != PXL_OK) break;
+        CHECK_MSG(memcmp(got + N6 + 3, want, N4 * 4) == 0, "matmul_multi bits %d: the Q4_K product differs", v);
+        CHECK_MSG(memcmp(got + 1, want + N4, N6 * 4) == 0, "matmul_multi bits %d: the Q6_K product differs", v);
+    }
+    pxl_tensor_free(v4), pxl_tensor_free(v6), pxl_tensor_free(base), pxl_tensor_free(b4), pxl_tensor_free(b6);
+    pxl_tensor_free(tn), pxl_tensor_free(ta);
+    free(w4), free(w6);
+}
+
 /* The CPU's attention gives the same bits with its AVX code as with its plain
  * C code (cpu_simd=0): the f32 path rounds every product and sum alike.
  * Prefill and decode rows, D a multiple of 4 and not (the tails). */
@@ -283,6 +339,7 @@ int main(int argc, char **argv) {
         if (env.gpu) {
             golden(env.gpu, "gpu");
             attention_long_stream(env.cpu, env.gpu);
+            matmul_multi_bits(env.gpu);
         }
         fprintf(stderr, "%d cases and %d bad-argument sets (of %d rows) on %s in %.1f s\n", n, b, ops_case_count(),
                 env.gpu ? "cpu and gpu" : "cpu", pxl_time_now() - t0);

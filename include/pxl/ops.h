@@ -322,10 +322,11 @@ PXL_API pxl_status pxl_matmul_swiglu(pxl_ctx *ctx, const pxl_tensor *a, const px
  * floats. A GPU runs two in one dispatch where one kernel takes both: one
  * row of A, trans_b, b[0] and b[1] a Q4_K or Q5_K and a Q6_K matrix (in
  * either order), the c[i] views of one buffer (a decoded token's Q and K
- * weights with V weights of another type, as Q4_K_M files store them). The
- * two products then take the Q4_K kernel's launch shape: the Q6_K rows' sums
- * come in another order than pxl_matmul's, within its rounding. Everything
- * else runs the products in turn.
+ * weights with V weights of another type, as Q4_K_M files store them), each
+ * product in the row groups pxl_matmul gives it alone: the same floats,
+ * except for a product of over a thousand workgroups' rows, which
+ * pxl_matmul alone would give narrower groups. Everything else runs the
+ * products in turn.
  */
 #define PXL_MATMUL_MULTI_MAX 4
 PXL_API pxl_status pxl_matmul_multi(pxl_ctx *ctx, const pxl_tensor *a, size_t n, const pxl_tensor *const *b,

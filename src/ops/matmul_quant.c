@@ -776,18 +776,21 @@ pxl_status pxl_matmul_pair_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_te
                     (uint32_t)N6,
                     bd.off[5],
                     c0 + (uint32_t)((c6->offset - lo) / 4)};
+    /* each part in the row groups its own kernel takes: kmv4q's or kmv4's, and kmv6's */
     uint32_t tpr = tune->kmv_tpr ? tune->kmv_tpr : q8 ? KMV4Q_TPR : KMV4_TPR;
+    uint32_t tpr2 = tune->kmv_tpr ? tune->kmv_tpr : KMV4_TPR;
     if (tpr > wg) tpr = wg;
-    uint64_t per = (uint64_t)(wg / tpr) * rows;
+    if (tpr2 > wg) tpr2 = wg;
+    uint64_t per = (uint64_t)(wg / tpr) * rows, per2 = (uint64_t)(wg / tpr2) * rows;
     uint32_t g[2] = {0, 0};
-    if ((st = pxl_op_grid(ctx, op, ((uint64_t)N4 + per - 1) / per + ((uint64_t)N6 + per - 1) / per, g)) != PXL_OK)
+    if ((st = pxl_op_grid(ctx, op, ((uint64_t)N4 + per - 1) / per + ((uint64_t)N6 + per2 - 1) / per2, g)) != PXL_OK)
         return st;
-    uint32_t sgw = pxl_mv_sgw(ctx, gi, tpr);
-    pxl_constant k[8] = {{"WG", wg},    {"TPR", tpr}, {"ROWS", rows}, {"NORM", o->norm != NULL},
-                         {"SWIGLU", 0}, {"SGW", sgw}, {"BIAS", 0},    {"KQ", (double)K}};
-    if (!q8) k[7] = (pxl_constant){"Q5", b4->dtype == PXL_Q5_K};
+    uint32_t sgw = pxl_mv_sgw(ctx, gi, tpr < tpr2 ? tpr : tpr2);
+    pxl_constant k[9] = {{"WG", wg},    {"TPR", tpr}, {"ROWS", rows}, {"NORM", o->norm != NULL},
+                         {"SWIGLU", 0}, {"SGW", sgw}, {"BIAS", 0},    {"TPR2", tpr2}, {"KQ", (double)K}};
+    if (!q8) k[8] = (pxl_constant){"Q5", b4->dtype == PXL_Q5_K};
     *taken = 1;
     return pxl_op_dispatch_ub(ctx, sgw > 1 ? "kmv46_sg.wgsl" : "kmv46.wgsl",
-                              sgw > 1 ? pxl_wgsl_ops_kmv46_sg : pxl_wgsl_ops_kmv46, q8 ? "kmv46q" : "kmv46", k, 8, &bd,
+                              sgw > 1 ? pxl_wgsl_ops_kmv46_sg : pxl_wgsl_ops_kmv46, q8 ? "kmv46q" : "kmv46", k, 9, &bd,
                               3, &p, sizeof p, g[0], g[1], 1);
 }

@@ -4,10 +4,10 @@
 // weights (B6, binding 6, from byte off_b2: kmv6's loop). A decoded token's
 // Q and K weights with its V weights of another type, as a Q4_K_M file
 // stores them: one dispatch instead of two. The first workgroups take the
-// first product's row groups, the rest the second's, in the launch shape of
-// the first (TPR, ROWS), the norm (NORM) on both; one row of A, no batch,
-// no SWIGLU, no BIAS. kmv46_sg.wgsl is the same kernel for devices with
-// subgroups.
+// first product's row groups (TPR invocations, as kmv4 or kmv4q), the rest
+// the second's (TPR2, as kmv6), ROWS rows each, the norm (NORM) on both;
+// one row of A, no batch, no SWIGLU, no BIAS. kmv46_sg.wgsl is the same
+// kernel for devices with subgroups.
 
 #include "lanes.wgsl"   // lane_xor_add (not called)
 #include "kmv46_body.wgsl"

@@ -11,17 +11,19 @@ fn q6_half(o: u32) -> f32 { return half_of(B6[o >> 2u], o); }
 
 #include "kmv6_sums.wgsl"   // kmv6_sums
 
+override TPR2: u32 = 64u;   // invocations per row group of the second (Q6_K) product (a power of two, SGW .. WG)
+
 // Workgroups of the first product: its row groups' (WG / TPR a workgroup).
 fn first_groups() -> u32 {
     let per = (WG / TPR) * ROWS;
     return (p.N + per - 1u) / per;
 }
 
-// The second product's rows for the group of invocation lid of workgroup f
-// (counted from the second product's first): the byte offsets of its Q6_K
-// rows (clamped to the last row) and its first row.
+// The second product's rows for the group (of TPR2) of invocation lid of
+// workgroup f (counted from the second product's first): the byte offsets of
+// its Q6_K rows (clamped to the last row) and its first row.
 fn second_rows(lid: u32, f: u32, n0: ptr<function, u32>) -> array<u32, 8> {
-    *n0 = (f * (WG / TPR) + lid / TPR) * ROWS;
+    *n0 = (f * (WG / TPR2) + lid / TPR2) * ROWS;
     var rows: array<u32, 8>;
     for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = p.off_b2 + min(*n0 + r, p.n2 - 1u) * (p.nb * 210u); }
     return rows;
@@ -41,8 +43,9 @@ fn kmv46(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wi
     } else {
         var n0 = 0u;
         let rows = second_rows(lid.x, f - g1, &n0);
-        let sums = kmv6_sums(t, abase, rows);
-        rows_out_at(lid.x, t, n0, p.off_c2, p.n2, sums.acc, sums.ss);
+        let t2 = lid.x % TPR2;
+        let sums = kmv6_sums(t2, TPR2, abase, rows);
+        rows_out_at(lid.x, t2, TPR2, n0, p.off_c2, p.n2, sums.acc, sums.ss);
     }
 }
 
@@ -61,7 +64,8 @@ fn kmv46q(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
     } else {
         var n0 = 0u;
         let rows = second_rows(lid.x, f - g1, &n0);
-        let sums = kmv6_sums(t, abase, rows);
-        rows_out_at(lid.x, t, n0, p.off_c2, p.n2, sums.acc, sums.ss);
+        let t2 = lid.x % TPR2;
+        let sums = kmv6_sums(t2, TPR2, abase, rows);
+        rows_out_at(lid.x, t2, TPR2, n0, p.off_c2, p.n2, sums.acc, sums.ss);
     }
 }

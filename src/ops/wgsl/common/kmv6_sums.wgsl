@@ -1,9 +1,10 @@
 // The Q6_K unit loop of kmv6 (common/kmv6_body.wgsl's header describes
 // it), shared by kmv6 and kmv46 (the second product of pxl_matmul_multi):
-// invocation t's sums over its units of the ROWS rows of B whose blocks
-// start at byte offsets rows[r], with A's row at vec4 abase.
-// Needs from the including module: A: array<vec4<f32>>, p (nb), overrides
-// TPR and ROWS, NORM and nweight (norm_mv.wgsl), bytes4 (bytes.wgsl),
+// invocation t's (of a row group of tpr) sums over its units of the ROWS
+// rows of B whose blocks start at byte offsets rows[r], with A's row at vec4
+// abase.
+// Needs from the including module: A: array<vec4<f32>>, p (nb), override
+// ROWS, NORM and nweight (norm_mv.wgsl), bytes4 (bytes.wgsl),
 // MvSums (mv_sums.wgsl), and the weights' readers q6_word(o) (the u32 at
 // even byte offset o: word_of.wgsl) and q6_half(o) (the f16 at even byte
 // offset o, as an f32).
@@ -11,11 +12,11 @@
 // The signed scale byte k (0..3) of w, as a float.
 fn sbyte(w: u32, k: u32) -> f32 { return f32(bitcast<i32>((w >> (8u * k)) << 24u) >> 24u); }
 
-fn kmv6_sums(t: u32, abase: u32, rows: array<u32, 8>) -> MvSums {
+fn kmv6_sums(t: u32, tpr: u32, abase: u32, rows: array<u32, 8>) -> MvSums {
     var acc: array<f32, 8>;    // the group's sums, one a row (zero-initialised)
     var ss = 0.0;   // the sum of squares of A (NORM)
     let units = p.nb * 16u;
-    for (var u = t; u < units; u = u + TPR) {
+    for (var u = t; u < units; u = u + tpr) {
         let blk = u >> 4u;
         let h = (u >> 3u) & 1u;
         let i = u & 7u;

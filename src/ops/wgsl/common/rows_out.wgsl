@@ -46,12 +46,13 @@ fn group_row(n0: u32, r: u32, z: u32, stride: u32) -> u32 {
 // local index, t = lid % TPR, n0 the group's first output row, z its batch,
 // ss its sum of squares of A (read with NORM only).
 fn rows_out(lid: u32, t: u32, n0: u32, z: u32, acc: array<f32, 8>, ss: f32) {
-    rows_out_at(lid, t, n0, p.off_c + z * p.stride_c, p.N, acc, ss);
+    rows_out_at(lid, t, TPR, n0, p.off_c + z * p.stride_c, p.N, acc, ss);
 }
 
-// rows_out with the group's output rows at C[cbase + n0 + r] for n0 + r < n
-// (kmv46.wgsl's second product).
-fn rows_out_at(lid: u32, t: u32, n0: u32, cbase: u32, n: u32, acc: array<f32, 8>, ss: f32) {
+// rows_out for row groups of tpr invocations (a power of two >= SGW), with
+// the group's output rows at C[cbase + n0 + r] for n0 + r < n (kmv46.wgsl's
+// second product).
+fn rows_out_at(lid: u32, t: u32, tpr: u32, n0: u32, cbase: u32, n: u32, acc: array<f32, 8>, ss: f32) {
     let nr = select(ROWS, ROWS + 1u, NORM);   // the squares in row ROWS
     if (SGW > 1u) {
         var v: array<f32, 9>;
@@ -64,8 +65,8 @@ fn rows_out_at(lid: u32, t: u32, n0: u32, cbase: u32, n: u32, acc: array<f32, 8>
             for (var r = 0u; r < nr; r = r + 1u) { red[r * WG + lid] = v[r]; }
         }
         workgroupBarrier();
-        if (t == 0u) {   // the group's TPR / SGW lane sums, in order
-            for (var w = SGW; w < TPR; w = w + SGW) {
+        if (t == 0u) {   // the group's tpr / SGW lane sums, in order
+            for (var w = SGW; w < tpr; w = w + SGW) {
                 for (var r = 0u; r < nr; r = r + 1u) { red[r * WG + lid] = red[r * WG + lid] + red[r * WG + lid + w]; }
             }
         }
@@ -73,7 +74,7 @@ fn rows_out_at(lid: u32, t: u32, n0: u32, cbase: u32, n: u32, acc: array<f32, 8>
         for (var r = 0u; r < ROWS; r = r + 1u) { red[r * WG + lid] = acc[r]; }
         if (NORM) { red[ROWS * WG + lid] = ss; }
         workgroupBarrier();
-        for (var h = TPR / 2u; h > 0u; h = h >> 1u) {
+        for (var h = tpr / 2u; h > 0u; h = h >> 1u) {
             if (t < h) {
                 for (var r = 0u; r < nr; r = r + 1u) { red[r * WG + lid] = red[r * WG + lid] + red[r * WG + lid + h]; }
             }
