@@ -717,7 +717,7 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
 
 /* c4 = A' . b4^T and c6 = A' . b6^T (alpha, beta and A' = A, or rmsnorm(A) *
  * norm, from o) for one row of A, b4 Q4_K or Q5_K and b6 Q6_K [N, K], in one
- * dispatch of kmv46.wgsl (kmv46q where kmv4q would take b4 alone). The
+ * dispatch of kmv46.wgsl (override Q8A where kmv4q would take b4 alone). The
  * arguments are checked (pxl_matmul_multi). *taken stays 0, and nothing is
  * recorded, where the kernel does not fit: other dtypes, more than one row
  * of A, c4 and c6 not views of one buffer, b4 off 16-byte words, A's row too
@@ -739,10 +739,9 @@ pxl_status pxl_matmul_pair_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_te
     uint32_t wg = tune->kmv_wg ? tune->kmv_wg : KMV4_WG;
     while (wg > gi->max_invocations_per_workgroup) wg /= 2;
     uint32_t rows = tune->kmv_rows ? tune->kmv_rows : KMV4_ROWS;
-    /* kmv4q's workgroup memory (kmv46q), or the reduction's WG * (ROWS + 2) floats */
+    /* kmv4q's workgroup memory, for A's row with Q8A (else KQ's default 256) */
     int q8 = b4->dtype == PXL_Q4_K && o->a_q8;
-    uint64_t shared = q8 ? kmv4q_bytes(K, wg, rows) : (uint64_t)wg * (rows + 2u) * 4u;
-    if (shared > gi->max_workgroup_storage_size) return PXL_OK;
+    if (kmv4q_bytes(q8 ? K : 256, wg, rows) > gi->max_workgroup_storage_size) return PXL_OK;
     if (pxl_op_offset(ctx, b4) % 16u || pxl_dtype_row_bytes(b4->dtype, K) % 16u) return PXL_OK; /* kmv4: 16-byte words */
     pxl_tensor span = *c4; /* the bytes of both outputs (pxl_op_bind reads buf, offset, bytes, dtype) */
     span.offset = lo;
@@ -786,11 +785,11 @@ pxl_status pxl_matmul_pair_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_te
     if ((st = pxl_op_grid(ctx, op, ((uint64_t)N4 + per - 1) / per + ((uint64_t)N6 + per2 - 1) / per2, g)) != PXL_OK)
         return st;
     uint32_t sgw = pxl_mv_sgw(ctx, gi, tpr < tpr2 ? tpr : tpr2);
-    pxl_constant k[9] = {{"WG", wg},    {"TPR", tpr}, {"ROWS", rows}, {"NORM", o->norm != NULL},
-                         {"SWIGLU", 0}, {"SGW", sgw}, {"BIAS", 0},    {"TPR2", tpr2}, {"KQ", (double)K}};
-    if (!q8) k[8] = (pxl_constant){"Q5", b4->dtype == PXL_Q5_K};
+    pxl_constant k[11] = {{"WG", wg},     {"TPR", tpr},  {"ROWS", rows}, {"NORM", o->norm != NULL},
+                          {"SWIGLU", 0},  {"SGW", sgw},  {"BIAS", 0},    {"TPR2", tpr2},
+                          {"Q8A", q8},    {"KQ", q8 ? (double)K : 256.0}, {"Q5", b4->dtype == PXL_Q5_K}};
     *taken = 1;
     return pxl_op_dispatch_ub(ctx, sgw > 1 ? "kmv46_sg.wgsl" : "kmv46.wgsl",
-                              sgw > 1 ? pxl_wgsl_ops_kmv46_sg : pxl_wgsl_ops_kmv46, q8 ? "kmv46q" : "kmv46", k, 9, &bd,
-                              3, &p, sizeof p, g[0], g[1], 1);
+                              sgw > 1 ? pxl_wgsl_ops_kmv46_sg : pxl_wgsl_ops_kmv46, "kmv46", k, 11, &bd, 3, &p,
+                              sizeof p, g[0], g[1], 1);
 }

@@ -29,37 +29,24 @@ fn second_rows(lid: u32, f: u32, n0: ptr<function, u32>) -> array<u32, 8> {
     return rows;
 }
 
+override Q8A: bool = false;   // the first product as kmv4q (A rounded to 8 bits; Q4_K), else as kmv4
+
 @compute @workgroup_size(WG)
 fn kmv46(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
          @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = lid.x % TPR;
     let f = wid.y * nwg.x + wid.x;
     let g1 = first_groups();
     let abase = p.off_a >> 2u;
     if (f < g1) {
+        let t = lid.x % TPR;
         let n0 = group_n0(lid.x, wid, nwg);
-        let sums = kmv4_sums(t, abase, kmv4_rows(n0, 0u));
-        rows_out(lid.x, t, n0, 0u, sums.acc, sums.ss);
-    } else {
-        var n0 = 0u;
-        let rows = second_rows(lid.x, f - g1, &n0);
-        let t2 = lid.x % TPR2;
-        let sums = kmv6_sums(t2, TPR2, abase, rows);
-        rows_out_at(lid.x, t2, TPR2, n0, p.off_c2, p.n2, sums.acc, sums.ss);
-    }
-}
-
-@compute @workgroup_size(WG)
-fn kmv46q(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
-          @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = lid.x % TPR;
-    let f = wid.y * nwg.x + wid.x;
-    let g1 = first_groups();
-    let abase = p.off_a >> 2u;
-    if (f < g1) {
-        let n0 = group_n0(lid.x, wid, nwg);
-        round_a(lid.x, abase);
-        let sums = kmv4q_sums(t, kmv4_rows(n0, 0u));
+        var sums: MvSums;
+        if (Q8A) {
+            round_a(lid.x, abase);
+            sums = kmv4q_sums(t, kmv4_rows(n0, 0u));
+        } else {
+            sums = kmv4_sums(t, abase, kmv4_rows(n0, 0u));
+        }
         rows_out(lid.x, t, n0, 0u, sums.acc, sums.ss);
     } else {
         var n0 = 0u;
