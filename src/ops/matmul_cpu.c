@@ -419,6 +419,24 @@ AVX2 static inline float fold8_avx(__m256 v) {
     return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
 }
 
+/* fold8_avx of v[0..3] at once, into the four lanes: the same sums in the
+ * same order (each lane's s0 + s2 and s1 + s3 after a 4 x 4 transpose), in
+ * fewer operations than four folds */
+AVX2 static inline __m128 fold8x4_avx(const __m256 *v) {
+    __m128 s[4];
+    for (int i = 0; i < 4; i++) s[i] = _mm_add_ps(_mm256_castps256_ps128(v[i]), _mm256_extractf128_ps(v[i], 1));
+    __m128 a = _mm_unpacklo_ps(s[0], s[1]), b = _mm_unpackhi_ps(s[0], s[1]);
+    __m128 c = _mm_unpacklo_ps(s[2], s[3]), d = _mm_unpackhi_ps(s[2], s[3]);
+    __m128 x0 = _mm_movelh_ps(a, c), x1 = _mm_movehl_ps(c, a); /* lane 0, lane 1 of each */
+    __m128 x2 = _mm_movelh_ps(b, d), x3 = _mm_movehl_ps(d, b); /* lane 2, lane 3 */
+    return _mm_add_ps(_mm_add_ps(x0, x2), _mm_add_ps(x1, x3));
+}
+
+/* acc[0..3] += the four folds of v (fold8x4_avx), each added in double */
+AVX2 static inline void fold8x4_add(const __m256 *v, double *acc) {
+    _mm256_storeu_pd(acc, _mm256_add_pd(_mm256_loadu_pd(acc), _mm256_cvtps_pd(fold8x4_avx(v))));
+}
+
 #define KERN_AVX(MR, NR)                                                                                             \
     AVX2 static void kern_avx_##MR##NR(const float *const *a, const float *const *y, int len, float out[2][4]) {    \
         __m256 acc[MR][NR];                                                                                          \
@@ -588,7 +606,9 @@ AVX2 static void qgemv_avx(const bt_job *j, const q8blk *a, const uint8_t *b, in
                     s[r] = _mm256_add_ps(s[r], _mm256_mul_ps(_mm256_cvtepi32_ps(t), _mm256_set1_ps(ak[k].d * wd)));
                 }
             }
-            for (int r = 0; r < nr; r++) acc[n + r] += (double)fold8_avx(s[r]);
+            if (nr == 4) fold8x4_add(s, acc + n);
+            else
+                for (int r = 0; r < nr; r++) acc[n + r] += (double)fold8_avx(s[r]);
         }
     }
 }
@@ -672,7 +692,9 @@ AVX2 static inline __attribute__((always_inline)) void gemv_chunk_avx(pxl_dtype 
         return;
     }
     }
-    for (int r = 0; r < R; r++) out[r] = fold8_avx(s[r]);
+    if (R == 4) _mm_storeu_ps(out, fold8x4_avx(s));
+    else
+        for (int r = 0; r < R; r++) out[r] = fold8_avx(s[r]);
 }
 
 /* acc[n] += the sums of a . B row n (n < nt, rows row_bytes apart from b)
