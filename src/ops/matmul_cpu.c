@@ -577,11 +577,51 @@ AVX2 static void qkern_avx(int mr, int nr, const q8blk *const *a, const int8_t *
  * qkern_avx's 1 x 4 and 1 x 1 kernels on w8_chunk_avx's bytes (per block
  * (d_a d_b) times the integer sums, added to 8 lanes; fold8 per chunk, the
  * chunk's sum added in double): the same results. */
+/* s[r] (r < R) += the lanes of row r's blocks (from p[r], bbytes apart) times
+ * A's nb blocks from ak; dt and R are constants where it is inlined, so the
+ * R sums stay in registers */
+AVX2 static inline __attribute__((always_inline)) void qgemv_rows_avx(pxl_dtype dt, int R, const q8blk *ak,
+                                                                      const uint8_t *const *p, int nb,
+                                                                      size_t bbytes, __m256 *s) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int k = 0; k < nb; k++) {
+        __m256i av = _mm256_loadu_si256((const __m256i *)(const void *)ak[k].q);
+        for (int r = 0; r < R; r++) {
+            float wd;
+            __m256i wv = w8_avx(dt, p[r] + (size_t)k * bbytes, &wd);
+            __m256i wa = _mm256_sign_epi8(wv, wv); /* |w| as unsigned bytes (128 for -128) */
+            __m256i t = _mm256_madd_epi16(_mm256_maddubs_epi16(wa, _mm256_sign_epi8(av, wv)), ones);
+            s[r] = _mm256_add_ps(s[r], _mm256_mul_ps(_mm256_cvtepi32_ps(t), _mm256_set1_ps(ak[k].d * wd)));
+        }
+    }
+}
+
+/* qgemv_rows_avx for dt, four rows at once or one at a time (the same sums) */
+AVX2 static void qgemv_rows_dt(pxl_dtype dt, int nr, const q8blk *ak, const uint8_t *const *p, int nb, size_t bbytes,
+                               __m256 *s) {
+    switch (dt) {
+    case PXL_Q8_0:
+        if (nr == 4) qgemv_rows_avx(PXL_Q8_0, 4, ak, p, nb, bbytes, s);
+        else
+            for (int r = 0; r < nr; r++) qgemv_rows_avx(PXL_Q8_0, 1, ak, p + r, nb, bbytes, s + r);
+        break;
+    case PXL_Q4_0:
+        if (nr == 4) qgemv_rows_avx(PXL_Q4_0, 4, ak, p, nb, bbytes, s);
+        else
+            for (int r = 0; r < nr; r++) qgemv_rows_avx(PXL_Q4_0, 1, ak, p + r, nb, bbytes, s + r);
+        break;
+    default: /* Q5_0 (q8_takes) */
+        if (nr == 4) qgemv_rows_avx(PXL_Q5_0, 4, ak, p, nb, bbytes, s);
+        else
+            for (int r = 0; r < nr; r++) qgemv_rows_avx(PXL_Q5_0, 1, ak, p + r, nb, bbytes, s + r);
+        break;
+    }
+}
+
 AVX2 static void qgemv_avx(const bt_job *j, const q8blk *a, const uint8_t *b, int nt, double *acc) {
     size_t bbytes;
     int belems;
     block_geom(j->dt, &bbytes, &belems);
-    const __m256i ones = _mm256_set1_epi16(1);
     for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
         int nb = (int)((j->K - k0 < KC ? j->K - k0 : KC) / QB);
         size_t off = (size_t)(k0 / QB) * bbytes, cbytes = (size_t)nb * bbytes, ahead = off + 2 * cbytes;
@@ -596,16 +636,7 @@ AVX2 static void qgemv_avx(const bt_job *j, const q8blk *a, const uint8_t *b, in
                     for (size_t q = 0; q < cbytes; q += 64) __builtin_prefetch(p[r] - off + ahead + q);
                 s[r] = _mm256_setzero_ps();
             }
-            for (int k = 0; k < nb; k++) {
-                __m256i av = _mm256_loadu_si256((const __m256i *)(const void *)ak[k].q);
-                for (int r = 0; r < nr; r++) {
-                    float wd;
-                    __m256i wv = w8_avx(j->dt, p[r] + (size_t)k * bbytes, &wd);
-                    __m256i wa = _mm256_sign_epi8(wv, wv); /* |w| as unsigned bytes (128 for -128) */
-                    __m256i t = _mm256_madd_epi16(_mm256_maddubs_epi16(wa, _mm256_sign_epi8(av, wv)), ones);
-                    s[r] = _mm256_add_ps(s[r], _mm256_mul_ps(_mm256_cvtepi32_ps(t), _mm256_set1_ps(ak[k].d * wd)));
-                }
-            }
+            qgemv_rows_dt(j->dt, nr, ak, p, nb, bbytes, s);
             if (nr == 4) fold8x4_add(s, acc + n);
             else
                 for (int r = 0; r < nr; r++) acc[n + r] += (double)fold8_avx(s[r]);
