@@ -669,15 +669,22 @@ static pxl_status matmul_t_add(pxl_llm *m, const pxl_tensor *a, const pxl_tensor
     return pxl_matmul(m->ctx, a, w, c, &o);
 }
 
-/* c = rmsnorm(x) * norm . w^T (+ bias, a row; NULL: none), the norm inside
- * the product (and the bias too where the kernel takes it: pxl_matmul_options). */
-static pxl_status matmul_t_norm(pxl_llm *m, const pxl_tensor *x, const pxl_tensor *norm, const pxl_tensor *w,
-                                const pxl_tensor *bias, pxl_tensor *c) {
+/* The options of a weight product whose A is rmsnorm(x) * norm, the norm
+ * inside the product: pxl_matmul, pxl_matmul_multi, pxl_matmul_swiglu. */
+static pxl_matmul_options norm_opts(const pxl_llm *m, const pxl_tensor *norm) {
     pxl_matmul_options o = {0};
     o.trans_b = 1;
     o.norm = norm;
     o.norm_eps = m->info.norm_eps;
     o.a_q8 = m->a_q8_pass;
+    return o;
+}
+
+/* c = rmsnorm(x) * norm . w^T (+ bias, a row; NULL: none), the norm inside
+ * the product (and the bias too where the kernel takes it: pxl_matmul_options). */
+static pxl_status matmul_t_norm(pxl_llm *m, const pxl_tensor *x, const pxl_tensor *norm, const pxl_tensor *w,
+                                const pxl_tensor *bias, pxl_tensor *c) {
+    pxl_matmul_options o = norm_opts(m, norm);
     o.bias = bias;
     return pxl_matmul(m->ctx, x, w, c, &o);
 }
@@ -723,7 +730,6 @@ static pxl_status token_views_make(pxl_llm *m, views *v, token_views *t) {
 static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t, int64_t P, pxl_tensor *x,
                               pxl_tensor *att, pxl_tensor *att3, const pxl_rope_options *ro, float scale) {
     pxl_ctx *ctx = m->ctx;
-    const pxl_llm_info *I = &m->info;
     pxl_status s = PXL_OK;
     /* the biases (qwen2) as the products' bias options: added as C is stored
      * (Q8_0, Q4_0, Q5_0 weights), else by pxl_matmul right after */
@@ -732,11 +738,7 @@ static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t
     } else if (L->wqk && !L->bqk && !L->bv) {
         /* Q and K of one type, V of another (Q4_K_M: Q4_K and Q6_K): one call,
          * one dispatch where a kernel takes the pair (pxl_matmul_multi) */
-        pxl_matmul_options o = {0};
-        o.trans_b = 1;
-        o.norm = L->attn_norm;
-        o.norm_eps = I->norm_eps;
-        o.a_q8 = m->a_q8_pass;
+        pxl_matmul_options o = norm_opts(m, L->attn_norm);
         const pxl_tensor *w[2] = {L->wqk, L->wv};
         pxl_tensor *c[2] = {t->qk, t->v};
         s = pxl_matmul_multi(ctx, x, 2, w, c, &o);
@@ -752,13 +754,9 @@ static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t
     /* RoPE, the cache rows and attention: one dispatch at contexts up to 1024 */
     if (s == PXL_OK) s = pxl_rope_kv_attention(ctx, t->q3, t->k3, t->v, L->cache_k, L->cache_v, P, ro, att3, scale);
     if (s == PXL_OK) s = matmul_t_add(m, att, L->wo, x);
-    pxl_matmul_options o = {0};
-    o.trans_b = 1;
-    o.norm = L->ffn_norm;
-    o.norm_eps = I->norm_eps;
-    o.a_q8 = m->a_q8_pass;
+    pxl_matmul_options ffn = norm_opts(m, L->ffn_norm);
     /* one dispatch when wg and wu are views of L->wgu; else two products and pxl_swiglu */
-    if (s == PXL_OK) s = pxl_matmul_swiglu(ctx, x, L->wg, L->wu, t->act, &o);
+    if (s == PXL_OK) s = pxl_matmul_swiglu(ctx, x, L->wg, L->wu, t->act, &ffn);
     if (s == PXL_OK) s = matmul_t_add(m, t->act, L->wd, x);
     return s;
 }

@@ -569,14 +569,6 @@ AVX2 static void qkern_avx(int mr, int nr, const q8blk *const *a, const int8_t *
         }
 }
 
-/* One row of A on the 8-bit path (qbt_range's tasks with M = 1): each B
- * block's integers are taken where they lie (Q8_0) or decoded into a
- * register (Q4_0, Q5_0: w8_avx) and multiplied with A's block at once, four
- * rows side by side; no chunk of B goes through a buffer and no pass
- * decodes the scales first. The same operations in the same order as
- * qkern_avx's 1 x 4 and 1 x 1 kernels on w8_chunk_avx's bytes (per block
- * (d_a d_b) times the integer sums, added to 8 lanes; fold8 per chunk, the
- * chunk's sum added in double): the same results. */
 /* s[r] (r < R) += the lanes of row r's blocks (from p[r], bbytes apart) times
  * A's nb blocks from ak; dt and R are constants where it is inlined, so the
  * R sums stay in registers */
@@ -599,25 +591,28 @@ AVX2 static inline __attribute__((always_inline)) void qgemv_rows_avx(pxl_dtype 
 /* qgemv_rows_avx for dt, four rows at once or one at a time (the same sums) */
 AVX2 static void qgemv_rows_dt(pxl_dtype dt, int nr, const q8blk *ak, const uint8_t *const *p, int nb, size_t bbytes,
                                __m256 *s) {
+#define QGEMV_ROWS(DT)                                                                                   \
+    do {                                                                                                 \
+        if (nr == 4) qgemv_rows_avx(DT, 4, ak, p, nb, bbytes, s);                                        \
+        else                                                                                             \
+            for (int r = 0; r < nr; r++) qgemv_rows_avx(DT, 1, ak, p + r, nb, bbytes, s + r);            \
+    } while (0)
     switch (dt) {
-    case PXL_Q8_0:
-        if (nr == 4) qgemv_rows_avx(PXL_Q8_0, 4, ak, p, nb, bbytes, s);
-        else
-            for (int r = 0; r < nr; r++) qgemv_rows_avx(PXL_Q8_0, 1, ak, p + r, nb, bbytes, s + r);
-        break;
-    case PXL_Q4_0:
-        if (nr == 4) qgemv_rows_avx(PXL_Q4_0, 4, ak, p, nb, bbytes, s);
-        else
-            for (int r = 0; r < nr; r++) qgemv_rows_avx(PXL_Q4_0, 1, ak, p + r, nb, bbytes, s + r);
-        break;
-    default: /* Q5_0 (q8_takes) */
-        if (nr == 4) qgemv_rows_avx(PXL_Q5_0, 4, ak, p, nb, bbytes, s);
-        else
-            for (int r = 0; r < nr; r++) qgemv_rows_avx(PXL_Q5_0, 1, ak, p + r, nb, bbytes, s + r);
-        break;
+    case PXL_Q8_0: QGEMV_ROWS(PXL_Q8_0); break;
+    case PXL_Q4_0: QGEMV_ROWS(PXL_Q4_0); break;
+    default: QGEMV_ROWS(PXL_Q5_0); break; /* Q5_0 (q8_takes) */
     }
+#undef QGEMV_ROWS
 }
 
+/* One row of A on the 8-bit path (qbt_range's tasks with M = 1): each B
+ * block's integers are taken where they lie (Q8_0) or decoded into a
+ * register (Q4_0, Q5_0: w8_avx) and multiplied with A's block at once, four
+ * rows side by side; no chunk of B goes through a buffer and no pass
+ * decodes the scales first. The same operations in the same order as
+ * qkern_avx's 1 x 4 and 1 x 1 kernels on w8_chunk_avx's bytes (per block
+ * (d_a d_b) times the integer sums, added to 8 lanes; fold8 per chunk, the
+ * chunk's sum added in double): the same results. */
 AVX2 static void qgemv_avx(const bt_job *j, const q8blk *a, const uint8_t *b, int nt, double *acc) {
     size_t bbytes;
     int belems;

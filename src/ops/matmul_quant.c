@@ -284,16 +284,34 @@ static uint64_t kmv4q_bytes(int64_t K, uint32_t wg, uint32_t rows) {
  * memory first, where the device's workgroup memory holds the row (else
  * kmv4, A as given). bias: bd's fifth binding is the bias row (override
  * BIAS, binding 5, p->off_s); without it binding 5 is A again, unread. */
+typedef struct {
+    uint32_t wg, rows, tpr; /* invocations a workgroup, rows and invocations a row group */
+    int q8;                 /* kmv4q (else kmv4 or kmv6) */
+} kmv_launch;
+
+/* The launch shape of kmv4, kmv4q or kmv6 for a product of K columns with B
+ * of dtype dt, before the wide rule (kmv46 below): kmv4q where a_q8 asks
+ * for it with Q4_K and its workgroup memory holds A's row. kmv46.wgsl runs
+ * each of its two products in the shape its own kernel gets here. */
+static kmv_launch kmv_shape(const pxl_tuning *tune, const pxl_gpu_info *gi, pxl_dtype dt, int64_t K, int swiglu,
+                            int a_q8) {
+    kmv_launch l;
+    l.wg = tune->kmv_wg ? tune->kmv_wg : KMV4_WG;
+    while (l.wg > gi->max_invocations_per_workgroup) l.wg /= 2;
+    l.rows = swiglu ? 2u : tune->kmv_rows ? tune->kmv_rows : KMV4_ROWS;
+    l.q8 = dt == PXL_Q4_K && a_q8 && kmv4q_bytes(K, l.wg, l.rows) <= gi->max_workgroup_storage_size;
+    l.tpr = tune->kmv_tpr ? tune->kmv_tpr : l.q8 ? KMV4Q_TPR : KMV4_TPR;
+    if (l.tpr > l.wg) l.tpr = l.wg;
+    return l;
+}
+
 static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const pxl_op_bindings *bd,
                         const q_shape *s, const qmm_params *p, double norm, int swiglu, int a_q8, int bias) {
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* tuning benchmarks only */
-    uint32_t wg = tune->kmv_wg ? tune->kmv_wg : KMV4_WG;
-    while (wg > gi->max_invocations_per_workgroup) wg /= 2;
+    kmv_launch l = kmv_shape(tune, gi, dt, s->K, swiglu, a_q8);
+    uint32_t wg = l.wg, rows = l.rows, tpr = l.tpr;
     int q4 = dt == PXL_Q4_K || dt == PXL_Q5_K; /* kmv4.wgsl */
-    uint32_t rows = swiglu ? 2u : tune->kmv_rows ? tune->kmv_rows : KMV4_ROWS;
-    int q8 = dt == PXL_Q4_K && a_q8 && kmv4q_bytes(s->K, wg, rows) <= gi->max_workgroup_storage_size;
-    uint32_t tpr = tune->kmv_tpr ? tune->kmv_tpr : q8 ? KMV4Q_TPR : KMV4_TPR;
-    if (tpr > wg) tpr = wg;
+    int q8 = l.q8;
     uint32_t out = swiglu ? rows / 2 : rows; /* output rows a row group */
     uint64_t per = (uint64_t)(wg / tpr) * out; /* and a workgroup */
     if (!tune->kmv_tpr && ((uint64_t)s->N + per - 1) / per * (uint64_t)s->batch > KMV4_WIDE_GROUPS) {
@@ -720,8 +738,8 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
  * dispatch of kmv46.wgsl (override Q8A where kmv4q would take b4 alone). The
  * arguments are checked (pxl_matmul_multi). *taken stays 0, and nothing is
  * recorded, where the kernel does not fit: other dtypes, more than one row
- * of A, c4 and c6 not views of one buffer, b4 off 16-byte words, A's row too
- * long for kmv4q's workgroup memory where a_q8 asks for it. */
+ * of A, c4 and c6 not views of one buffer, b4 off 16-byte words, too little
+ * workgroup memory. */
 pxl_status pxl_matmul_pair_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b4, pxl_tensor *c4,
                                  const pxl_tensor *b6, pxl_tensor *c6, const pxl_matmul_options *o, int *taken) {
     static const char op[] = "pxl_matmul_multi";
@@ -735,12 +753,12 @@ pxl_status pxl_matmul_pair_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_te
     if (hi - lo + 256 > gi->max_storage_binding_size || hi - lo >= UINT32_MAX / 2 || a->nelem > UINT32_MAX ||
         b4->bytes > UINT32_MAX - 64 || b6->bytes > UINT32_MAX - 64)
         return PXL_OK;
+    /* each part in the shape its own kernel takes alone: kmv4q's or kmv4's, and kmv6's */
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* tuning benchmarks only */
-    uint32_t wg = tune->kmv_wg ? tune->kmv_wg : KMV4_WG;
-    while (wg > gi->max_invocations_per_workgroup) wg /= 2;
-    uint32_t rows = tune->kmv_rows ? tune->kmv_rows : KMV4_ROWS;
-    /* kmv4q's workgroup memory, for A's row with Q8A (else KQ's default 256) */
-    int q8 = b4->dtype == PXL_Q4_K && o->a_q8;
+    kmv_launch l4 = kmv_shape(tune, gi, b4->dtype, K, 0, o->a_q8), l6 = kmv_shape(tune, gi, PXL_Q6_K, K, 0, 0);
+    uint32_t wg = l4.wg, rows = l4.rows, tpr = l4.tpr, tpr2 = l6.tpr;
+    int q8 = l4.q8;
+    /* the module's workgroup memory: kmv4q's, for A's row with Q8A (else KQ's default 256) */
     if (kmv4q_bytes(q8 ? K : 256, wg, rows) > gi->max_workgroup_storage_size) return PXL_OK;
     if (pxl_op_offset(ctx, b4) % 16u || pxl_dtype_row_bytes(b4->dtype, K) % 16u) return PXL_OK; /* kmv4: 16-byte words */
     pxl_tensor span = *c4; /* the bytes of both outputs (pxl_op_bind reads buf, offset, bytes, dtype) */
@@ -775,11 +793,6 @@ pxl_status pxl_matmul_pair_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_te
                     (uint32_t)N6,
                     bd.off[5],
                     c0 + (uint32_t)((c6->offset - lo) / 4)};
-    /* each part in the row groups its own kernel takes: kmv4q's or kmv4's, and kmv6's */
-    uint32_t tpr = tune->kmv_tpr ? tune->kmv_tpr : q8 ? KMV4Q_TPR : KMV4_TPR;
-    uint32_t tpr2 = tune->kmv_tpr ? tune->kmv_tpr : KMV4_TPR;
-    if (tpr > wg) tpr = wg;
-    if (tpr2 > wg) tpr2 = wg;
     uint64_t per = (uint64_t)(wg / tpr) * rows, per2 = (uint64_t)(wg / tpr2) * rows;
     uint32_t g[2] = {0, 0};
     if ((st = pxl_op_grid(ctx, op, ((uint64_t)N4 + per - 1) / per + ((uint64_t)N6 + per2 - 1) / per2, g)) != PXL_OK)
