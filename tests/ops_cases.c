@@ -736,6 +736,12 @@ static void mmm_layout(const op_case *c, layout *l) {
         nw.optional = 1;
         add_in(l, nw);
     }
+    for (int i = 0; i < 2 && (c->flags & CF_BIAS); i++) {
+        int64_t n = mmm_n(c, i);
+        operand bias = opnd(i ? "bias1" : "bias0", PXL_F32, 1, &n, 0, -1, 1, -1);
+        bias.optional = 1;
+        add_in(l, bias);
+    }
     for (int i = 0; i < 2; i++) {
         int64_t so[2] = {M, mmm_n(c, i)};
         add_out(l, opnd(i ? "c1" : "c0", PXL_F32, 2, so, 1, -1, 1, -1));
@@ -743,30 +749,49 @@ static void mmm_layout(const op_case *c, layout *l) {
     }
 }
 
+/* The operands' indices: the norm at 3 (CF_NORM), the bias rows after it
+ * (CF_BIAS; with CF_NO_BIAS the first product's is passed as NULL), then
+ * c0 and c1. */
+static int mmm_si(const op_case *c) { return 3 + ((c->flags & CF_NORM) != 0); }
+static int mmm_ci(const op_case *c) { return mmm_si(c) + ((c->flags & CF_BIAS) ? 2 : 0); }
+static int mmm_has_bias(const op_case *c, int i) {
+    return (c->flags & CF_BIAS) && !(i == 0 && (c->flags & CF_NO_BIAS));
+}
+
 #define MMM_SENTINEL 12345.0f
 
 /* CF_PACKED: c0 and c1 as views of one tensor [3 + M N0 + 5 + M N1 + 2] filled
  * with MMM_SENTINEL (c0 from element 3, c1 five after it), their initial
- * values copied in and the results copied out; a sentinel changed fails */
+ * values copied in and the results copied out; a sentinel changed fails.
+ * The bias rows (bias[i], NULL or not) likewise as views of one tensor
+ * [1 + N0 + 2 + N1] (the GPU's one-dispatch pairs take them so). */
 static pxl_status mmm_packed(pxl_ctx *ctx, const op_case *c, const pxl_tensor *a, const pxl_tensor *const *b,
-                             pxl_tensor *const *out, const pxl_matmul_options *o) {
-    int64_t M = c->s[0], N0 = c->s[1], N1 = c->s[2], total = 3 + M * N0 + 5 + M * N1 + 2;
+                             pxl_tensor *const *out, const pxl_tensor *const *bias, const pxl_matmul_options *o) {
+    int64_t M = c->s[0], N0 = c->s[1], N1 = c->s[2], total = 3 + M * N0 + 5 + M * N1 + 2, nb = 1 + N0 + 2 + N1;
     int64_t s0[2] = {M, N0}, s1[2] = {M, N1};
     float *host = malloc((size_t)total * sizeof *host);
-    pxl_tensor *base = NULL, *v[2] = {NULL, NULL};
+    pxl_tensor *base = NULL, *v[2] = {NULL, NULL}, *bb = NULL, *u[2] = {NULL, NULL};
     for (int64_t i = 0; i < total; i++) host[i] = MMM_SENTINEL;
     pxl_status s = pxl_tensor_create(ctx, PXL_F32, 1, &total, &base);
     if (s == PXL_OK) s = pxl_tensor_write(ctx, base, host, (size_t)total * sizeof *host);
     if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, s0, 3 * sizeof(float), &v[0]);
     if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, s1, (size_t)(3 + M * N0 + 5) * sizeof(float), &v[1]);
     for (int i = 0; i < 2 && s == PXL_OK && o->beta != 0.0f; i++) s = pxl_copy(ctx, out[i], v[i]);
-    if (s == PXL_OK) s = pxl_matmul_multi(ctx, a, 2, b, v, o);
+    if (s == PXL_OK && bias) s = pxl_tensor_create(ctx, PXL_F32, 1, &nb, &bb);
+    for (int i = 0; i < 2 && s == PXL_OK && bias; i++) {
+        if (!bias[i]) continue;
+        s = pxl_tensor_view(ctx, bb, 1, i ? &N1 : &N0, (size_t)(i ? 1 + N0 + 2 : 1) * sizeof(float), &u[i]);
+        if (s == PXL_OK) s = pxl_copy(ctx, bias[i], u[i]);
+    }
+    const pxl_tensor *ub[2] = {u[0], u[1]};
+    if (s == PXL_OK) s = pxl_matmul_multi(ctx, a, 2, b, v, bias ? ub : NULL, o);
     for (int i = 0; i < 2 && s == PXL_OK; i++) s = pxl_copy(ctx, v[i], out[i]);
     if (s == PXL_OK) s = pxl_tensor_read(ctx, base, host, (size_t)total * sizeof *host);
     for (int64_t i = 0; i < total && s == PXL_OK; i++) {
         int in0 = i >= 3 && i < 3 + M * N0, in1 = i >= 8 + M * N0 && i < 8 + M * N0 + M * N1;
         if (!in0 && !in1 && host[i] != MMM_SENTINEL) s = PXL_ERR_GPU; /* written outside c0 and c1 */
     }
+    pxl_tensor_free(u[0]), pxl_tensor_free(u[1]), pxl_tensor_free(bb);
     pxl_tensor_free(v[0]), pxl_tensor_free(v[1]), pxl_tensor_free(base);
     free(host);
     return s;
@@ -780,13 +805,14 @@ static pxl_status mmm_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t)
     o.alpha = c->alpha;
     o.beta = c->beta;
     o.a_q8 = (c->flags & CF_Q8A) != 0;
-    int nrm = (c->flags & CF_NORM) != 0;
-    if (nrm) o.norm = t[3], o.norm_eps = c->p;
-    const pxl_tensor *b[2] = {t[1], t[2]};
-    pxl_tensor *out[2] = {t[3 + nrm], t[4 + nrm]};
-    if (c->off) return pxl_matmul_multi(ctx, t[0], (size_t)c->off, b, out, &o);
-    if (c->flags & CF_PACKED) return mmm_packed(ctx, c, t[0], b, out, &o);
-    return pxl_matmul_multi(ctx, t[0], 2, b, out, &o);
+    if (c->flags & CF_NORM) o.norm = t[3], o.norm_eps = c->p;
+    const pxl_tensor *b[2] = {t[1], t[2]}, *bias[2] = {NULL, NULL}, *const *bs = NULL;
+    for (int i = 0; i < 2 && (c->flags & CF_BIAS); i++) bias[i] = mmm_has_bias(c, i) ? t[mmm_si(c) + i] : NULL;
+    if (c->flags & CF_BIAS) bs = bias;
+    pxl_tensor *out[2] = {t[mmm_ci(c)], t[mmm_ci(c) + 1]};
+    if (c->off) return pxl_matmul_multi(ctx, t[0], (size_t)c->off, b, out, bs, &o);
+    if (c->flags & CF_PACKED) return mmm_packed(ctx, c, t[0], b, out, bs, &o);
+    return pxl_matmul_multi(ctx, t[0], 2, b, out, bs, &o);
 }
 
 /* A as product i sees it, [M, K]: normalised with CF_NORM, rounded with
@@ -806,11 +832,14 @@ static double *mmm_a(const op_case *c, double *const *v, int i, double **dq) {
 }
 
 static void mmm_oracle(const op_case *c, double *const *v, double **want) {
-    int nrm = (c->flags & CF_NORM) != 0;
     for (int i = 0; i < 2; i++) {
         double *an = mmm_a(c, v, i, NULL);
-        oracle_matmul(an, v[1 + i], v[3 + nrm + i], want[i], 1, 1, 1, c->s[0], mmm_n(c, i), c->s[3], 0, 1,
-                      mm_alpha(c), c->beta);
+        int64_t N = mmm_n(c, i);
+        oracle_matmul(an, v[1 + i], v[mmm_ci(c) + i], want[i], 1, 1, 1, c->s[0], N, c->s[3], 0, 1, mm_alpha(c),
+                      c->beta);
+        if (mmm_has_bias(c, i))
+            for (int64_t m = 0; m < c->s[0]; m++)
+                for (int64_t n = 0; n < N; n++) want[i][m * N + n] += v[mmm_si(c) + i][n];
         free(an);
     }
 }
@@ -824,12 +853,11 @@ static void mmm_oracle(const op_case *c, double *const *v, double **want) {
  * rounds every format, a GPU's one-row Q6_K kernel none.
  */
 static void mmm_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
-    (void)want;
     int64_t M = c->s[0], N = mmm_n(c, out), K = c->s[3];
     int nrm = (c->flags & CF_NORM) != 0;
     double two = mode == TOL_GPU_CPU ? 2.0 : 1.0, al = fabs(mm_alpha(c));
     double *dq = NULL, *an = mmm_a(c, v, out, &dq);
-    const double *b = v[1 + out], *c0 = v[3 + nrm + out];
+    const double *b = v[1 + out], *c0 = v[mmm_ci(c) + out];
     double f = 8.0 * (sqrt((double)K) + 4.0) * U23 * two;
     if (nrm) f += mode == TOL_CPU ? U23 : mode == TOL_GPU ? bound_b(K) * U24 : U23 + bound_b(K) * U24;
     for (int64_t m = 0; m < M; m++)
@@ -851,6 +879,10 @@ static void mmm_tol(const op_case *c, double *const *v, double *const *want, int
                     tol[m * N + n] += al * 0.6 * (amax / 127.0) * sb * (1.0 + 0x1p-10);
                 }
             }
+    if (mmm_has_bias(c, out)) /* the bias's one addition (mm_bias_tol) */
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++)
+                tol[m * N + n] += U23 * two * (fabs(want[out][m * N + n]) + fabs(v[mmm_si(c) + out][n]));
     free(an), free(dq);
 }
 
@@ -1831,6 +1863,19 @@ static const op_case k_cases[] = {
     MMM(2, 40, 9, 256, PXL_Q4_K, PXL_Q6_K, CF_PACKED | CF_NORM, 0, 0, 1e-5f),
     MMM(1, 40, 9, 64, PXL_Q8_0, PXL_F32, CF_PACKED | CF_NORM, 0, 0, 1e-5f),
     MMM(1, 33, 10, 256, PXL_Q4_K, PXL_Q4_K, CF_PACKED, 0, 0.5f, 0),
+    /* the pairs with bias rows (qmv_pair.wgsl for Q8_0, Q4_0 and Q5_0; kmv46.wgsl's BIAS and BIAS2): Qwen2.5-0.5B's
+     * shape, only the second product's bias (CF_NO_BIAS), no bias, qmv_xs's long rows (K = 8192), rows too short for
+     * qmv_xs (K = 256: in turn), the K-quant pair either order, two rows, outputs in two buffers */
+    MMM(1, 1024, 128, 896, PXL_Q5_0, PXL_Q8_0, CF_PACKED | CF_NORM | CF_BIAS, 0, 0, 1e-6f),
+    MMM(1, 40, 9, 512, PXL_Q8_0, PXL_Q4_0, CF_PACKED | CF_BIAS | CF_NO_BIAS, 0.5f, 0.25f, 0),
+    MMM(1, 33, 20, 1024, PXL_Q4_0, PXL_Q5_0, CF_PACKED | CF_NORM, 0, 0, 1e-5f),
+    MMM(1, 17, 70, 8192, PXL_Q5_0, PXL_Q8_0, CF_PACKED | CF_BIAS, 0, 0, 0),
+    MMM(1, 40, 9, 256, PXL_Q8_0, PXL_Q5_0, CF_PACKED | CF_BIAS, 0, 0, 0),
+    MMM(1, 40, 9, 512, PXL_Q4_K, PXL_Q6_K, CF_PACKED | CF_NORM | CF_Q8A | CF_BIAS, 0, 0, 1e-5f),
+    MMM(1, 33, 16, 256, PXL_Q6_K, PXL_Q5_K, CF_PACKED | CF_BIAS | CF_NO_BIAS, 1, 0.5f, 0),
+    MMM(2, 40, 9, 512, PXL_Q5_0, PXL_Q8_0, CF_PACKED | CF_BIAS, 0, 0, 0),
+    MMM(1, 40, 9, 896, PXL_Q5_0, PXL_Q8_0, CF_BIAS, 0, 0, 0),
+    MMM(1, 40, 9, 512, PXL_Q5_0, PXL_Q8_0, CF_BAD | CF_BIAS, 0, 0, 0),
     /* wide FFNs' SwiGLU; one-row products of more than 1024 workgroups at the default shape (kmv4 / kmv6's
      * wide row groups, src/ops/matmul_quant.c): Q4_K, Q5_K, and Q6_K with the output norm as for logits */
     SWG(1, 4100, 512, PXL_Q4_K, CF_NORM, 1e-5f), SWG(1, 4097, 256, PXL_Q5_K, 0, 0),

@@ -98,8 +98,10 @@ enum {
  *   matmul_multi  s = {M, N0, N1, K}: c0 = A' b0^T and c1 = A' b1^T, b0 [N0, K] of dt, b1 [N1, K] of the
  *              dtype k, alpha, beta; CF_NORM: A' = rmsnorm(A) * norm, p = norm_eps; CF_Q8A: a_q8 (A
  *              rounded for the Q4_K product; the other within the rounding's bound, as only some
- *              backends round it); CF_PACKED: c0 and c1 are views of one tensor, a gap apart (the
- *              GPU's one-dispatch path); off: the number of products passed (0: 2; bad calls only)
+ *              backends round it); CF_BIAS: bias rows [N0] and [N1] (with CF_NO_BIAS the first is
+ *              passed as NULL); CF_PACKED: c0 and c1 are views of one tensor, a gap apart, and so are
+ *              the bias rows (the GPU's one-dispatch path); off: the number of products passed (0: 2;
+ *              bad calls only)
  * expect: PXL_OK for a value case; otherwise the status every backend must
  * return for the call (and msg, if set, a substring of the message).
  */

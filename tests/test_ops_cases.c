@@ -148,60 +148,85 @@ static void attention_long_stream(pxl_ctx *cpu, pxl_ctx *gpu) {
     free(k), free(v);
 }
 
-/* pxl_matmul_multi's one-dispatch pair (Q4_K and Q6_K, one row, outputs in
- * one buffer) gives the bits of the two pxl_matmul calls on the same GPU:
- * each part runs in the row groups its own kernel takes. With and without
- * the norm and 8-bit A, either order (GPU only). */
-static void matmul_multi_bits(pxl_ctx *gpu) {
-    enum { K = 2048, N4 = 40, N6 = 9 }; /* K: several units an invocation, so the row groups' order shows */
-    float *w4 = malloc(N4 * K * 4), *w6 = malloc(N6 * K * 4), a[K], nw[K], got[N4 + N6 + 4], want[N4 + N6];
-    uint64_t rng = 5;
-    for (int i = 0; i < N4 * K; i++) w4[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 * 2.0 - 1.0);
-    for (int i = 0; i < N6 * K; i++) w6[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 * 2.0 - 1.0);
-    for (int i = 0; i < K; i++) a[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 * 4.0 - 2.0);
-    for (int i = 0; i < K; i++) nw[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 + 0.5);
-    int64_t sa[2] = {1, K}, s4[2] = {N4, K}, s6[2] = {N6, K}, sc = N4 + N6 + 4, c4[2] = {1, N4}, c6[2] = {1, N6};
-    pxl_tensor *ta = NULL, *tn = NULL, *b4 = NULL, *b6 = NULL, *base = NULL, *v4 = NULL, *v6 = NULL;
+/* pxl_matmul_multi's one-dispatch pairs give the bits of the two pxl_matmul
+ * calls on the same GPU: each part runs in the row groups its own kernel
+ * takes. For dtypes d0 and d1 (d0's product N0 rows, d1's N1) at K: with and
+ * without the norm and 8-bit A, either order, and with no bias, both, only
+ * the second or only the first (GPU only). */
+static void multi_bits_of(pxl_ctx *gpu, pxl_dtype d0, pxl_dtype d1, int64_t K, int64_t N0, int64_t N1) {
+    int64_t nw0 = N0 * K, nw1 = N1 * K, sc = N0 + N1 + 4, sb = N0 + N1 + 5;
+    float *w0 = malloc((size_t)nw0 * 4), *w1 = malloc((size_t)nw1 * 4), *a = malloc((size_t)K * 4);
+    float *nw = malloc((size_t)K * 4), *bias = malloc((size_t)sb * 4), *got = malloc((size_t)sc * 4);
+    float *want = malloc((size_t)(N0 + N1) * 4);
+    uint64_t rng = 5 + (uint64_t)K;
+    for (int64_t i = 0; i < nw0; i++) w0[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 * 2.0 - 1.0);
+    for (int64_t i = 0; i < nw1; i++) w1[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 * 2.0 - 1.0);
+    for (int64_t i = 0; i < K; i++) a[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 * 4.0 - 2.0);
+    for (int64_t i = 0; i < K; i++) nw[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 + 0.5);
+    for (int64_t i = 0; i < sb; i++) bias[i] = (float)((double)(test_rng(&rng) >> 11) * 0x1p-52 * 2.0 - 1.0);
+    int64_t sa[2] = {1, K}, s0[2] = {N0, K}, s1[2] = {N1, K}, c0[2] = {1, N0}, c1[2] = {1, N1};
+    pxl_tensor *ta = NULL, *tn = NULL, *b0 = NULL, *b1 = NULL, *base = NULL, *v0 = NULL, *v1 = NULL;
+    pxl_tensor *bb = NULL, *u0 = NULL, *u1 = NULL;
     pxl_status s = pxl_tensor_create(gpu, PXL_F32, 2, sa, &ta);
     if (s == PXL_OK) s = pxl_tensor_create(gpu, PXL_F32, 2, sa, &tn);
-    if (s == PXL_OK) s = pxl_tensor_create(gpu, PXL_Q4_K, 2, s4, &b4);
-    if (s == PXL_OK) s = pxl_tensor_create(gpu, PXL_Q6_K, 2, s6, &b6);
+    if (s == PXL_OK) s = pxl_tensor_create(gpu, d0, 2, s0, &b0);
+    if (s == PXL_OK) s = pxl_tensor_create(gpu, d1, 2, s1, &b1);
     if (s == PXL_OK) s = pxl_tensor_create(gpu, PXL_F32, 1, &sc, &base);
-    if (s == PXL_OK) s = pxl_tensor_view(gpu, base, 2, c6, 4, &v6);
-    if (s == PXL_OK) s = pxl_tensor_view(gpu, base, 2, c4, (size_t)(N6 + 3) * 4, &v4);
-    if (s == PXL_OK) s = pxl_tensor_write(gpu, ta, a, sizeof a);
-    if (s == PXL_OK) s = pxl_tensor_write(gpu, tn, nw, sizeof nw);
-    size_t n4 = pxl_dtype_row_bytes(PXL_Q4_K, K) * N4, n6 = pxl_dtype_row_bytes(PXL_Q6_K, K) * N6;
-    uint8_t *q4 = malloc(n4), *q6 = malloc(n6);
-    if (s == PXL_OK) s = pxl_quantize(gpu, PXL_Q4_K, w4, (int64_t)N4 * K, q4, n4);
-    if (s == PXL_OK) s = pxl_quantize(gpu, PXL_Q6_K, w6, (int64_t)N6 * K, q6, n6);
-    if (s == PXL_OK) s = pxl_tensor_write(gpu, b4, q4, n4);
-    if (s == PXL_OK) s = pxl_tensor_write(gpu, b6, q6, n6);
-    free(q4), free(q6);
-    CHECK_MSG(s == PXL_OK, "matmul_multi bits: setup: %s", pxl_ctx_error(gpu));
-    for (int v = 0; v < 8 && s == PXL_OK; v++) {
+    if (s == PXL_OK) s = pxl_tensor_view(gpu, base, 2, c1, 4, &v1);
+    if (s == PXL_OK) s = pxl_tensor_view(gpu, base, 2, c0, (size_t)(N1 + 3) * 4, &v0);
+    if (s == PXL_OK) s = pxl_tensor_create(gpu, PXL_F32, 1, &sb, &bb); /* the bias rows: views of one tensor */
+    if (s == PXL_OK) s = pxl_tensor_view(gpu, bb, 2, c0, 8, &u0);
+    if (s == PXL_OK) s = pxl_tensor_view(gpu, bb, 2, c1, (size_t)(N0 + 3) * 4, &u1);
+    if (s == PXL_OK) s = pxl_tensor_write(gpu, ta, a, (size_t)K * 4);
+    if (s == PXL_OK) s = pxl_tensor_write(gpu, tn, nw, (size_t)K * 4);
+    if (s == PXL_OK) s = pxl_tensor_write(gpu, bb, bias, (size_t)sb * 4);
+    size_t n0 = pxl_dtype_row_bytes(d0, K) * (size_t)N0, n1 = pxl_dtype_row_bytes(d1, K) * (size_t)N1;
+    uint8_t *q0 = malloc(n0), *q1 = malloc(n1);
+    if (s == PXL_OK) s = pxl_quantize(gpu, d0, w0, nw0, q0, n0);
+    if (s == PXL_OK) s = pxl_quantize(gpu, d1, w1, nw1, q1, n1);
+    if (s == PXL_OK) s = pxl_tensor_write(gpu, b0, q0, n0);
+    if (s == PXL_OK) s = pxl_tensor_write(gpu, b1, q1, n1);
+    free(q0), free(q1);
+    const char *n0s = pxl_dtype_name(d0), *n1s = pxl_dtype_name(d1);
+    CHECK_MSG(s == PXL_OK, "matmul_multi bits %s+%s: setup: %s", n0s, n1s, pxl_ctx_error(gpu));
+    for (int v = 0; v < 32 && s == PXL_OK; v++) {
         pxl_matmul_options o = {0};
         o.trans_b = 1;
         o.a_q8 = v & 1;
         if (v & 2) o.norm = tn, o.norm_eps = 1e-5f;
-        int swap = (v & 4) != 0;
-        const pxl_tensor *b[2] = {swap ? b6 : b4, swap ? b4 : b6};
-        pxl_tensor *c[2] = {swap ? v6 : v4, swap ? v4 : v6};
-        s = pxl_matmul_multi(gpu, ta, 2, b, c, &o);
-        if (s == PXL_OK) s = pxl_tensor_read(gpu, base, got, sizeof got);
-        float *w = want;
-        if (s == PXL_OK) s = pxl_matmul(gpu, ta, b4, v4, &o);
-        if (s == PXL_OK) s = pxl_tensor_read(gpu, v4, w, N4 * 4);
-        if (s == PXL_OK) s = pxl_matmul(gpu, ta, b6, v6, &o);
-        if (s == PXL_OK) s = pxl_tensor_read(gpu, v6, w + N4, N6 * 4);
-        CHECK_MSG(s == PXL_OK, "matmul_multi bits %d: %s", v, pxl_ctx_error(gpu));
+        int swap = (v & 4) != 0, bv = v >> 3; /* biases: none, both, the second's, the first's */
+        const pxl_tensor *u[2] = {bv == 1 || bv == 3 ? u0 : NULL, bv == 1 || bv == 2 ? u1 : NULL};
+        const pxl_tensor *b[2] = {swap ? b1 : b0, swap ? b0 : b1}, *bs[2] = {swap ? u[1] : u[0], swap ? u[0] : u[1]};
+        pxl_tensor *c[2] = {swap ? v1 : v0, swap ? v0 : v1};
+        s = pxl_matmul_multi(gpu, ta, 2, b, c, bv ? bs : NULL, &o);
+        if (s == PXL_OK) s = pxl_tensor_read(gpu, base, got, (size_t)sc * 4);
+        o.bias = u[0];
+        if (s == PXL_OK) s = pxl_matmul(gpu, ta, b0, v0, &o);
+        if (s == PXL_OK) s = pxl_tensor_read(gpu, v0, want, (size_t)N0 * 4);
+        o.bias = u[1];
+        if (s == PXL_OK) s = pxl_matmul(gpu, ta, b1, v1, &o);
+        if (s == PXL_OK) s = pxl_tensor_read(gpu, v1, want + N0, (size_t)N1 * 4);
+        CHECK_MSG(s == PXL_OK, "matmul_multi bits %s+%s %d: %s", n0s, n1s, v, pxl_ctx_error(gpu));
         if (s != PXL_OK) break;
-        CHECK_MSG(memcmp(got + N6 + 3, want, N4 * 4) == 0, "matmul_multi bits %d: the Q4_K product differs", v);
-        CHECK_MSG(memcmp(got + 1, want + N4, N6 * 4) == 0, "matmul_multi bits %d: the Q6_K product differs", v);
+        CHECK_MSG(memcmp(got + N1 + 3, want, (size_t)N0 * 4) == 0, "matmul_multi bits %s+%s %d: the %s product "
+                  "differs", n0s, n1s, v, n0s);
+        CHECK_MSG(memcmp(got + 1, want + N0, (size_t)N1 * 4) == 0, "matmul_multi bits %s+%s %d: the %s product "
+                  "differs", n0s, n1s, v, n1s);
     }
-    pxl_tensor_free(v4), pxl_tensor_free(v6), pxl_tensor_free(base), pxl_tensor_free(b4), pxl_tensor_free(b6);
-    pxl_tensor_free(tn), pxl_tensor_free(ta);
-    free(w4), free(w6);
+    pxl_tensor_free(v0), pxl_tensor_free(v1), pxl_tensor_free(base), pxl_tensor_free(b0), pxl_tensor_free(b1);
+    pxl_tensor_free(u0), pxl_tensor_free(u1), pxl_tensor_free(bb), pxl_tensor_free(tn), pxl_tensor_free(ta);
+    free(w0), free(w1), free(a), free(nw), free(bias), free(got), free(want);
+}
+
+/* K: several units (or half blocks) an invocation, so the row groups' order
+ * shows; Qwen2.5-0.5B's K (896, rows of 56 half blocks); K = 8192 takes
+ * qmv_xs's long rows (workgroups of 512 where the device has them) */
+static void matmul_multi_bits(pxl_ctx *gpu) {
+    multi_bits_of(gpu, PXL_Q4_K, PXL_Q6_K, 2048, 40, 9);
+    multi_bits_of(gpu, PXL_Q5_K, PXL_Q6_K, 512, 17, 33);
+    multi_bits_of(gpu, PXL_Q5_0, PXL_Q8_0, 896, 1024, 128);
+    multi_bits_of(gpu, PXL_Q8_0, PXL_Q4_0, 2048, 37, 9);
+    multi_bits_of(gpu, PXL_Q4_0, PXL_Q5_0, 8192, 20, 11);
 }
 
 /* The CPU's attention gives the same bits with its AVX code as with its plain

@@ -8,8 +8,9 @@
  * for attention, for RoPE with the KV-cache write (rope_kv against
  * rope_kv_split, the four ops it replaces), for a decoded token's RoPE, cache
  * rows and attention in one call (rope_kv_attention against its split into
- * pxl_rope_kv and pxl_attention), for a decoded token's Q4_K and Q6_K
- * products in one pxl_matmul_multi call (against the two pxl_matmul calls)
+ * pxl_rope_kv and pxl_attention), for a decoded token's Q and K products
+ * with V weights of another type in one pxl_matmul_multi call (Q4_K and
+ * Q6_K; Q5_0 and Q8_0 with bias rows; against the two pxl_matmul calls)
  * and for the dispatch chain.
  * bench/ops_compare.py runs the same cases in PyTorch on the same GPU and
  * prints the ratios.
@@ -167,25 +168,34 @@ static pxl_status swiglu_go(pxl_ctx *ctx, bench_case *c, int a_q8) {
 static pxl_status swiglu_run(pxl_ctx *ctx, bench_case *c) { return swiglu_go(ctx, c, 0); }
 static pxl_status swiglu8_run(pxl_ctx *ctx, bench_case *c) { return swiglu_go(ctx, c, 1); }
 
-/* pxl_matmul_multi of a decoded token's Q and K (Q4_K, n[0] rows) and V (Q6_K,
- * n[1] rows) weights, K = n[2], with the norm and 8-bit A, as a Q4_K_M layer
- * whose V is Q6_K runs them: x in t[0], the norm in t[5], the outputs as
- * views t[2], t[3] of one row t[1]; copies of the pair in w[2i], w[2i + 1].
- * pair: one call (one dispatch on a GPU); pair_split: the two pxl_matmul
- * calls it replaces (its baseline, same run) */
+/* pxl_matmul_multi of a decoded token's Q and K (n[0] rows) and V (n[1]
+ * rows) weights, K = n[2], with the norm and 8-bit A, as a layer whose V
+ * weights have another type runs them: n[3] = 0, Q4_K and Q6_K (a Q4_K_M
+ * file); 1, Q5_0 and Q8_0 with bias rows (Qwen2.5's Q4_K_M file). x in t[0],
+ * the norm in t[5], the outputs as views t[2], t[3] of one row t[1], the
+ * bias rows as views t[6], t[7] of one row t[4]; copies of the pair in
+ * w[2i], w[2i + 1]. pair: one call (one dispatch on a GPU); pair_split: the
+ * two pxl_matmul calls it replaces (its baseline, same run) */
+static pxl_dtype pair_dt(const bench_case *c, int i) {
+    return c->n[3] ? (i ? PXL_Q8_0 : PXL_Q5_0) : (i ? PXL_Q6_K : PXL_Q4_K);
+}
 static pxl_status pair_setup(pxl_ctx *ctx, bench_case *c) {
     int64_t K = c->n[2], sa[2] = {1, K}, sn[1] = {K}, so[2] = {1, c->n[0] + c->n[1]};
-    int64_t s4[2] = {c->n[0], K}, s6[2] = {c->n[1], K}, c4[2] = {1, c->n[0]}, c6[2] = {1, c->n[1]};
+    int64_t s0[2] = {c->n[0], K}, s1[2] = {c->n[1], K}, c0[2] = {1, c->n[0]}, c1[2] = {1, c->n[1]};
     pxl_status s = make(ctx, PXL_F32, 2, sa, 1, &c->t[0]);
     if (s == PXL_OK) s = make(ctx, PXL_F32, 1, sn, 1, &c->t[5]);
     if (s == PXL_OK) s = make(ctx, PXL_F32, 2, so, 0, &c->t[1]);
-    if (s == PXL_OK) s = pxl_tensor_view(ctx, c->t[1], 2, c4, 0, &c->t[2]);
-    if (s == PXL_OK) s = pxl_tensor_view(ctx, c->t[1], 2, c6, (size_t)c->n[0] * 4, &c->t[3]);
-    int n = cold_copies(pxl_dtype_row_bytes(PXL_Q4_K, K) * (size_t)c->n[0] + pxl_dtype_row_bytes(PXL_Q6_K, K) * (size_t)c->n[1]);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, c->t[1], 2, c0, 0, &c->t[2]);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, c->t[1], 2, c1, (size_t)c->n[0] * 4, &c->t[3]);
+    if (s == PXL_OK && c->n[3]) s = make(ctx, PXL_F32, 2, so, 1, &c->t[4]);
+    if (s == PXL_OK && c->n[3]) s = pxl_tensor_view(ctx, c->t[4], 2, c0, 0, &c->t[6]);
+    if (s == PXL_OK && c->n[3]) s = pxl_tensor_view(ctx, c->t[4], 2, c1, (size_t)c->n[0] * 4, &c->t[7]);
+    int n = cold_copies(pxl_dtype_row_bytes(pair_dt(c, 0), K) * (size_t)c->n[0] +
+                        pxl_dtype_row_bytes(pair_dt(c, 1), K) * (size_t)c->n[1]);
     if (n > BENCH_MAX_COPIES) n = BENCH_MAX_COPIES;
     for (int i = 0; i < n && s == PXL_OK; i++) {
-        s = make(ctx, PXL_Q4_K, 2, s4, 1, &c->w[c->nw++]);
-        if (s == PXL_OK) s = make(ctx, PXL_Q6_K, 2, s6, 1, &c->w[c->nw++]);
+        s = make(ctx, pair_dt(c, 0), 2, s0, 1, &c->w[c->nw++]);
+        if (s == PXL_OK) s = make(ctx, pair_dt(c, 1), 2, s1, 1, &c->w[c->nw++]);
     }
     return s;
 }
@@ -200,14 +210,16 @@ static pxl_matmul_options pair_opts(const bench_case *c) {
 static pxl_status pair_run(pxl_ctx *ctx, bench_case *c) {
     pxl_matmul_options o = pair_opts(c);
     int i = c->turn++ % (c->nw / 2);
-    const pxl_tensor *w[2] = {c->w[2 * i], c->w[2 * i + 1]};
+    const pxl_tensor *w[2] = {c->w[2 * i], c->w[2 * i + 1]}, *bias[2] = {c->t[6], c->t[7]};
     pxl_tensor *out[2] = {c->t[2], c->t[3]};
-    return pxl_matmul_multi(ctx, c->t[0], 2, w, out, &o);
+    return pxl_matmul_multi(ctx, c->t[0], 2, w, out, c->n[3] ? bias : NULL, &o);
 }
 static pxl_status pair_split_run(pxl_ctx *ctx, bench_case *c) {
     pxl_matmul_options o = pair_opts(c);
     int i = c->turn++ % (c->nw / 2);
+    o.bias = c->t[6];
     pxl_status s = pxl_matmul(ctx, c->t[0], c->w[2 * i], c->t[2], &o);
+    o.bias = c->t[7];
     return s == PXL_OK ? pxl_matmul(ctx, c->t[0], c->w[2 * i + 1], c->t[3], &o) : s;
 }
 
@@ -487,6 +499,8 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         /* Q and K (Q4_K) with V (Q6_K) of a TinyLlama layer whose V is Q6_K: one call against two */
         {"q4_k_q6_k_pair_2304+256x2048", "us", 0, pair_setup, pair_run, {0}, {2304, 256, tl_}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_k_q6_k_pair_split_2304+256x2048", "us", 0, pair_setup, pair_split_run, {0}, {2304, 256, tl_}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q5_0_q8_0_pair_bias_1024+128x896", "us", 0, pair_setup, pair_run, {0}, {1024, 128, 896, 1}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q5_0_q8_0_pair_bias_split_1024+128x896", "us", 0, pair_setup, pair_split_run, {0}, {1024, 128, 896, 1}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q6_k_matvec_2048x32000", "GB/s", tl * tv / 32.0 * 26.25, qmv_setup, qmv_run, {0}, {1, tv_, tl_, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         /* Qwen2.5-0.5B's logits: 896 wide (not a multiple of 256, so Q8_0 in its Q4_K_M file too), 151,936 rows */
         {"q8_0_matvec_896x151936", "GB/s", 896.0 * (small ? 2048.0 : 151936.0) / 32.0 * 34.0, qmv_setup, qmv_run, {0}, {1, small ? 2048 : 151936, 896, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},

@@ -312,25 +312,31 @@ PXL_API pxl_status pxl_matmul_swiglu(pxl_ctx *ctx, const pxl_tensor *a, const px
                                      const pxl_tensor *w_up, pxl_tensor *out, const pxl_matmul_options *opts);
 /*
  * Several products of one A, in one call: for i < n,
- *   c[i] = alpha * op(A) . op(b[i]) + beta * c[i]
+ *   c[i] = alpha * op(A) . op(b[i]) + beta * c[i] (+ bias[i])
  * with opts for every product (NULL: the defaults; its norm applies to A in
  * each). 1 <= n <= PXL_MATMUL_MULTI_MAX; the b[i] share A's K and may differ
- * in dtype and N. Every product's arguments are checked as pxl_matmul checks
- * them before any runs; also no c[i] may overlap another or any b[j], and
- * opts->bias must be NULL (a bias belongs to one product: give it to
- * pxl_matmul). The CPU runs the products in turn: exactly pxl_matmul's
+ * in dtype and N. bias: NULL (no product has one), or n entries, each NULL
+ * or product i's bias row as pxl_matmul_options.bias takes it (opts->bias
+ * itself must be NULL). Every product's arguments are checked as pxl_matmul
+ * checks them before any runs; also no c[i] may overlap another, any b[j]
+ * or any bias[j]. The CPU runs the products in turn: exactly pxl_matmul's
  * floats. A GPU runs two in one dispatch where one kernel takes both: one
- * row of A, trans_b, b[0] and b[1] a Q4_K or Q5_K and a Q6_K matrix (in
- * either order), the c[i] views of one buffer (a decoded token's Q and K
- * weights with V weights of another type, as Q4_K_M files store them), each
- * product in the row groups pxl_matmul gives it alone: the same floats,
- * except for a product of over a thousand workgroups' rows, which
- * pxl_matmul alone would give narrower groups. Everything else runs the
- * products in turn.
+ * row of A, trans_b, the c[i] views of one buffer and, where both products
+ * have a bias, the bias[i] views of one buffer too (a decoded token's Q and
+ * K weights with V weights of another type), and b[0] and b[1]
+ *   - a Q4_K or Q5_K and a Q6_K matrix, in either order (Q4_K_M files), or
+ *   - two of Q8_0, Q4_0 and Q5_0 with K from 512 to 16384 (32768 where
+ *     workgroups of 512 invocations are allowed): Qwen2.5's Q4_K_M files,
+ *     Q5_0 and Q8_0,
+ * each product in the row groups pxl_matmul gives it alone: the same floats,
+ * except for a Q4_K, Q5_K or Q6_K product of over a thousand workgroups'
+ * rows, which pxl_matmul alone would give narrower groups. Everything else
+ * runs the products in turn.
  */
 #define PXL_MATMUL_MULTI_MAX 4
 PXL_API pxl_status pxl_matmul_multi(pxl_ctx *ctx, const pxl_tensor *a, size_t n, const pxl_tensor *const *b,
-                                    pxl_tensor *const *c, const pxl_matmul_options *opts);
+                                    pxl_tensor *const *c, const pxl_tensor *const *bias,
+                                    const pxl_matmul_options *opts);
 
 /* ---- row-wise ops (rows = the last dimension) ------------------------------------------ */
 

@@ -20,8 +20,9 @@ typedef struct pxl_llm_layer {
      * wqkv [Hq*D + 2*Hkv*D, E], wqk [Hq*D + Hkv*D, E] when only V's type
      * differs, wgu [2F, E]; and the biases, where there are, as one row bqkv
      * [1, Hq*D + 2*Hkv*D] whatever the weights' types, with bqk its view of
-     * Q's and K's (wqk's bias). */
-    pxl_tensor *wqkv, *wqk, *bqkv, *bqk, *wgu;
+     * Q's and K's (wqk's bias) and bvv its view of V's (so that the two
+     * biases of wqk's and wv's products lie in one buffer). */
+    pxl_tensor *wqkv, *wqk, *bqkv, *bqk, *bvv, *wgu;
 } pxl_llm_layer;
 
 struct pxl_llm {

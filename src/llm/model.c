@@ -228,9 +228,9 @@ static pxl_status weight_rows(pxl_llm *m, const char *const *names, const int64_
 }
 
 /* The Q, K and V biases (qwen2's; another model's where it has some) as one
- * row [1, Dq + 2 Dkv] (GPU; zeros for one it lacks), and its view bqk of
- * Q's and K's: the bias options of a decoded token's products from wqkv or
- * wqk (layer_token). */
+ * row [1, Dq + 2 Dkv] (GPU; zeros for one it lacks), and its views bqk of
+ * Q's and K's and bvv of V's: the bias options of a decoded token's products
+ * from wqkv, or wqk and wv (layer_token). */
 static pxl_status fuse_biases(pxl_llm *m, pxl_llm_layer *L, int64_t Dq, int64_t Dkv) {
     int64_t shape[2] = {1, Dq + 2 * Dkv};
     pxl_status s = pxl_tensor_create(m->ctx, PXL_F32, 2, shape, &L->bqkv);
@@ -253,8 +253,9 @@ static pxl_status fuse_biases(pxl_llm *m, pxl_llm_layer *L, int64_t Dq, int64_t 
             pxl_tensor_free(dst);
         }
     }
-    int64_t qk[2] = {1, Dq + Dkv};
+    int64_t qk[2] = {1, Dq + Dkv}, v[2] = {1, Dkv};
     if (s == PXL_OK) s = pxl_tensor_view(m->ctx, L->bqkv, 2, qk, 0, &L->bqk);
+    if (s == PXL_OK) s = pxl_tensor_view(m->ctx, L->bqkv, 2, v, (size_t)(Dq + Dkv) * sizeof(float), &L->bvv);
     return s;
 }
 
@@ -472,7 +473,7 @@ void pxl_llm_free(pxl_llm *m) {
             pxl_llm_layer *L = &m->layers[l];
             pxl_tensor *lt[] = {L->attn_norm, L->wq, L->wk,  L->wv,    L->wo,      L->bq,      L->bk,   L->bv,
                                 L->ffn_norm,  L->wg, L->wu,  L->wd,    L->cache_k, L->cache_v, L->wqkv, L->wqk,
-                                L->bqkv,      L->bqk,  L->wgu};
+                                L->bqkv,      L->bqk,  L->bvv, L->wgu};
             for (size_t i = 0; i < sizeof lt / sizeof lt[0]; i++) pxl_tensor_free(lt[i]);
         }
     }
@@ -735,20 +736,18 @@ static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t
      * (Q8_0, Q4_0, Q5_0 weights), else by pxl_matmul right after */
     if (L->wqkv) {
         s = matmul_t_norm(m, x, L->attn_norm, L->wqkv, L->bqkv, t->qkv);
-    } else if (L->wqk && !L->bqk && !L->bv) {
-        /* Q and K of one type, V of another (Q4_K_M: Q4_K and Q6_K): one call,
-         * one dispatch where a kernel takes the pair (pxl_matmul_multi) */
+    } else if (L->wqk) {
+        /* Q and K of one type, V of another (Q4_K_M files: Q4_K and Q6_K;
+         * Qwen2.5's: Q5_0 and Q8_0): one call, one dispatch where a kernel
+         * takes the pair (pxl_matmul_multi), the biases (fuse_biases: bqk
+         * always, V's where it has one) added as it stores */
         pxl_matmul_options o = norm_opts(m, L->attn_norm);
-        const pxl_tensor *w[2] = {L->wqk, L->wv};
+        const pxl_tensor *w[2] = {L->wqk, L->wv}, *bias[2] = {L->bqk, L->bv ? L->bvv : NULL};
         pxl_tensor *c[2] = {t->qk, t->v};
-        s = pxl_matmul_multi(ctx, x, 2, w, c, &o);
+        s = pxl_matmul_multi(ctx, x, 2, w, c, L->bqk ? bias : NULL, &o);
     } else {
-        if (L->wqk) {
-            s = matmul_t_norm(m, x, L->attn_norm, L->wqk, L->bqk, t->qk);
-        } else {
-            s = matmul_t_norm(m, x, L->attn_norm, L->wq, L->bq, t->q);
-            if (s == PXL_OK) s = matmul_t_norm(m, x, L->attn_norm, L->wk, L->bk, t->k);
-        }
+        s = matmul_t_norm(m, x, L->attn_norm, L->wq, L->bq, t->q);
+        if (s == PXL_OK) s = matmul_t_norm(m, x, L->attn_norm, L->wk, L->bk, t->k);
         if (s == PXL_OK) s = matmul_t_norm(m, x, L->attn_norm, L->wv, L->bv, t->v);
     }
     /* RoPE, the cache rows and attention: one dispatch at contexts up to 1024 */

@@ -23,9 +23,9 @@ typedef struct {
     uint32_t M, N, K, nb, row_bytes, stride_a, stride_b, stride_c;
     float alpha, beta;
     uint32_t rpg, off_a, off_b, off_c, pad2, pad3;
-    uint32_t pad4[4]; /* common/qmm_params.wgsl's fifth row (the bias's offset), unused */
+    uint32_t pad4[8]; /* common/qmm_params.wgsl's last two rows (the bias rows, a pair's second product), unused */
 } kemb_params;
-_Static_assert(sizeof(kemb_params) == 80, "mirrors struct Params in kquant.wgsl and xquant.wgsl");
+_Static_assert(sizeof(kemb_params) == 96, "mirrors struct Params in kquant.wgsl and xquant.wgsl");
 
 typedef struct {
     pxl_ctx *ctx;

@@ -168,9 +168,22 @@ static pxl_status operand_checks(pxl_ctx *ctx, const char *op, const pxl_tensor 
     return PXL_OK;
 }
 
+/* o->bias (when set): an f32 row of C's N elements, not overlapping C */
+static pxl_status bias_checks(pxl_ctx *ctx, const char *op, const pxl_tensor *c, const pxl_matmul_options *o) {
+    pxl_status st;
+    if (!o->bias) return PXL_OK;
+    if ((st = pxl_check_dtype(ctx, op, "bias", o->bias, PXL_F32)) != PXL_OK) return st;
+    if ((st = pxl_check_dtype(ctx, op, "C", c, PXL_F32)) != PXL_OK) return st;
+    if (o->bias->nelem != pxl_t_cols(c))
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: bias has %lld elements, C has N=%lld columns", op,
+                        (long long)o->bias->nelem, (long long)pxl_t_cols(c));
+    return pxl_check_overlap(ctx, op, "C", c, "bias", o->bias, 0);
+}
+
 pxl_status pxl_matmul_check(pxl_ctx *ctx, const char *op, const pxl_tensor *a, const pxl_tensor *b,
                             const pxl_tensor *c, const pxl_matmul_options *o) {
     pxl_status st = operand_checks(ctx, op, a, b, c, o);
+    if (st == PXL_OK) st = bias_checks(ctx, op, c, o);
     if (st != PXL_OK) return st;
     if (pxl_dtype_is_quantized(b->dtype)) return pxl_matmul_quant_check(ctx, a, b, c, o);
     mm_shape s;
@@ -286,14 +299,7 @@ pxl_status pxl_matmul(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, px
         if (o.alpha == 0.0f) o.alpha = 1.0f; /* zero is the default */
     }
     pxl_status st;
-    if (o.bias) {
-        if ((st = pxl_check_dtype(ctx, op, "bias", o.bias, PXL_F32)) != PXL_OK) return st;
-        if ((st = pxl_check_dtype(ctx, op, "C", c, PXL_F32)) != PXL_OK) return st;
-        if (o.bias->nelem != pxl_t_cols(c))
-            return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: bias has %lld elements, C has N=%lld columns", op,
-                            (long long)o.bias->nelem, (long long)pxl_t_cols(c));
-        if ((st = pxl_check_overlap(ctx, op, "C", c, "bias", o.bias, 0)) != PXL_OK) return st;
-    }
+    if ((st = bias_checks(ctx, op, c, &o)) != PXL_OK) return st;
     int done = 0;
     if ((st = matmul_run(ctx, a, b, c, &o, &done)) != PXL_OK || !o.bias || done) return st;
     /* the bias row after the product: pxl_add of the bias read with C's

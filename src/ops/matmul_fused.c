@@ -175,7 +175,7 @@ pxl_status pxl_matmul_swiglu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor
 /* ---- several products of one A (pxl_matmul_multi) ------------------------------------- */
 
 pxl_status pxl_matmul_multi(pxl_ctx *ctx, const pxl_tensor *a, size_t n, const pxl_tensor *const *b,
-                            pxl_tensor *const *c, const pxl_matmul_options *opts) {
+                            pxl_tensor *const *c, const pxl_tensor *const *bias, const pxl_matmul_options *opts) {
     static const char op[] = "pxl_matmul_multi";
     PXL_REQUIRE_CTX(ctx);
     if (n < 1 || n > PXL_MATMUL_MULTI_MAX)
@@ -186,7 +186,7 @@ pxl_status pxl_matmul_multi(pxl_ctx *ctx, const pxl_tensor *a, size_t n, const p
     if (opts) o = *opts;
     if (o.alpha == 0.0f) o.alpha = 1.0f; /* zero is the default */
     if (o.bias)
-        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: no bias (a bias belongs to one product: give it to pxl_matmul)",
+        return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: opts->bias must be NULL (each product's bias goes in bias[i])",
                         op);
     pxl_status st;
     for (size_t i = 0; i < n; i++) {
@@ -195,6 +195,12 @@ pxl_status pxl_matmul_multi(pxl_ctx *ctx, const pxl_tensor *a, size_t n, const p
         snprintf(cn, sizeof cn, "c[%zu]", i);
         if ((st = pxl_check_tensor(ctx, op, bn, b[i])) != PXL_OK) return st;
         if ((st = pxl_check_tensor(ctx, op, cn, c[i])) != PXL_OK) return st;
+        for (size_t j = 0; j < n && bias; j++) {
+            char sj[16];
+            snprintf(sj, sizeof sj, "bias[%zu]", j);
+            if (bias[j] && (st = pxl_check_tensor(ctx, op, sj, bias[j])) != PXL_OK) return st;
+            if (bias[j] && (st = pxl_check_overlap(ctx, op, cn, c[i], sj, bias[j], 0)) != PXL_OK) return st;
+        }
         for (size_t j = 0; j < n; j++) {
             char bj[16];
             snprintf(bj, sizeof bj, "b[%zu]", j);
@@ -205,19 +211,22 @@ pxl_status pxl_matmul_multi(pxl_ctx *ctx, const pxl_tensor *a, size_t n, const p
                 if ((st = pxl_check_overlap(ctx, op, cn, c[i], cj, c[j], 0)) != PXL_OK) return st;
             }
         }
+        o.bias = bias ? bias[i] : NULL;
         if ((st = pxl_matmul_check(ctx, op, a, b[i], c[i], &o)) != PXL_OK) {
             char why[PXL_ERR_MAX];
             snprintf(why, sizeof why, "%s", pxl_ctx_error(ctx));
             return pxl_fail(ctx, st, "%s: product %zu: %s", op, i, why);
         }
     }
+    o.bias = NULL;
     if (pxl_on_gpu(ctx) && n == 2 && o.trans_b && !o.trans_a) {
-        int six = b[0]->dtype == PXL_Q6_K; /* the Q6_K product second */
         int taken = 0;
-        st = pxl_matmul_pair_quant(ctx, a, b[six], c[six], b[!six], c[!six], &o, &taken);
+        st = pxl_matmul_pair(ctx, a, b, c, bias, &o, &taken);
         if (st != PXL_OK || taken) return st;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        o.bias = bias ? bias[i] : NULL;
         if ((st = pxl_matmul(ctx, a, b[i], c[i], &o)) != PXL_OK) return st;
+    }
     return PXL_OK;
 }

@@ -27,8 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The uniform block of quant.wgsl and of the kernels that include
- * common/qmm_params.wgsl (kquant, xquant, kmv4, kmv6, kmm8, kmm8w). */
+/* The uniform block of quant.wgsl and qmv_pair.wgsl (common/quant_params.wgsl)
+ * and of the kernels that include common/qmm_params.wgsl (kquant, xquant,
+ * kmv4, kmv6, kmv46, kmm8, kmm8w). */
 typedef struct {
     uint32_t M, N, K, nb;                             /* nb = K / 32 */
     uint32_t row_bytes, stride_a, stride_b, stride_c; /* a, c in floats; b in bytes (0: broadcast) */
@@ -37,9 +38,10 @@ typedef struct {
     uint32_t off_a, off_b, off_c, off_n; /* view offsets: a, c, the norm in floats, b in bytes */
     float eps;                            /* the fused RMSNorm's (NORM) */
     uint32_t off_s;                       /* the bias row's offset in floats (quant.wgsl's BIAS) */
-    uint32_t n2, off_b2, off_c2;          /* kmv46's second product: its rows, B in bytes, C in floats */
+    uint32_t n2, off_b2, off_c2;          /* a pair's second product (kmv46, qmv_pair): its rows, B in bytes, C in floats */
+    uint32_t off_s2, pad[3];              /* and its bias row's offset in floats (BIAS2) */
 } qmm_params;
-_Static_assert(sizeof(qmm_params) == 80, "mirrors struct Params in quant.wgsl and common/qmm_params.wgsl");
+_Static_assert(sizeof(qmm_params) == 96, "mirrors common/quant_params.wgsl and common/qmm_params.wgsl");
 
 typedef struct {
     int64_t batch, batch_a, batch_b, M, N, K;
@@ -571,7 +573,7 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
                     (uint32_t)(s->M * s->N),
                     o->alpha,
                     o->beta,
-                    0, 0, 0, 0, 0, o->norm_eps, 0, 0, 0, 0};
+                    0, 0, 0, 0, 0, o->norm_eps, 0, 0, 0, 0, 0, {0, 0, 0}};
     /* The matrix-vector kernels (M <= 8) bind a fourth tensor at binding 4
      * (after the uniform block at 3): the norm (override NORM), or A again
      * (bound, not read). A and the norm are read as vec4. qmv_xs, qmv (Q8_0,
@@ -691,7 +693,7 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
                     bd.off[3],
                     o->norm_eps,
                     0,
-                    0, 0, 0};
+                    0, 0, 0, 0, {0, 0, 0}};
     double norm = o->norm != NULL, M = (double)s.M;
     uint32_t g[2] = {0, 0};
     const pxl_tuning *tune = pxl_ctx_tuning(ctx);
@@ -733,76 +735,128 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
 
 /* ---- two products of one row of A in one dispatch (pxl_matmul_multi) ------------------ */
 
-/* c4 = A' . b4^T and c6 = A' . b6^T (alpha, beta and A' = A, or rmsnorm(A) *
- * norm, from o) for one row of A, b4 Q4_K or Q5_K and b6 Q6_K [N, K], in one
- * dispatch of kmv46.wgsl (override Q8A where kmv4q would take b4 alone). The
- * arguments are checked (pxl_matmul_multi). *taken stays 0, and nothing is
- * recorded, where the kernel does not fit: other dtypes, more than one row
- * of A, c4 and c6 not views of one buffer, b4 off 16-byte words, too little
- * workgroup memory. */
-pxl_status pxl_matmul_pair_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b4, pxl_tensor *c4,
-                                 const pxl_tensor *b6, pxl_tensor *c6, const pxl_matmul_options *o, int *taken) {
+/* x and y (y may be NULL) as one f32 tensor to bind: x, or the bytes from the
+ * lower of the two to the end of the higher (pxl_op_bind reads buf, offset,
+ * bytes and dtype). 0 where they lie in two buffers or the span is too large
+ * for one binding. */
+static int pair_span(const pxl_gpu_info *gi, const pxl_tensor *x, const pxl_tensor *y, pxl_tensor *span) {
+    *span = *x;
+    if (!y) return 1;
+    if (x->buf != y->buf) return 0;
+    size_t lo = x->offset < y->offset ? x->offset : y->offset;
+    size_t hx = x->offset + x->bytes, hy = y->offset + y->bytes, hi = hx > hy ? hx : hy;
+    if (hi - lo + 256 > gi->max_storage_binding_size || hi - lo >= UINT32_MAX / 2) return 0;
+    span->offset = lo;
+    span->bytes = hi - lo;
+    span->nelem = (int64_t)(span->bytes / 4);
+    return 1;
+}
+
+/* The float offset of view v inside the span bound with offset `off`. */
+static uint32_t in_span(const pxl_tensor *span, uint32_t off, const pxl_tensor *v) {
+    return v ? off + (uint32_t)((v->offset - span->offset) / 4) : 0;
+}
+
+static int legacy_q(pxl_dtype dt) { return dt == PXL_Q8_0 || dt == PXL_Q4_0 || dt == PXL_Q5_0; }
+
+/* c[i] = A' . b[i]^T (+ bias s[i] where not NULL) for i = 0, 1, with alpha,
+ * beta and A' = A, or rmsnorm(A) * norm, from o, for one row of A, in one
+ * dispatch where one kernel takes both products:
+ *   kmv46.wgsl: a Q4_K or Q5_K product and a Q6_K one (in either order; the
+ *     first as kmv4q where a_q8 asks and kmv4q would take it alone, else as
+ *     kmv4; the second as kmv6); b's offset and rows on 16 bytes;
+ *   qmv_pair.wgsl: two of Q8_0, Q4_0 and Q5_0, rows that qmv_xs takes (both
+ *     have K's blocks, so one launch shape), unless the tuning option
+ *     qmv_kernel=q turns qmv_xs off.
+ * Each product runs in the row groups its own kernel would give it alone, so
+ * the floats are those of two pxl_matmul calls (kmv46: but for a product of
+ * over KMV4_WIDE_GROUPS workgroups' rows, which kmv46() alone gives narrower
+ * groups). The c[i] must be views of one buffer, and so must the s[i] where
+ * both are given. The arguments are checked (pxl_matmul_multi). *taken
+ * stays 0, and nothing is recorded, where no kernel fits. */
+pxl_status pxl_matmul_pair(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *const *b, pxl_tensor *const *c,
+                           const pxl_tensor *const *s, const pxl_matmul_options *o, int *taken) {
     static const char op[] = "pxl_matmul_multi";
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
-    *taken = 0;
-    int64_t K = pxl_t_cols(a), N4 = pxl_t_cols(c4), N6 = pxl_t_cols(c6);
-    if ((b4->dtype != PXL_Q4_K && b4->dtype != PXL_Q5_K) || b6->dtype != PXL_Q6_K) return PXL_OK;
-    if (pxl_t_rows(a) != 1 || c4->buf != c6->buf) return PXL_OK;
-    size_t lo = c4->offset < c6->offset ? c4->offset : c6->offset;
-    size_t h4 = c4->offset + c4->bytes, h6 = c6->offset + c6->bytes, hi = h4 > h6 ? h4 : h6;
-    if (hi - lo + 256 > gi->max_storage_binding_size || hi - lo >= UINT32_MAX / 2 || a->nelem > UINT32_MAX ||
-        b4->bytes > UINT32_MAX - 64 || b6->bytes > UINT32_MAX - 64)
-        return PXL_OK;
-    /* each part in the shape its own kernel takes alone: kmv4q's or kmv4's, and kmv6's */
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* tuning benchmarks only */
-    kmv_launch l4 = kmv_shape(tune, gi, b4->dtype, K, 0, o->a_q8), l6 = kmv_shape(tune, gi, PXL_Q6_K, K, 0, 0);
-    uint32_t wg = l4.wg, rows = l4.rows, tpr = l4.tpr, tpr2 = l6.tpr;
-    int q8 = l4.q8;
-    /* the module's workgroup memory: kmv4q's, for A's row with Q8A (else KQ's default 256) */
-    if (kmv4q_bytes(q8 ? K : 256, wg, rows) > gi->max_workgroup_storage_size) return PXL_OK;
-    if (pxl_op_offset(ctx, b4) % 16u || pxl_dtype_row_bytes(b4->dtype, K) % 16u) return PXL_OK; /* kmv4: 16-byte words */
-    pxl_tensor span = *c4; /* the bytes of both outputs (pxl_op_bind reads buf, offset, bytes, dtype) */
-    span.offset = lo;
-    span.bytes = hi - lo;
-    span.nelem = (int64_t)(span.bytes / 4);
-    const pxl_tensor *t[6] = {a, b4, &span, o->norm ? o->norm : a, a, b6};
+    *taken = 0;
+    pxl_dtype d0 = b[0]->dtype, d1 = b[1]->dtype;
+    int q4k0 = d0 == PXL_Q4_K || d0 == PXL_Q5_K, q4k1 = d1 == PXL_Q4_K || d1 == PXL_Q5_K;
+    int kpair = (q4k0 && d1 == PXL_Q6_K) || (q4k1 && d0 == PXL_Q6_K), qpair = legacy_q(d0) && legacy_q(d1);
+    if ((!kpair && !qpair) || pxl_t_rows(a) != 1) return PXL_OK;
+    int f = kpair && d0 == PXL_Q6_K; /* the first product: the Q4_K / Q5_K one (kmv46), else b[0] */
+    const pxl_tensor *b0 = b[f], *b1 = b[!f], *s0 = s ? s[f] : NULL, *s1 = s ? s[!f] : NULL;
+    const pxl_tensor *c0 = c[f], *c1 = c[!f];
+    int64_t K = pxl_t_cols(a), N0 = pxl_t_cols(c0), N1 = pxl_t_cols(c1);
+    pxl_tensor cspan, sspan = *a; /* the bias rows' binding: A again without either */
+    if (!pair_span(gi, c0, c1, &cspan)) return PXL_OK;
+    if ((s0 || s1) && !pair_span(gi, s0 ? s0 : s1, s0 ? s1 : NULL, &sspan)) return PXL_OK;
+    if (a->nelem > UINT32_MAX || b0->bytes > UINT32_MAX - 64 || b1->bytes > UINT32_MAX - 64) return PXL_OK;
+    xs_launch xl = {0};
+    kmv_launch l4 = {0}, l6 = {0};
+    if (qpair) {
+        if (tune->qmv_plain || !xs_shape(tune, gi, K / PXL_QK, &xl)) return PXL_OK;
+    } else {
+        /* each part in the shape its own kernel takes alone: kmv4q's or kmv4's, and kmv6's */
+        l4 = kmv_shape(tune, gi, b0->dtype, K, 0, o->a_q8);
+        l6 = kmv_shape(tune, gi, PXL_Q6_K, K, 0, 0);
+        /* the module's workgroup memory: kmv4q's, for A's row with Q8A (else KQ's default 256) */
+        if (kmv4q_bytes(l4.q8 ? K : 256, l4.wg, l4.rows) > gi->max_workgroup_storage_size) return PXL_OK;
+        if (pxl_op_offset(ctx, b0) % 16u || pxl_dtype_row_bytes(b0->dtype, K) % 16u) return PXL_OK; /* 16-byte words */
+    }
+    const pxl_tensor *t[6] = {a, b0, &cspan, o->norm ? o->norm : a, &sspan, b1};
     pxl_op_bindings bd;
     pxl_status st = pxl_op_bind(ctx, op, t, 6, 4u, 9u, &bd);
     if (st != PXL_OK) return st;
     bd.b[3].binding = 4;
-    bd.b[4].binding = 5; /* the bias binding rows_out.wgsl declares: A again, unread (no BIAS) */
+    bd.b[4].binding = 5; /* the bias rows, or A again (unread without BIAS and BIAS2) */
     bd.b[5].binding = 6;
-    uint32_t c0 = bd.off[2];
     qmm_params p = {1,
-                    (uint32_t)N4,
+                    (uint32_t)N0,
                     (uint32_t)K,
-                    (uint32_t)(K / 256),
-                    (uint32_t)pxl_dtype_row_bytes(b4->dtype, K),
+                    (uint32_t)(K / pxl_dtype_block(b0->dtype)),
+                    (uint32_t)pxl_dtype_row_bytes(b0->dtype, K),
                     0,
                     0,
                     0,
                     o->alpha,
                     o->beta,
-                    0,
+                    qpair ? xl.rb * xl.steps : 0,
                     bd.off[0],
                     bd.off[1],
-                    c0 + (uint32_t)((c4->offset - lo) / 4),
+                    in_span(&cspan, bd.off[2], c0),
                     o->norm ? bd.off[3] : 0,
                     o->norm_eps,
-                    0,
-                    (uint32_t)N6,
+                    in_span(&sspan, bd.off[4], s0),
+                    (uint32_t)N1,
                     bd.off[5],
-                    c0 + (uint32_t)((c6->offset - lo) / 4)};
-    uint64_t per = (uint64_t)(wg / tpr) * rows, per2 = (uint64_t)(wg / tpr2) * rows;
+                    in_span(&cspan, bd.off[2], c1),
+                    in_span(&sspan, bd.off[4], s1),
+                    {0, 0, 0}};
     uint32_t g[2] = {0, 0};
-    if ((st = pxl_op_grid(ctx, op, ((uint64_t)N4 + per - 1) / per + ((uint64_t)N6 + per2 - 1) / per2, g)) != PXL_OK)
+    if (qpair) {
+        uint64_t per = (uint64_t)(xl.wg / xl.xt) * p.rpg; /* rows a workgroup, both products */
+        if ((st = pxl_op_grid(ctx, op, ((uint64_t)N0 + per - 1) / per + ((uint64_t)N1 + per - 1) / per, g)) != PXL_OK)
+            return st;
+        pxl_constant k[11] = {{"WG", xl.wg},        {"XT", xl.xt},         {"XKCH", xl.kch},
+                              {"XRB", xl.rb},       {"Q4", b0->dtype != PXL_Q8_0}, {"Q5", b0->dtype == PXL_Q5_0},
+                              {"Q4B", b1->dtype != PXL_Q8_0}, {"Q5B", b1->dtype == PXL_Q5_0},
+                              {"NORM", o->norm != NULL}, {"BIAS", s0 != NULL}, {"BIAS2", s1 != NULL}};
+        *taken = 1;
+        return pxl_op_dispatch_ub(ctx, "qmv_pair.wgsl", pxl_wgsl_ops_qmv_pair, "qmv_pair", k, 11, &bd, 3, &p, sizeof p,
+                                  g[0], g[1], 1);
+    }
+    uint32_t wg = l4.wg, rows = l4.rows, tpr = l4.tpr, tpr2 = l6.tpr;
+    uint64_t per = (uint64_t)(wg / tpr) * rows, per2 = (uint64_t)(wg / tpr2) * rows;
+    if ((st = pxl_op_grid(ctx, op, ((uint64_t)N0 + per - 1) / per + ((uint64_t)N1 + per2 - 1) / per2, g)) != PXL_OK)
         return st;
     uint32_t sgw = pxl_mv_sgw(ctx, gi, tpr < tpr2 ? tpr : tpr2);
-    pxl_constant k[11] = {{"WG", wg},     {"TPR", tpr},  {"ROWS", rows}, {"NORM", o->norm != NULL},
-                          {"SWIGLU", 0},  {"SGW", sgw},  {"BIAS", 0},    {"TPR2", tpr2},
-                          {"Q8A", q8},    {"KQ", q8 ? (double)K : 256.0}, {"Q5", b4->dtype == PXL_Q5_K}};
+    pxl_constant k[12] = {{"WG", wg},     {"TPR", tpr},   {"ROWS", rows},  {"NORM", o->norm != NULL},
+                          {"SWIGLU", 0},  {"SGW", sgw},   {"BIAS", s0 != NULL}, {"TPR2", tpr2},
+                          {"Q8A", l4.q8}, {"KQ", l4.q8 ? (double)K : 256.0}, {"Q5", b0->dtype == PXL_Q5_K},
+                          {"BIAS2", s1 != NULL}};
     *taken = 1;
     return pxl_op_dispatch_ub(ctx, sgw > 1 ? "kmv46_sg.wgsl" : "kmv46.wgsl",
-                              sgw > 1 ? pxl_wgsl_ops_kmv46_sg : pxl_wgsl_ops_kmv46, "kmv46", k, 11, &bd, 3, &p,
+                              sgw > 1 ? pxl_wgsl_ops_kmv46_sg : pxl_wgsl_ops_kmv46, "kmv46", k, 12, &bd, 3, &p,
                               sizeof p, g[0], g[1], 1);
 }

@@ -189,12 +189,14 @@ pxl_status pxl_matmul_swiglu_dense(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
                                    size_t up_off, int64_t F, pxl_tensor *out, const pxl_matmul_options *o);
 pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *w, size_t gate_off,
                                    size_t up_off, int64_t F, pxl_tensor *out, const pxl_matmul_options *o);
-/* Two products of one row of A in one dispatch where the kernel fits
- * (matmul_quant.c, kmv46.wgsl: b4 Q4_K or Q5_K, b6 Q6_K, c4 and c6 views of
- * one buffer); *taken 0 and nothing recorded otherwise. Arguments checked
- * by pxl_matmul_multi. */
-pxl_status pxl_matmul_pair_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b4, pxl_tensor *c4,
-                                 const pxl_tensor *b6, pxl_tensor *c6, const pxl_matmul_options *o, int *taken);
+/* Two products of one row of A (c[i] = A' . b[i]^T + s[i], s NULL or
+ * entries NULL: no bias) in one dispatch where a kernel fits (matmul_quant.c:
+ * kmv46.wgsl for a Q4_K or Q5_K product with a Q6_K one, qmv_pair.wgsl for
+ * two of Q8_0, Q4_0 and Q5_0; the c[i] views of one buffer, and so the s[i]
+ * when both are given); *taken 0 and nothing recorded otherwise. Arguments
+ * checked by pxl_matmul_multi. */
+pxl_status pxl_matmul_pair(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *const *b, pxl_tensor *const *c,
+                           const pxl_tensor *const *s, const pxl_matmul_options *o, int *taken);
 /* q_check of matmul_quant.c: the shapes of a product with quantized B. */
 pxl_status pxl_matmul_quant_check(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, const pxl_tensor *c,
                                   const pxl_matmul_options *o);

@@ -6,7 +6,8 @@
 // stores them: one dispatch instead of two. The first workgroups take the
 // first product's row groups (TPR invocations, as kmv4 or kmv4q), the rest
 // the second's (TPR2, as kmv6), ROWS rows each, the norm (NORM) on both;
-// one row of A, no batch, no SWIGLU, no BIAS. kmv46_sg.wgsl is the same
+// BIAS and BIAS2 add each product's bias row (binding 5, from floats off_s
+// and off_s2) as C is stored; one row of A, no batch, no SWIGLU. kmv46_sg.wgsl is the same
 // kernel for devices with subgroups.
 
 #include "lanes.wgsl"   // lane_xor_add (not called)

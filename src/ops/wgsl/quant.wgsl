@@ -2,18 +2,16 @@
 // read), B a GGUF Q8_0, Q4_0 or Q5_0 matrix [N, K] (overrides Q4, and Q4 with
 // Q5, pick the format).
 //
-// B is bound as u32 words. Blocks are 34 (Q8_0), 18 (Q4_0) or 22 (Q5_0:
-// the scale, four bytes of fifth bits qh, then Q4_0's sixteen quant bytes)
-// bytes, so a block starts at an even byte offset that is word-aligned or not: its f16
-// scale d is the low or high half of the word that holds it, and its quant
-// bytes are re-assembled from two neighbouring words with shifts. Every word
+// B is bound as u32 words; common/q_elems.wgsl reads the blocks (34, 18 or
+// 22 bytes, so a block's words are re-assembled with shifts). Every word
 // read holds at least one byte of B, and the buffer is padded to 16 bytes, so
 // no read leaves the buffer.
 //
 // Three kernels:
 //
 // qmv_xs (M = 1, the decode case, rows of 32 to 2048 blocks): A stays in
-// registers and invocations own fixed half blocks of every row; see below.
+// registers and invocations own fixed half blocks of every row
+// (common/qmv_xs_body.wgsl, shared with qmv_pair.wgsl).
 //
 // qmv (M <= 8, and M = 1 rows outside qmv_xs's range): the work unit is a
 // quarter block, 8 of its 32 elements:
@@ -34,20 +32,13 @@
 // decoded to f32, are stored k-major in workgroup memory.
 //
 // Batches run along grid z in all three. Quants become floats without
-// int-to-float conversions (see MAGIC); every product d * q * a is formed
+// int-to-float conversions (q_elems.wgsl's MAGIC); every product d * q * a is formed
 // exactly as on the CPU, only the order of the f32 sums differs.
 
 override Q4: bool = false;
 override Q5: bool = false;   // with Q4: Q5_0 (element i's fifth bit is bit i of qh; value nibble + 16 bit - 16)
 
-struct Params {
-    M: u32, N: u32, K: u32, nb: u32,                          // nb = K / 32
-    row_bytes: u32, stride_a: u32, stride_b: u32, stride_c: u32, // A, C in floats; B in bytes
-    alpha: f32, beta: f32, rpg: u32, off_a: u32,                 // rpg: rows per row group (qmv_xs); qmv with
-                                                                 // SWIGLU: the up weights' byte offset
-    off_b: u32, off_c: u32, off_n: u32, eps: f32,    // view offsets: A, C, NW in floats, B in bytes; eps: NORM's
-    off_s: u32, pad0: u32, pad1: u32, pad2: u32,     // the bias row's offset in floats (BIAS)
-}
+#include "quant_params.wgsl"   // Params: qmm_params of src/ops/matmul_quant.c
 
 @group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> B: array<u32>;
@@ -68,9 +59,10 @@ fn store_cb(idx: u32, n: u32, v: f32) {
     C[idx] = out;
 }
 
-fn block_bytes() -> u32 { return select(34u, select(18u, 22u, Q5), Q4); }
-// where a Q4_0 / Q5_0 block's quant bytes start
-fn qs_at(off: u32) -> u32 { return off + select(2u, 6u, Q5); }
+#include "q_elems.wgsl"   // block_bytes_of, qs_at_of, q8x4, q4lo, q4hi, q5x4, realign, qh_of, half_of
+
+fn block_bytes() -> u32 { return block_bytes_of(Q4, Q5); }
+fn qs_at(off: u32) -> u32 { return qs_at_of(off, Q5); }
 // first element of the quarter's two vec4s
 fn kpos0(q: u32) -> u32 { return select(8u * q, 4u * q, Q4); }
 fn kpos1(q: u32) -> u32 { return select(8u * q + 4u, 16u + 4u * q, Q4); }
@@ -80,46 +72,6 @@ struct Quarter {
     v0: vec4<f32>,   // integer values (Q4_0: already minus 8) at kpos0 .. kpos0+3
     v1: vec4<f32>,   // at kpos1 .. kpos1+3
 }
-
-// Integers to floats without int-to-float conversions (a quarter-rate
-// instruction on many GPUs): for 0 <= n < 2^23, the float with bits
-// 0x4B000000 | n is exactly 2^23 + n, and subtracting 2^23 + bias is exact.
-const MAGIC: u32 = 0x4B000000u;
-
-// the four bytes of w as signed integers (Q8_0 quants)
-fn q8x4(w: u32) -> vec4<f32> {
-    let t = vec4<u32>(w ^ 0x80808080u);   // q + 128 in each byte
-    return bitcast<vec4<f32>>(((t >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(255u)) | vec4<u32>(MAGIC)) - 8388736.0;
-}
-// the low / high nibbles of the four bytes of w, minus 8 (Q4_0 quants); the
-// nibble mask goes on the whole word first, so each float is one byte select
-fn q4lo(w: u32) -> vec4<f32> {
-    let m = vec4<u32>(w & 0x0f0f0f0fu);
-    return bitcast<vec4<f32>>(((m >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(255u)) | vec4<u32>(MAGIC)) - 8388616.0;
-}
-fn q4hi(w: u32) -> vec4<f32> {
-    let m = vec4<u32>((w >> 4u) & 0x0f0f0f0fu);
-    return bitcast<vec4<f32>>(((m >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(255u)) | vec4<u32>(MAGIC)) - 8388616.0;
-}
-// the word at byte 2 of the pair (lo, hi) when un, else lo
-fn realign(lo: u32, hi: u32, un: bool) -> u32 {
-    return select(lo, (lo >> 16u) | (hi << 16u), un);
-}
-// Q5_0: the four 4-bit values of `nib` (one a byte, as masked from a quant
-// word) with bits 0..3 of `bits` as their fifth bits, minus 16. The bits join
-// the nibbles as integers, so each float is one MAGIC conversion and one
-// subtraction, as in q4lo: the sum of two such floats (2^24 and more) loses
-// the last bit if a compiler reassociates it, as the NVIDIA driver appears to
-// (with two, every Q5_0 op case failed on an H200; llvmpipe and SwiftShader
-// passed).
-fn q5x4(nib: u32, bits: u32) -> vec4<f32> {
-    let m = vec4<u32>(nib | bit4_of(bits));
-    return bitcast<vec4<f32>>(((m >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(255u)) | vec4<u32>(MAGIC)) - 8388624.0;
-}
-// Q5_0: a block's qh from the word w0 holding its scale and the next word w1
-// (un: the block starts on a word, so qh straddles them)
-fn qh_of(w0: u32, w1: u32, un: bool) -> u32 { return select(w1, (w0 >> 16u) | (w1 << 16u), un); }
-#include "bytes.wgsl"   // half_of(w, off): a block's f16 scale d from the word w holding it; bit4_of (Q5_0)
 
 // The words that hold quarter q of the block at byte `off` of B: the word
 // with the scale, then the two (Q4_0, Q5_0) or three (Q8_0) words from the
@@ -252,152 +204,19 @@ fn qmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
 
 // ---- qmv_xs -----------------------------------------------------------------------
 
-// M = 1 with 32 <= 2 * nb <= 4 * WG: the A vector stays in registers. A row
-// group of XT invocations covers a whole row: invocation `lane` owns the half
-// blocks lane + c * XT (c < XKCH) of every row, loads their 16 A values once,
-// then walks the group's rows XRB at a time: it issues the loads of its
-// halves of XRB rows together, decodes them into XRB partial sums, and the
-// group reduces those through workgroup memory (a transposed two-stage sum:
-// no log-depth tree per row). Half h of a block: Q8_0 elements 16h .. 16h+15;
-// Q4_0 and Q5_0 elements 8h .. 8h+7 (low nibbles of bytes 8h .. 8h+7) and
-// 16+8h .. 23+8h.
+// M = 1 with 32 <= 2 * nb <= 4 * WG: common/qmv_xs_body.wgsl, one product of
+// B's weights (batches along grid z).
 
-override XT: u32 = 256u;     // invocations per row group (power of two, XRB .. WG)
-override XKCH: u32 = 1u;     // half blocks per invocation and row (1 .. 4)
-override XRB: u32 = 8u;      // rows per step (power of two; XRB * XKCH <= 16)
+fn bword(i: u32, second: bool) -> u32 { return B[i]; }   // qmv_xs_body.wgsl's reader: one product here
 
-var<workgroup> xred: array<f32, (WG / XT) * XRB * (XT + 1u)>;   // [g][r][lane], rows padded
-var<workgroup> xred2: array<f32, WG>;
-
-// element (within its block) that starts A vec4 i of half hp
-fn xoff(hp: u32, i: u32) -> u32 {
-    if (Q4) { return select(8u * hp + 4u * i, 8u + 8u * hp + 4u * i, i >= 2u); }
-    return 16u * hp + 4u * i;
-}
-
-struct Half {
-    a: vec4<u32>,    // scale word, then quant words
-    b: vec2<u32>,    // more quant words (Q8_0); the word after the scale's (Q5_0: qh)
-}
-
-// half hp of the block at byte off: the scale word and the words holding its
-// 8 (Q4_0) or 16 (Q8_0) quant bytes, one more when those start mid-word
-fn load_half(off: u32, hp: u32) -> Half {
-    let un = (off & 2u) == 0u;
-    var r: Half;
-    let w0 = B[off >> 2u];
-    if (Q4) {
-        let wq = (qs_at(off) + 8u * hp) >> 2u;
-        r.a = vec4<u32>(w0, B[wq], B[wq + 1u], B[wq + select(1u, 2u, un)]);
-        if (Q5) { r.b = vec2<u32>(B[(off >> 2u) + 1u], 0u); }
-    } else {
-        let wq = (off + 2u + 16u * hp) >> 2u;
-        r.a = vec4<u32>(w0, B[wq], B[wq + 1u], B[wq + 2u]);
-        r.b = vec2<u32>(B[wq + 3u], B[wq + select(3u, 4u, un)]);
-    }
-    return r;
-}
-
-fn half_dot(w: Half, off: u32, hp: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>) -> f32 {
-    let un = (off & 2u) == 0u;
-    var s: f32;
-    if (Q4) {
-        let v0 = realign(w.a.y, w.a.z, un);
-        let v1 = realign(w.a.z, w.a.w, un);
-        if (Q5) {
-            let qh = qh_of(w.a.x, w.b.x, un) >> (8u * hp);
-            let lo = 0x0f0f0f0fu;
-            s = (dot(q5x4(v0 & lo, qh), x0) + dot(q5x4(v1 & lo, qh >> 4u), x1)) +
-                (dot(q5x4((v0 >> 4u) & lo, qh >> 16u), x2) + dot(q5x4((v1 >> 4u) & lo, qh >> 20u), x3));
-        } else {
-            s = (dot(q4lo(v0), x0) + dot(q4lo(v1), x1)) + (dot(q4hi(v0), x2) + dot(q4hi(v1), x3));
-        }
-    } else {
-        s = (dot(q8x4(realign(w.a.y, w.a.z, un)), x0) + dot(q8x4(realign(w.a.z, w.a.w, un)), x1)) +
-            (dot(q8x4(realign(w.a.w, w.b.x, un)), x2) + dot(q8x4(realign(w.b.x, w.b.y, un)), x3));
-    }
-    return half_of(w.a.x, off) * s;
-}
+#include "qmv_xs_body.wgsl"   // XT, XKCH, XRB, xs_rows
 
 @compute @workgroup_size(WG)
 fn qmv_xs(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
           @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = lid.x;
-    let lane = t % XT;
-    let g = t / XT;
-    let nh = 2u * p.nb;
-    let bs = block_bytes();
-    let xa = (p.off_a + wid.z * p.stride_a) / 4u;
-    var xv: array<vec4<f32>, 16>;        // [c * 4 + i]
-    var hoff: array<u32, 4>;             // byte offset of each owned half's block within a row
-    for (var c = 0u; c < XKCH; c = c + 1u) {
-        let h = min(lane + c * XT, nh - 1u);
-        let b = h / 2u;
-        for (var i = 0u; i < 4u; i = i + 1u) { xv[c * 4u + i] = A[xa + b * 8u + xoff(h % 2u, i) / 4u]; }
-        hoff[c] = b * bs;
-    }
-    if (NORM) {   // the row's sum of squares from the registers (duplicated halves past the end left out)
-        var ss = 0.0;
-        for (var c = 0u; c < XKCH; c = c + 1u) {
-            for (var i = 0u; i < 4u; i = i + 1u) {
-                ss = ss + select(0.0, dot(xv[c * 4u + i], xv[c * 4u + i]), lane + c * XT < nh);
-            }
-        }
-        xred2[t] = ss;
-        workgroupBarrier();
-        for (var h = XT / 2u; h > 0u; h = h >> 1u) {
-            if (lane < h) { xred2[t] = xred2[t] + xred2[t + h]; }
-            workgroupBarrier();
-        }
-        let inv = inverseSqrt(xred2[g * XT] / f32(p.K) + p.eps);
-        workgroupBarrier();
-        for (var c = 0u; c < XKCH; c = c + 1u) {
-            let b = min(lane + c * XT, nh - 1u) / 2u;
-            let h = min(lane + c * XT, nh - 1u) % 2u;
-            for (var i = 0u; i < 4u; i = i + 1u) {
-                xv[c * 4u + i] = nscale(xv[c * 4u + i], inv, b * 8u + xoff(h, i) / 4u);
-            }
-        }
-    }
-    let row_start = ((wid.y * nwg.x + wid.x) * (WG / XT) + g) * p.rpg;
-    let base = g * XRB * (XT + 1u);
-    let S = XT / XRB;                    // segments per row in the reduction
-    for (var rb = 0u; rb < p.rpg; rb = rb + XRB) {
-        var raw: array<Half, 16>;        // [r * XKCH + c]
-        var roff: array<u32, 16>;
-        for (var r = 0u; r < XRB; r = r + 1u) {
-            roff[r] = p.off_b + wid.z * p.stride_b + min(row_start + rb + r, p.N - 1u) * p.row_bytes;
-            for (var c = 0u; c < XKCH; c = c + 1u) {
-                let h = min(lane + c * XT, nh - 1u);
-                raw[r * XKCH + c] = load_half(roff[r] + hoff[c], h % 2u);
-            }
-        }
-        for (var r = 0u; r < XRB; r = r + 1u) {
-            var s = 0.0;
-            for (var c = 0u; c < XKCH; c = c + 1u) {
-                let h = lane + c * XT;
-                let v = half_dot(raw[r * XKCH + c], roff[r] + hoff[c], min(h, nh - 1u) % 2u, xv[c * 4u],
-                                 xv[c * 4u + 1u], xv[c * 4u + 2u], xv[c * 4u + 3u]);
-                s = s + select(0.0, v, h < nh);
-            }
-            xred[base + r * (XT + 1u) + lane] = s;
-        }
-        workgroupBarrier();
-        {   // stage 1: invocation (r = lane % XRB, segment lane / XRB) sums XRB partials
-            let r = lane % XRB;
-            let sg = lane / XRB;
-            var s = 0.0;
-            for (var i = 0u; i < XRB; i = i + 1u) { s = s + xred[base + r * (XT + 1u) + sg * XRB + i]; }
-            xred2[g * XT + r * S + sg] = s;
-        }
-        workgroupBarrier();
-        if (lane < XRB) {                // stage 2: the S segment sums of row lane
-            var s = 0.0;
-            for (var i = 0u; i < S; i = i + 1u) { s = s + xred2[g * XT + lane * S + i]; }
-            let n = row_start + rb + lane;
-            if (n < p.N) { store_cb(p.off_c + wid.z * p.stride_c + n, n, s); }
-        }
-    }
+    let grp = (wid.y * nwg.x + wid.x) * (WG / XT) + lid.x / XT;
+    xs_rows(lid.x, grp, (p.off_a + wid.z * p.stride_a) / 4u, Q4, Q5, false, p.N, p.off_b + wid.z * p.stride_b,
+            p.row_bytes, p.off_c + wid.z * p.stride_c, p.off_s, BIAS);
 }
 
 // ---- qmm ------------------------------------------------------------------------

@@ -30,6 +30,7 @@ fn second_rows(lid: u32, f: u32, n0: ptr<function, u32>) -> array<u32, 8> {
 }
 
 override Q8A: bool = false;   // the first product as kmv4q (A rounded to 8 bits; Q4_K), else as kmv4
+override BIAS2: bool = false;   // the second product's bias row (binding 5, from float off_s2; BIAS: the first's)
 
 @compute @workgroup_size(WG)
 fn kmv46(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
@@ -53,6 +54,6 @@ fn kmv46(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wi
         let rows = second_rows(lid.x, f - g1, &n0);
         let t2 = lid.x % TPR2;
         let sums = kmv6_sums(t2, TPR2, abase, rows);
-        rows_out_at(lid.x, t2, TPR2, n0, p.off_c2, p.n2, sums.acc, sums.ss);
+        rows_out_at(lid.x, t2, TPR2, n0, p.off_c2, p.n2, p.off_s2, BIAS2, sums.acc, sums.ss);
     }
 }

@@ -18,7 +18,8 @@
 // Also the row groups' layout that these kernels share (group_n0, group_row).
 // With BIAS, output row n gets the bias row's element n (binding 5, from
 // float p.off_s; without BIAS the host binds A there, unread) added last
-// (pxl_matmul_options.bias).
+// (pxl_matmul_options.bias); rows_out_at takes the bias's start and whether
+// to add it (kmv46.wgsl's second product: off_s2, BIAS2).
 // Needs from the including module: overrides WG, TPR, ROWS; `red`, a
 // workgroup array<f32> of WG * (ROWS + 1); C, a storage array<f32>; p with
 // N, K, off_b, off_u, stride_b, off_c, stride_c, alpha, beta, eps and off_s;
@@ -46,13 +47,14 @@ fn group_row(n0: u32, r: u32, z: u32, stride: u32) -> u32 {
 // local index, t = lid % TPR, n0 the group's first output row, z its batch,
 // ss its sum of squares of A (read with NORM only).
 fn rows_out(lid: u32, t: u32, n0: u32, z: u32, acc: array<f32, 8>, ss: f32) {
-    rows_out_at(lid, t, TPR, n0, p.off_c + z * p.stride_c, p.N, acc, ss);
+    rows_out_at(lid, t, TPR, n0, p.off_c + z * p.stride_c, p.N, p.off_s, BIAS, acc, ss);
 }
 
 // rows_out for row groups of tpr invocations (a power of two >= SGW), with
-// the group's output rows at C[cbase + n0 + r] for n0 + r < n (kmv46.wgsl's
-// second product).
-fn rows_out_at(lid: u32, t: u32, tpr: u32, n0: u32, cbase: u32, n: u32, acc: array<f32, 8>, ss: f32) {
+// the group's output rows at C[cbase + n0 + r] for n0 + r < n, plus
+// BS[sbase + n0 + r] with bias (kmv46.wgsl's second product).
+fn rows_out_at(lid: u32, t: u32, tpr: u32, n0: u32, cbase: u32, n: u32, sbase: u32, bias: bool, acc: array<f32, 8>,
+               ss: f32) {
     let nr = select(ROWS, ROWS + 1u, NORM);   // the squares in row ROWS
     if (SGW > 1u) {
         var v: array<f32, 9>;
@@ -91,7 +93,7 @@ fn rows_out_at(lid: u32, t: u32, tpr: u32, n0: u32, cbase: u32, n: u32, acc: arr
                 if (SWIGLU) { v = silu_mul(v, red[(r + ROWS / 2u) * WG + lid] * inv); }
                 var out = p.alpha * v;
                 if (p.beta != 0.0) { out = out + p.beta * C[idx]; }
-                if (BIAS) { out = out + BS[p.off_s + n0 + r]; }
+                if (bias) { out = out + BS[sbase + n0 + r]; }
                 C[idx] = out;
             }
         }

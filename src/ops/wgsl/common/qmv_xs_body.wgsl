@@ -1,0 +1,171 @@
+// qmv_xs: one row of A (M = 1, the decode case) times Q8_0, Q4_0 or Q5_0
+// weights with 32 <= 2 * nb <= 4 * WG half blocks a row; the A vector stays
+// in registers. Shared by quant.wgsl (qmv_xs) and qmv_pair.wgsl (two
+// products in one dispatch).
+//
+// A row group of XT invocations covers a whole row: invocation `lane` owns
+// the half blocks lane + c * XT (c < XKCH) of every row, loads their 16 A
+// values once, then walks the group's rows XRB at a time: it issues the loads
+// of its halves of XRB rows together, decodes them into XRB partial sums, and
+// the group reduces those through workgroup memory (a transposed two-stage
+// sum: no log-depth tree per row). Half h of a block: Q8_0 elements 16h ..
+// 16h+15; Q4_0 and Q5_0 elements 8h .. 8h+7 (low nibbles of bytes 8h .. 8h+7)
+// and 16+8h .. 23+8h. A row's sum depends on XT, XKCH and XRB alone, not on
+// where the row lies, so both kernels give a row the same floats.
+//
+// Needs from the including module: A (array<vec4<f32>>), C (array<f32>,
+// read_write), BS (array<f32>, the bias rows), p (quant_params.wgsl),
+// override WG, NORM and nscale (norm_mv.wgsl), q_elems.wgsl, and the
+// weights' reader bword(i, second): u32 word i of the first (second =
+// false) or the second product's weights.
+
+override XT: u32 = 256u;     // invocations per row group (power of two, XRB .. WG)
+override XKCH: u32 = 1u;     // half blocks per invocation and row (1 .. 4)
+override XRB: u32 = 8u;      // rows per step (power of two; XRB * XKCH <= 16)
+
+var<workgroup> xred: array<f32, (WG / XT) * XRB * (XT + 1u)>;   // [g][r][lane], rows padded
+var<workgroup> xred2: array<f32, WG>;
+
+// element (within its block) that starts A vec4 i of half hp
+fn xoff(hp: u32, i: u32, q4: bool) -> u32 {
+    if (q4) { return select(8u * hp + 4u * i, 8u + 8u * hp + 4u * i, i >= 2u); }
+    return 16u * hp + 4u * i;
+}
+
+struct Half {
+    a: vec4<u32>,    // scale word, then quant words
+    b: vec2<u32>,    // more quant words (Q8_0); the word after the scale's (Q5_0: qh)
+}
+
+// half hp of the block at byte off: the scale word and the words holding its
+// 8 (Q4_0) or 16 (Q8_0) quant bytes, one more when those start mid-word
+fn load_half(off: u32, hp: u32, q4: bool, q5: bool, second: bool) -> Half {
+    let un = (off & 2u) == 0u;
+    var r: Half;
+    let w0 = bword(off >> 2u, second);
+    if (q4) {
+        let wq = (qs_at_of(off, q5) + 8u * hp) >> 2u;
+        r.a = vec4<u32>(w0, bword(wq, second), bword(wq + 1u, second), bword(wq + select(1u, 2u, un), second));
+        if (q5) { r.b = vec2<u32>(bword((off >> 2u) + 1u, second), 0u); }
+    } else {
+        let wq = (off + 2u + 16u * hp) >> 2u;
+        r.a = vec4<u32>(w0, bword(wq, second), bword(wq + 1u, second), bword(wq + 2u, second));
+        r.b = vec2<u32>(bword(wq + 3u, second), bword(wq + select(3u, 4u, un), second));
+    }
+    return r;
+}
+
+fn half_dot(w: Half, off: u32, hp: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>, q4: bool,
+            q5: bool) -> f32 {
+    let un = (off & 2u) == 0u;
+    var s: f32;
+    if (q4) {
+        let v0 = realign(w.a.y, w.a.z, un);
+        let v1 = realign(w.a.z, w.a.w, un);
+        if (q5) {
+            let qh = qh_of(w.a.x, w.b.x, un) >> (8u * hp);
+            let lo = 0x0f0f0f0fu;
+            s = (dot(q5x4(v0 & lo, qh), x0) + dot(q5x4(v1 & lo, qh >> 4u), x1)) +
+                (dot(q5x4((v0 >> 4u) & lo, qh >> 16u), x2) + dot(q5x4((v1 >> 4u) & lo, qh >> 20u), x3));
+        } else {
+            s = (dot(q4lo(v0), x0) + dot(q4lo(v1), x1)) + (dot(q4hi(v0), x2) + dot(q4hi(v1), x3));
+        }
+    } else {
+        s = (dot(q8x4(realign(w.a.y, w.a.z, un)), x0) + dot(q8x4(realign(w.a.z, w.a.w, un)), x1)) +
+            (dot(q8x4(realign(w.a.w, w.b.x, un)), x2) + dot(q8x4(realign(w.b.x, w.b.y, un)), x3));
+    }
+    return half_of(w.a.x, off) * s;
+}
+
+// C[idx] = alpha * v (+ beta * C[idx] when beta != 0), plus BS[sidx] with
+// bias: the floats of the product and then pxl_add of the row
+fn xs_store(idx: u32, sidx: u32, v: f32, bias: bool) {
+    var out = p.alpha * v;
+    if (p.beta != 0.0) { out = out + p.beta * C[idx]; }
+    if (bias) { out = out + BS[sidx]; }
+    C[idx] = out;
+}
+
+// The p.rpg rows from row grp * p.rpg of a product of N rows of weights in
+// the format (q4, q5), read by bword(_, second) from byte off_b, rows
+// row_bytes apart, with A's row at vec4 xa: row n goes to C[cbase + n] (plus
+// BS[sbase + n] with bias). t is the invocation's local index; every
+// invocation of the workgroup must call it (barriers), with the same q4, q5,
+// second and bias.
+fn xs_rows(t: u32, grp: u32, xa: u32, q4: bool, q5: bool, second: bool, N: u32, off_b: u32, row_bytes: u32,
+           cbase: u32, sbase: u32, bias: bool) {
+    let lane = t % XT;
+    let g = t / XT;
+    let nh = 2u * p.nb;
+    let bs = block_bytes_of(q4, q5);
+    var xv: array<vec4<f32>, 16>;        // [c * 4 + i]
+    var hoff: array<u32, 4>;             // byte offset of each owned half's block within a row
+    for (var c = 0u; c < XKCH; c = c + 1u) {
+        let h = min(lane + c * XT, nh - 1u);
+        let b = h / 2u;
+        for (var i = 0u; i < 4u; i = i + 1u) { xv[c * 4u + i] = A[xa + b * 8u + xoff(h % 2u, i, q4) / 4u]; }
+        hoff[c] = b * bs;
+    }
+    if (NORM) {   // the row's sum of squares from the registers (duplicated halves past the end left out)
+        var ss = 0.0;
+        for (var c = 0u; c < XKCH; c = c + 1u) {
+            for (var i = 0u; i < 4u; i = i + 1u) {
+                ss = ss + select(0.0, dot(xv[c * 4u + i], xv[c * 4u + i]), lane + c * XT < nh);
+            }
+        }
+        xred2[t] = ss;
+        workgroupBarrier();
+        for (var h = XT / 2u; h > 0u; h = h >> 1u) {
+            if (lane < h) { xred2[t] = xred2[t] + xred2[t + h]; }
+            workgroupBarrier();
+        }
+        let inv = inverseSqrt(xred2[g * XT] / f32(p.K) + p.eps);
+        workgroupBarrier();
+        for (var c = 0u; c < XKCH; c = c + 1u) {
+            let b = min(lane + c * XT, nh - 1u) / 2u;
+            let h = min(lane + c * XT, nh - 1u) % 2u;
+            for (var i = 0u; i < 4u; i = i + 1u) {
+                xv[c * 4u + i] = nscale(xv[c * 4u + i], inv, b * 8u + xoff(h, i, q4) / 4u);
+            }
+        }
+    }
+    let row_start = grp * p.rpg;
+    let base = g * XRB * (XT + 1u);
+    let S = XT / XRB;                    // segments per row in the reduction
+    for (var rb = 0u; rb < p.rpg; rb = rb + XRB) {
+        var raw: array<Half, 16>;        // [r * XKCH + c]
+        var roff: array<u32, 16>;
+        for (var r = 0u; r < XRB; r = r + 1u) {
+            roff[r] = off_b + min(row_start + rb + r, N - 1u) * row_bytes;
+            for (var c = 0u; c < XKCH; c = c + 1u) {
+                let h = min(lane + c * XT, nh - 1u);
+                raw[r * XKCH + c] = load_half(roff[r] + hoff[c], h % 2u, q4, q5, second);
+            }
+        }
+        for (var r = 0u; r < XRB; r = r + 1u) {
+            var s = 0.0;
+            for (var c = 0u; c < XKCH; c = c + 1u) {
+                let h = lane + c * XT;
+                let v = half_dot(raw[r * XKCH + c], roff[r] + hoff[c], min(h, nh - 1u) % 2u, xv[c * 4u],
+                                 xv[c * 4u + 1u], xv[c * 4u + 2u], xv[c * 4u + 3u], q4, q5);
+                s = s + select(0.0, v, h < nh);
+            }
+            xred[base + r * (XT + 1u) + lane] = s;
+        }
+        workgroupBarrier();
+        {   // stage 1: invocation (r = lane % XRB, segment lane / XRB) sums XRB partials
+            let r = lane % XRB;
+            let sg = lane / XRB;
+            var s = 0.0;
+            for (var i = 0u; i < XRB; i = i + 1u) { s = s + xred[base + r * (XT + 1u) + sg * XRB + i]; }
+            xred2[g * XT + r * S + sg] = s;
+        }
+        workgroupBarrier();
+        if (lane < XRB) {                // stage 2: the S segment sums of row lane
+            var s = 0.0;
+            for (var i = 0u; i < S; i = i + 1u) { s = s + xred2[g * XT + lane * S + i]; }
+            let n = row_start + rb + lane;
+            if (n < N) { xs_store(cbase + n, sbase + n, s, bias); }
+        }
+    }
+}
