@@ -1892,6 +1892,9 @@ static const op_case k_cases[] = {
     SWG(1, 45, 96, PXL_Q8_0, CF_PACKED, 0), SWG(2, 33, 96, PXL_Q8_0, CF_PACKED | CF_NORM, 1e-5f),
     SWG(4, 33, 160, PXL_Q8_0, CF_PACKED | CF_NORM, 1e-5f), SWG(8, 33, 160, PXL_Q8_0, CF_PACKED | CF_NORM, 1e-5f),
     SWG(1, 37, 4096, PXL_Q4_0, CF_PACKED | CF_NORM, 1e-5f), SWG(3, 37, 160, PXL_Q4_0, CF_PACKED, 0),
+    /* qmv_xs's SwiGLU steps (one row, K 512 and up): many row groups, qmv_xs's long rows (K = 8192), few rows, a view */
+    SWG(1, 1000, 896, PXL_Q5_0, CF_PACKED | CF_NORM, 1e-5f), SWG(1, 70, 8192, PXL_Q8_0, CF_PACKED, 0),
+    SWG(1, 3, 512, PXL_Q5_0, CF_PACKED, 0), SWG(1, 9, 1024, PXL_Q4_0, CF_PACKED | CF_NORM | CF_VIEW, 1e-5f),
     SWG(1, 33, 768, PXL_Q4_K, CF_PACKED | CF_NORM, 1e-5f), SWG(1, 33, 768, PXL_Q4_K, CF_PACKED | CF_NORM | CF_Q8A, 1e-5f),
     SWG(1, 9, 512, PXL_Q4_K, CF_PACKED | CF_Q8A, 0), SWG(1, 17, 2304, PXL_Q4_K, CF_PACKED | CF_NORM | CF_VIEW | CF_Q8A, 1e-5f),
     SWG(2, 33, 256, PXL_Q4_K, CF_PACKED, 0),

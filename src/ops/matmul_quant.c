@@ -39,7 +39,8 @@ typedef struct {
     float eps;                            /* the fused RMSNorm's (NORM) */
     uint32_t off_s;                       /* the bias row's offset in floats (quant.wgsl's BIAS) */
     uint32_t n2, off_b2, off_c2;          /* a pair's second product (kmv46, qmv_pair): its rows, B in bytes, C in floats */
-    uint32_t off_s2, pad[3];              /* and its bias row's offset in floats (BIAS2) */
+    uint32_t off_s2;                      /* and its bias row's offset in floats (BIAS2) */
+    uint32_t off_u2, pad[2];              /* qmv_xs with SWIGLU: the up rows' byte offset (rpg: its rows) */
 } qmm_params;
 _Static_assert(sizeof(qmm_params) == 96, "mirrors common/quant_params.wgsl and common/qmm_params.wgsl");
 
@@ -573,7 +574,7 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
                     (uint32_t)(s->M * s->N),
                     o->alpha,
                     o->beta,
-                    0, 0, 0, 0, 0, o->norm_eps, 0, 0, 0, 0, 0, {0, 0, 0}};
+                    0, 0, 0, 0, 0, o->norm_eps, 0, 0, 0, 0, 0, 0, {0, 0}};
     /* The matrix-vector kernels (M <= 8) bind a fourth tensor at binding 4
      * (after the uniform block at 3): the norm (override NORM), or A again
      * (bound, not read). A and the norm are read as vec4. qmv_xs, qmv (Q8_0,
@@ -654,7 +655,8 @@ pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor 
  * arguments and chose this path): `w` spans both weight matrices in one
  * buffer, the gate rows start gate_off bytes into it and the up rows up_off
  * bytes. Each row group of qmv / kmv / xmv (override SWIGLU) takes R gate
- * rows and the same R up rows, so ROWS = 2 R. */
+ * rows and the same R up rows, so ROWS = 2 R; qmv_xs (one row of A, rows
+ * it takes) XRB / 2 gate rows and their up rows a step. */
 pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *w, size_t gate_off,
                                    size_t up_off, int64_t F, pxl_tensor *out, const pxl_matmul_options *o) {
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
@@ -693,7 +695,7 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
                     bd.off[3],
                     o->norm_eps,
                     0,
-                    0, 0, 0, 0, {0, 0, 0}};
+                    0, 0, 0, 0, 0, {0, 0}};
     double norm = o->norm != NULL, M = (double)s.M;
     uint32_t g[2] = {0, 0};
     const pxl_tuning *tune = pxl_ctx_tuning(ctx);
@@ -717,6 +719,18 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
         pxl_constant k[7] = {{"WG", wg},    {"TPR", tpr},   {"NCOL", M},   {"ROWS", 2.0 * R},
                              {"QT", pxl_xquant_type(w->dtype)}, {"NORM", norm}, {"SWIGLU", 1}};
         return pxl_op_dispatch_ub(ctx, "xquant.wgsl", pxl_wgsl_ops_xquant, "xmv", k, 7, &bd, 3, &p, sizeof p, g[0],
+                                  g[1], (uint32_t)s.batch);
+    }
+    /* one row: qmv_xs's split, XRB / 2 gate rows and their up rows a step */
+    xs_launch xl;
+    if (s.M == 1 && !tune->qmv_plain && xs_shape(tune, gi, s.K / PXL_QK, &xl) && xl.rb >= 2) {
+        p.off_u2 = p.rpg;
+        p.rpg = xl.rb * xl.steps;
+        if ((st = rows_grid(ctx, &s, (uint64_t)(xl.wg / xl.xt) * p.rpg / 2, g)) != PXL_OK) return st;
+        pxl_op_bindings b5 = pxl_op_bias_binding(&bd); /* qmv_xs declares the bias binding (5), unread */
+        pxl_constant k[8] = {{"WG", xl.wg}, {"XT", xl.xt},   {"XKCH", xl.kch}, {"XRB", xl.rb},
+                             {"Q4", w->dtype != PXL_Q8_0}, {"Q5", w->dtype == PXL_Q5_0}, {"NORM", norm}, {"SWIGLU", 1}};
+        return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv_xs", k, 8, &b5, 3, &p, sizeof p, g[0],
                                   g[1], (uint32_t)s.batch);
     }
     qmv_launch l = qmv_shape(tune, gi, (uint32_t)s.M, s.K / PXL_QK);
@@ -832,7 +846,8 @@ pxl_status pxl_matmul_pair(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *
                     bd.off[5],
                     in_span(&cspan, bd.off[2], c1),
                     in_span(&sspan, bd.off[4], s1),
-                    {0, 0, 0}};
+                    0,
+                    {0, 0}};
     uint32_t g[2] = {0, 0};
     if (qpair) {
         uint64_t per = (uint64_t)(xl.wg / xl.xt) * p.rpg; /* rows a workgroup, both products */

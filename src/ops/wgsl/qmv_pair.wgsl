@@ -34,6 +34,7 @@ var<workgroup> red: array<f32, WG>;     // norm_mv.wgsl's norm_inv (not called h
 
 #include "norm_mv.wgsl"   // NORM, NW, nscale
 #include "q_elems.wgsl"
+fn silu_mul(g: f32, u: f32) -> f32 { return g; }   // qmv_xs_body.wgsl's SwiGLU step (never taken here)
 
 // qmv_xs_body.wgsl's reader: word i of B, or of B2 (second)
 fn bword(i: u32, second: bool) -> u32 {
@@ -52,9 +53,9 @@ fn qmv_pair(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id)
     let xa = p.off_a / 4u;
     if (f < g1) {
         xs_rows(lid.x, f * (WG / XT) + lid.x / XT, xa, Q4, Q5, false, p.N, p.off_b, p.row_bytes, p.off_c, p.off_s,
-                BIAS);
+                BIAS, false, 0u);
     } else {
         xs_rows(lid.x, (f - g1) * (WG / XT) + lid.x / XT, xa, Q4B, Q5B, true, p.n2, p.off_b2,
-                p.nb * block_bytes_of(Q4B, Q5B), p.off_c2, p.off_s2, BIAS2);
+                p.nb * block_bytes_of(Q4B, Q5B), p.off_c2, p.off_s2, BIAS2, false, 0u);
     }
 }

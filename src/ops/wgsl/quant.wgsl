@@ -205,7 +205,8 @@ fn qmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
 // ---- qmv_xs -----------------------------------------------------------------------
 
 // M = 1 with 32 <= 2 * nb <= 4 * WG: common/qmv_xs_body.wgsl, one product of
-// B's weights (batches along grid z).
+// B's weights (batches along grid z); with SWIGLU the gate rows at off_b and
+// the up rows at off_u2, p.rpg / 2 outputs a row group.
 
 fn bword(i: u32, second: bool) -> u32 { return B[i]; }   // qmv_xs_body.wgsl's reader: one product here
 
@@ -216,7 +217,7 @@ fn qmv_xs(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
           @builtin(num_workgroups) nwg: vec3<u32>) {
     let grp = (wid.y * nwg.x + wid.x) * (WG / XT) + lid.x / XT;
     xs_rows(lid.x, grp, (p.off_a + wid.z * p.stride_a) / 4u, Q4, Q5, false, p.N, p.off_b + wid.z * p.stride_b,
-            p.row_bytes, p.off_c + wid.z * p.stride_c, p.off_s, BIAS);
+            p.row_bytes, p.off_c + wid.z * p.stride_c, p.off_s, BIAS, SWIGLU, p.off_u2 + wid.z * p.stride_b);
 }
 
 // ---- qmm ------------------------------------------------------------------------

@@ -10,5 +10,6 @@ struct Params {
     off_b: u32, off_c: u32, off_n: u32, eps: f32,    // view offsets: A, C, NW in floats, B in bytes; eps: NORM's
     off_s: u32, n2: u32, off_b2: u32, off_c2: u32,   // the bias row's offset in floats (kmv4, kmv6: BIAS);
                                                      // kmv46's second product: its rows, B in bytes, C in floats
-    off_s2: u32, pad0: u32, pad1: u32, pad2: u32,    // kmv46: the second product's bias row (BIAS2)
+    off_s2: u32, off_u2: u32, pad1: u32, pad2: u32,  // kmv46: the second product's bias row (BIAS2);
+                                                     // off_u2: quant.wgsl's (qmv_xs with SWIGLU)
 }

@@ -13,11 +13,15 @@
 // and 16+8h .. 23+8h. A row's sum depends on XT, XKCH and XRB alone, not on
 // where the row lies, so both kernels give a row the same floats.
 //
+// With swiglu (pxl_matmul_swiglu) each step's XRB weight rows are XRB / 2
+// gate rows and the same XRB / 2 rows of the up weights (from byte off_u),
+// and the step stores silu(g) * u for its XRB / 2 outputs (XRB >= 2).
+//
 // Needs from the including module: A (array<vec4<f32>>), C (array<f32>,
 // read_write), BS (array<f32>, the bias rows), p (quant_params.wgsl),
-// override WG, NORM and nscale (norm_mv.wgsl), q_elems.wgsl, and the
-// weights' reader bword(i, second): u32 word i of the first (second =
-// false) or the second product's weights.
+// override WG, NORM and nscale (norm_mv.wgsl), silu_mul (swiglu_mv.wgsl),
+// q_elems.wgsl, and the weights' reader bword(i, second): u32 word i of the
+// first (second = false) or the second product's weights.
 
 override XT: u32 = 256u;     // invocations per row group (power of two, XRB .. WG)
 override XKCH: u32 = 1u;     // half blocks per invocation and row (1 .. 4)
@@ -89,11 +93,12 @@ fn xs_store(idx: u32, sidx: u32, v: f32, bias: bool) {
 // The p.rpg rows from row grp * p.rpg of a product of N rows of weights in
 // the format (q4, q5), read by bword(_, second) from byte off_b, rows
 // row_bytes apart, with A's row at vec4 xa: row n goes to C[cbase + n] (plus
-// BS[sbase + n] with bias). t is the invocation's local index; every
-// invocation of the workgroup must call it (barriers), with the same q4, q5,
-// second and bias.
+// BS[sbase + n] with bias). With swiglu, the p.rpg / 2 outputs from grp *
+// p.rpg / 2 of gate rows at off_b and up rows at off_u (no bias). t is the
+// invocation's local index; every invocation of the workgroup must call it
+// (barriers), with the same q4, q5, second, bias and swiglu.
 fn xs_rows(t: u32, grp: u32, xa: u32, q4: bool, q5: bool, second: bool, N: u32, off_b: u32, row_bytes: u32,
-           cbase: u32, sbase: u32, bias: bool) {
+           cbase: u32, sbase: u32, bias: bool, swiglu: bool, off_u: u32) {
     let lane = t % XT;
     let g = t / XT;
     let nh = 2u * p.nb;
@@ -136,7 +141,13 @@ fn xs_rows(t: u32, grp: u32, xa: u32, q4: bool, q5: bool, second: bool, N: u32, 
         var raw: array<Half, 16>;        // [r * XKCH + c]
         var roff: array<u32, 16>;
         for (var r = 0u; r < XRB; r = r + 1u) {
-            roff[r] = off_b + min(row_start + rb + r, N - 1u) * row_bytes;
+            var n = row_start + rb + r;
+            var ob = off_b;
+            if (swiglu) {   // output (row_start + rb) / 2 + r % (XRB / 2): its gate row, then its up row
+                n = (row_start + rb) / 2u + r % (XRB / 2u);
+                ob = select(off_b, off_u, r >= XRB / 2u);
+            }
+            roff[r] = ob + min(n, N - 1u) * row_bytes;
             for (var c = 0u; c < XKCH; c = c + 1u) {
                 let h = min(lane + c * XT, nh - 1u);
                 raw[r * XKCH + c] = load_half(roff[r] + hoff[c], h % 2u, q4, q5, second);
@@ -165,7 +176,19 @@ fn xs_rows(t: u32, grp: u32, xa: u32, q4: bool, q5: bool, second: bool, N: u32, 
             var s = 0.0;
             for (var i = 0u; i < S; i = i + 1u) { s = s + xred2[g * XT + lane * S + i]; }
             let n = row_start + rb + lane;
-            if (n < N) { xs_store(cbase + n, sbase + n, s, bias); }
+            if (swiglu) {
+                xred[base + lane] = s;   // (stage 1 has read xred)
+            } else if (n < N) {
+                xs_store(cbase + n, sbase + n, s, bias);
+            }
+        }
+        if (swiglu) {   // output o of the step: its gate row's sum o and up row's XRB / 2 + o
+            workgroupBarrier();
+            let n = (row_start + rb) / 2u + lane;
+            if (lane < XRB / 2u && n < N) {
+                xs_store(cbase + n, sbase + n, silu_mul(xred[base + lane], xred[base + XRB / 2u + lane]), false);
+            }
+            workgroupBarrier();   // before the next step writes xred
         }
     }
 }
