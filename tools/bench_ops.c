@@ -494,6 +494,7 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
          * SwiGLU in one dispatch (twice the weights of q4_k_matvec_2048x5632) */
         {"q4_k_matvec_norm_2048x5632", "GB/s", tl * tf / 32.0 * 18.0, qmvn_setup, qmvn_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_k_swiglu_2048x5632", "GB/s", 2.0 * tl * tf / 32.0 * 18.0, swiglu_setup, swiglu_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q5_0_swiglu_896x4864", "GB/s", 2.0 * 896.0 * (small ? 96.0 : 4864.0) / 32.0 * 22.0, swiglu_setup, swiglu_run, {0}, {1, small ? 96 : 4864, 896, PXL_Q5_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_k_q8a_matvec_norm_2048x5632", "GB/s", tl * tf / 32.0 * 18.0, qmvn_setup, qmvn8_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_k_q8a_swiglu_2048x5632", "GB/s", 2.0 * tl * tf / 32.0 * 18.0, swiglu_setup, swiglu8_run, {0}, {1, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         /* Q and K (Q4_K) with V (Q6_K) of a TinyLlama layer whose V is Q6_K: one call against two */
