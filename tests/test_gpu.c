@@ -942,6 +942,29 @@ static void test_readback(pxl_ctx *ctx) {
     CHECK(pxl_buffer_read_back(ctx, rb, 28, out, 8) == PXL_OK && out[0] == 6 && out[1] == 8);
     CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
     CHECK(pxl_buffer_read_back(ctx, rb, 0, out, 16) == PXL_OK && out[0] == 1 && out[3] == 4);
+    /* mapped in place: the same bytes; refused while mapped (map, read back); unmap twice is fine */
+    const void *mp = NULL;
+    CHECK(pxl_buffer_map_read(ctx, rb, 20, 16, &mp) == PXL_OK && mp);
+    if (mp) CHECK(((const float *)mp)[0] == 2 && ((const float *)mp)[3] == 8);
+    const void *mp2 = NULL;
+    CHECK(pxl_buffer_map_read(ctx, rb, 0, 4, &mp2) == PXL_ERR_INVALID_ARG && !mp2);
+    CHECK(pxl_buffer_read_back(ctx, rb, 0, out, 4) == PXL_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(pxl_ctx_error(ctx), "mapped") != NULL, "%s", pxl_ctx_error(ctx));
+    pxl_buffer_unmap(ctx, rb);
+    pxl_buffer_unmap(ctx, rb);
+    pxl_buffer_unmap(ctx, NULL);
+    CHECK(pxl_buffer_map_read(ctx, rb, 24, 4, &mp) == PXL_OK && mp && ((const float *)mp)[0] == 4);
+    pxl_buffer_unmap(ctx, rb);
+    /* a copy into it submitted after the unmap lands */
+    CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+    CHECK(pxl_recorder_copy(r, x, 0, rb, 20, 16) == PXL_OK);
+    CHECK(pxl_recorder_submit(r, 0, NULL) == PXL_OK);
+    CHECK(pxl_buffer_map_read(ctx, rb, 20, 16, &mp) == PXL_OK && mp && ((const float *)mp)[1] == 2);
+    pxl_buffer_unmap(ctx, rb);
+    CHECK(pxl_buffer_map_read(ctx, rb, 0, 0, &mp) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_buffer_map_read(ctx, rb, 36, 8, &mp) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_buffer_map_read(ctx, x, 0, 4, &mp) == PXL_ERR_INVALID_ARG);
+    CHECK(pxl_buffer_map_read(ctx, rb, 0, 4, NULL) == PXL_ERR_INVALID_ARG);
     /* refused: out of range, misaligned, a storage buffer, any other use */
     CHECK(pxl_buffer_read_back(ctx, rb, 32, out, 16) == PXL_ERR_INVALID_ARG);
     CHECK(pxl_buffer_read_back(ctx, rb, 2, out, 4) == PXL_ERR_INVALID_ARG);

@@ -139,7 +139,7 @@ static int greedy(const char *path, int n, const char *backend, const char *tuni
     int64_t V = pxl_llm_get_info(sd.m)->n_vocab;
     if (n < 5) n = 5;
     if (n > GREEDY_MAX) n = GREEDY_MAX;
-    float *lg = malloc((size_t)V * sizeof *lg);
+    float *lg = malloc((size_t)V * sizeof *lg), *reflg = NULL;
     int32_t ids[16], ref[GREEDY_MAX + 1], out[GREEDY_MAX];
     ids[0] = 1 < V ? 1 : 0;
     for (int i = 1; i < 16; i++) ids[i] = (int32_t)((i * 7919) % V);
@@ -156,11 +156,34 @@ static int greedy(const char *path, int n, const char *backend, const char *tuni
     } while (0)
     G_CHECK(lg && pxl_llm_eval(sd.m, ids, 16, lg, 0) == PXL_OK, "prompt");
     if (fails) goto done;
-    /* the reference: eval and the host's pick, N + 1 picks */
+    /* the reference: eval and the host's pick, N + 1 picks (and their logits) */
     int32_t first = host_pick(lg, V), tok = first;
+    reflg = malloc((size_t)(n + 1) * (size_t)V * sizeof *reflg);
+    G_CHECK(reflg != NULL, "out of memory");
     for (int k = 0; k <= n && !fails; k++) {
         G_CHECK(pxl_llm_eval(sd.m, &tok, 1, lg, 0) == PXL_OK, "reference eval %d", k);
+        memcpy(reflg + (size_t)k * (size_t)V, lg, (size_t)V * sizeof *lg);
         tok = ref[k] = host_pick(lg, V);
+    }
+    if (fails) goto done;
+    /* pxl_llm_eval_view gives the same logits in place, pxl_llm_eval between
+     * two views (step 2), and its last view is still held (on a GPU: mapped)
+     * when the rewind and the generation below run */
+    const float *vw = lg;
+    G_CHECK(pxl_llm_eval_view(sd.m, &tok, 1, NULL) == PXL_ERR_INVALID_ARG, "view: logits NULL");
+    G_CHECK(pxl_llm_rewind(sd.m, base) == PXL_OK, "rewind");
+    tok = first;
+    for (int k = 0; k <= n && !fails; k++) {
+        const float *want = reflg + (size_t)k * (size_t)V;
+        if (k == 2) {
+            G_CHECK(pxl_llm_eval(sd.m, &tok, 1, lg, 0) == PXL_OK && !memcmp(lg, want, (size_t)V * sizeof *lg),
+                    "eval between views, step %d", k);
+        } else {
+            G_CHECK(pxl_llm_eval_view(sd.m, &tok, 1, &vw) == PXL_OK && vw && vw != lg &&
+                        !memcmp(vw, want, (size_t)V * sizeof *vw),
+                    "view, step %d: the logits differ from eval's", k);
+        }
+        tok = ref[k];
     }
     if (fails) goto done;
     /* the same n picks */
@@ -209,7 +232,7 @@ static int greedy(const char *path, int n, const char *backend, const char *tuni
 done:
     printf("%s on %s%s%s: %d greedy picks against eval and the host's pick, %s\n", path, backend,
            tuning ? " with " : "", tuning ? tuning : "", n, fails ? "FAILED" : "same");
-    free(lg);
+    free(lg), free(reflg);
     close_side(&sd);
     return fails ? 1 : 0;
 }

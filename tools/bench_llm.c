@@ -6,7 +6,9 @@
  *    the model adds BOS, the rest drawn from a fixed generator over the
  *    vocabulary), asking for the last token's logits as a prompt does;
  *  - tgN: from an empty cache, N evaluations of one token each (BOS or a
- *    drawn id first, then drawn ids), each returning its logits;
+ *    drawn id first, then drawn ids), each leaving its logits in host memory
+ *    (pxl_llm_eval_view: on a GPU the read-back buffer the pass copied them
+ *    into, mapped, as llama.cpp leaves them in its output buffer);
  *  - tgN greedy (--greedy): from an empty cache, N tokens of greedy
  *    generation from the same first id (pxl_llm_generate_greedy: each token
  *    the last one's pick; on a GPU picked on the device, with no host round
@@ -14,8 +16,8 @@
  *    drawn ids and waits for each token's logits, as tgN does.
  * Each test runs once untimed (pp: the whole prompt; tg: one token, as
  * llama-bench warms up), then --reps timed runs; t/s is computed per run and
- * reported as mean and sample standard deviation. Every eval returns logits
- * to the host, so the times are complete on the GPU as on the CPU.
+ * reported as mean and sample standard deviation. Every eval waits for its
+ * logits on the host, so the times are complete on the GPU as on the CPU.
  */
 #include "cli_gguf.h"
 
@@ -64,7 +66,8 @@ static double run_once(cli_gguf *m, uint32_t n_prompt, uint32_t n_gen, int greed
         size_t got = 0; /* the picks overwrite ids (the first is passed by value) */
         *s = pxl_llm_generate_greedy(m->model, ids[0], n_gen, NULL, ids, &got);
     } else {
-        for (uint32_t i = 0; i < n_gen && *s == PXL_OK; i++) *s = pxl_llm_eval(m->model, ids + i, 1, logits, 0);
+        const float *lg = NULL;
+        for (uint32_t i = 0; i < n_gen && *s == PXL_OK; i++) *s = pxl_llm_eval_view(m->model, ids + i, 1, &lg);
     }
     double t = pxl_time_now() - t0;
     return *s == PXL_OK ? t : -1;

@@ -115,6 +115,18 @@ PXL_API pxl_status pxl_buffer_create_readback(pxl_ctx *ctx, size_t size, pxl_buf
  * submitted meanwhile from another thread.
  */
 PXL_API pxl_status pxl_buffer_read_back(pxl_ctx *ctx, pxl_buffer *buf, size_t offset, void *dst, size_t size);
+/*
+ * pxl_buffer_read_back without the copy: waits as it does, then maps the
+ * range and points *out at its bytes (read-only), valid until
+ * pxl_buffer_unmap or pxl_buffer_free. While it is mapped, no work that
+ * copies into the buffer may be submitted (WebGPU refuses the submit) and
+ * it cannot be mapped again (nor read with pxl_buffer_read_back). Fails with
+ * PXL_ERR_INVALID_ARG for a buffer that is not a read-back buffer or is
+ * mapped already, and for size 0.
+ */
+PXL_API pxl_status pxl_buffer_map_read(pxl_ctx *ctx, pxl_buffer *buf, size_t offset, size_t size, const void **out);
+/* Ends pxl_buffer_map_read's mapping; a no-op for a buffer that is not mapped (or NULL). */
+PXL_API void pxl_buffer_unmap(pxl_ctx *ctx, pxl_buffer *buf);
 
 /* One range of a batched download. */
 typedef struct pxl_download {

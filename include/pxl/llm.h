@@ -402,6 +402,15 @@ PXL_API const pxl_llm_info *pxl_llm_get_info(const pxl_llm *m);
  * PXL_ERR_INVALID_ARG and changes nothing.
  */
 PXL_API pxl_status pxl_llm_eval(pxl_llm *m, const int32_t *ids, size_t n, float *logits, int all_logits);
+/*
+ * pxl_llm_eval of n tokens, with *logits pointed at the last token's n_vocab
+ * logits where the model holds them instead of copied out: on a GPU the
+ * mapped read-back memory the pass copied them into (no host copy), else
+ * the model's own host array. Read-only, valid until the next call on m
+ * (pxl_llm_eval, pxl_llm_eval_view, pxl_llm_generate_greedy,
+ * pxl_llm_rewind, pxl_llm_free). On failure *logits is NULL.
+ */
+PXL_API pxl_status pxl_llm_eval_view(pxl_llm *m, const int32_t *ids, size_t n, const float **logits);
 /* Options of pxl_llm_generate_greedy; zero-initialised (or NULL): no callback. */
 typedef struct pxl_llm_greedy_options {
     /* called with each pick in order as soon as the host has it (on a GPU

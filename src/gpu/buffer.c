@@ -315,19 +315,18 @@ pxl_status pxl_gpu_read_mapped(pxl_gpu *g, WGPUBuffer buf, void *dst, size_t siz
     return PXL_OK;
 }
 
-pxl_status pxl_buffer_read_back(pxl_ctx *ctx, pxl_buffer *b, size_t offset, void *dst, size_t size) {
-    PXL_GPU_OR_FAIL(ctx, g);
-    pxl_status s = check_range(ctx, b, offset, size, "pxl_buffer_read_back", 1);
-    if (s != PXL_OK) return s;
-    if (g->lost) return pxl_gpu_take_deferred(g);
-    if (size == 0) return PXL_OK;
+/* Maps [offset, offset + size) of read-back buffer b (size > 0, checked)
+ * after the submitted work that uses it; *out points at its first byte. */
+static pxl_status map_range(pxl_ctx *ctx, pxl_gpu *g, pxl_buffer *b, size_t offset, size_t size, const char *what,
+                            const void **out) {
+    if (b->mapped) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: the buffer is mapped (pxl_buffer_unmap first)", what);
     /* the map covers 8-byte-aligned whole words around the range (WebGPU's rule for offsets) */
     size_t lo = offset & ~(size_t)7, hi = (size_t)round_up(offset + size, 4);
     map_result r;
     memset(&r, 0, sizeof r);
     WGPUBufferMapCallbackInfo cb = {NULL, WGPUCallbackMode_WaitAnyOnly, on_map, &r, NULL};
     WGPUFuture f = g->fn.BufferMapAsync(b->handle, WGPUMapMode_Read, lo, hi - lo, cb);
-    s = pxl_gpu_wait(g, f, "mapping a read-back buffer");
+    pxl_status s = pxl_gpu_wait(g, f, "mapping a read-back buffer");
     if (s != PXL_OK) return s;
     if (r.status != PXL_WGPU_SUCCESS) {
         s = pxl_gpu_take_deferred(g);
@@ -338,9 +337,44 @@ pxl_status pxl_buffer_read_back(pxl_ctx *ctx, pxl_buffer *b, size_t offset, void
         g->fn.BufferUnmap(b->handle);
         return pxl_fail(ctx, PXL_ERR_GPU, "mapped range of %zu bytes unavailable", hi - lo);
     }
-    memcpy(dst, m + (offset - lo), size);
-    g->fn.BufferUnmap(b->handle);
+    b->mapped = 1;
+    *out = m + (offset - lo);
+    return PXL_OK;
+}
+
+pxl_status pxl_buffer_read_back(pxl_ctx *ctx, pxl_buffer *b, size_t offset, void *dst, size_t size) {
+    PXL_GPU_OR_FAIL(ctx, g);
+    PXL_REQUIRE(ctx, "pxl_buffer_read_back", b);
+    pxl_status s = check_range(ctx, b, offset, size, "pxl_buffer_read_back", 1);
+    if (s != PXL_OK) return s;
+    if (g->lost) return pxl_gpu_take_deferred(g);
+    if (size == 0) return PXL_OK;
+    const void *m = NULL;
+    if ((s = map_range(ctx, g, b, offset, size, "pxl_buffer_read_back", &m)) != PXL_OK) return s;
+    memcpy(dst, m, size);
+    pxl_buffer_unmap(ctx, b);
     return pxl_gpu_take_deferred(g);
+}
+
+pxl_status pxl_buffer_map_read(pxl_ctx *ctx, pxl_buffer *b, size_t offset, size_t size, const void **out) {
+    static const char op[] = "pxl_buffer_map_read";
+    PXL_GPU_OR_FAIL(ctx, g);
+    PXL_REQUIRE(ctx, op, out);
+    *out = NULL;
+    PXL_REQUIRE(ctx, op, b);
+    pxl_status s = check_range(ctx, b, offset, size, op, 1);
+    if (s != PXL_OK) return s;
+    if (size == 0) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: size 0 (nothing to map)", op);
+    if (g->lost) return pxl_gpu_take_deferred(g);
+    if ((s = map_range(ctx, g, b, offset, size, op, out)) != PXL_OK) return s;
+    return pxl_gpu_take_deferred(g);
+}
+
+void pxl_buffer_unmap(pxl_ctx *ctx, pxl_buffer *b) {
+    (void)ctx;
+    if (!b || !b->mapped) return;
+    b->gpu->fn.BufferUnmap(b->handle);
+    b->mapped = 0;
 }
 
 static pxl_status ensure_staging(pxl_gpu *g, uint64_t size) {

@@ -34,6 +34,7 @@ struct pxl_buffer {
     size_t size;        /* what the user asked for */
     uint64_t capacity;  /* allocated bytes (multiple of 16) */
     int readback;       /* pxl_buffer_create_readback: MapRead | CopyDst, not pooled */
+    int mapped;         /* a read-back buffer mapped by pxl_buffer_map_read */
     pxl_buffer *next;   /* pool link */
 };
 

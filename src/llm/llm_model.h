@@ -41,6 +41,12 @@ struct pxl_llm {
     pxl_tensor *gate, *up;              /* [B, F] */
     pxl_tensor *logits1, *logits_all;   /* [1, V]; [B, V] made on first use */
     pxl_buffer *logits_rb;              /* GPU: a map-read copy of logits1, which the pass making it writes */
+    /* pxl_llm_eval_view: its logits (the host's copy where logits_rb is not
+     * mapped instead, made on first use), and while it runs, where
+     * read_logits1 puts the pointer into the mapped logits_rb instead of
+     * copying; logits_rb stays mapped until the next call on the model */
+    float *logits_host;
+    const float **view;
     pxl_tensor *qkv1;                   /* one token on a GPU: [1, Hq*D + 2*Hkv*D] */
     int64_t n_past;
     int a_q8;                           /* pxl_matmul_options.a_q8 of a prompt's weight products (CPU: tuning cpu_q8=1; GPU: unless gpu_q8=0) */

@@ -468,6 +468,7 @@ void pxl_llm_free(pxl_llm *m) {
                         m->v, m->att, m->gate, m->up, m->logits1, m->logits_all, m->qkv1};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) pxl_tensor_free(ts[i]);
     pxl_buffer_free(m->logits_rb);
+    pxl_free(m->ctx, m->logits_host);
     if (m->layers) {
         for (int64_t l = 0; l < m->info.n_layer; l++) {
             pxl_llm_layer *L = &m->layers[l];
@@ -619,6 +620,7 @@ int64_t pxl_llm_n_past(const pxl_llm *m) { return m ? m->n_past : 0; }
 
 pxl_status pxl_llm_rewind(pxl_llm *m, int64_t n_past) {
     if (!m) return PXL_ERR_INVALID_ARG;
+    pxl_buffer_unmap(m->ctx, m->logits_rb); /* a view's logits end here (pxl_llm_eval_view) */
     if (n_past < 0 || n_past > m->n_past)
         return pxl_fail(m->ctx, PXL_ERR_INVALID_ARG, "pxl_llm_rewind: %lld is outside [0, %lld]", (long long)n_past,
                         (long long)m->n_past);
@@ -772,6 +774,12 @@ static pxl_status read_logits1(pxl_llm *m, float *logits) {
     size_t bytes = (size_t)m->info.n_vocab * sizeof(float);
     if (!m->logits_rb) return pxl_tensor_read(m->ctx, m->logits1, logits, bytes);
     pxl_status s = pxl_gpu_flush(m->ctx, 0, NULL);
+    if (s == PXL_OK && m->view) { /* pxl_llm_eval_view: the mapped bytes themselves */
+        const void *p = NULL;
+        s = pxl_buffer_map_read(m->ctx, m->logits_rb, 0, bytes, &p);
+        if (s == PXL_OK) *m->view = p;
+        return s;
+    }
     return s == PXL_OK ? pxl_buffer_read_back(m->ctx, m->logits_rb, 0, logits, bytes) : s;
 }
 
@@ -1027,6 +1035,7 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t P, int64_t T, 
 pxl_status pxl_llm_eval(pxl_llm *m, const int32_t *ids, size_t n, float *logits, int all_logits) {
     if (!m) return PXL_ERR_INVALID_ARG;
     PXL_REQUIRE(m->ctx, "pxl_llm_eval", ids);
+    pxl_buffer_unmap(m->ctx, m->logits_rb); /* a view's logits end here (pxl_llm_eval_view) */
     const pxl_llm_info *I = &m->info;
     if (n == 0) return pxl_fail(m->ctx, PXL_ERR_INVALID_ARG, "pxl_llm_eval: no tokens");
     if ((uint64_t)n > (uint64_t)(I->n_ctx - m->n_past))
@@ -1066,6 +1075,22 @@ pxl_status pxl_llm_eval(pxl_llm *m, const int32_t *ids, size_t n, float *logits,
         m->n_past = start;
         ahead_drop(m);
     }
+    return s;
+}
+
+pxl_status pxl_llm_eval_view(pxl_llm *m, const int32_t *ids, size_t n, const float **logits) {
+    if (!m) return PXL_ERR_INVALID_ARG;
+    PXL_REQUIRE(m->ctx, "pxl_llm_eval_view", logits);
+    *logits = NULL;
+    if (!m->logits_host) {
+        m->logits_host = pxl_alloc(m->ctx, (size_t)m->info.n_vocab * sizeof *m->logits_host);
+        if (!m->logits_host) return pxl_fail(m->ctx, PXL_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    const float *mapped = NULL;
+    m->view = &mapped; /* read_logits1 maps logits_rb instead of copying it */
+    pxl_status s = pxl_llm_eval(m, ids, n, m->logits_host, 0);
+    m->view = NULL;
+    if (s == PXL_OK) *logits = mapped ? mapped : m->logits_host;
     return s;
 }
 
@@ -1164,6 +1189,7 @@ pxl_status pxl_llm_generate_greedy(pxl_llm *m, int32_t first, size_t n, const px
                                    int32_t *out, size_t *n_out) {
     if (!m) return PXL_ERR_INVALID_ARG;
     PXL_REQUIRE(m->ctx, "pxl_llm_generate_greedy", n_out);
+    pxl_buffer_unmap(m->ctx, m->logits_rb); /* a view's logits end here (pxl_llm_eval_view) */
     const pxl_llm_info *I = &m->info;
     pxl_llm_greedy_options o = {0};
     if (opts) o = *opts;
