@@ -724,7 +724,7 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
     /* one row: qmv_xs's split, XRB / 2 gate rows and their up rows a step */
     xs_launch xl;
     if (s.M == 1 && !tune->qmv_plain && xs_shape(tune, gi, s.K / PXL_QK, &xl) && xl.rb >= 2) {
-        p.off_u2 = p.rpg;
+        p.off_u2 = p.rpg; /* the up rows' offset, which qmv, kmv and xmv take in rpg's place */
         p.rpg = xl.rb * xl.steps;
         if ((st = rows_grid(ctx, &s, (uint64_t)(xl.wg / xl.xt) * p.rpg / 2, g)) != PXL_OK) return st;
         pxl_op_bindings b5 = pxl_op_bias_binding(&bd); /* qmv_xs declares the bias binding (5), unread */
