@@ -34,7 +34,6 @@ var<workgroup> red: array<f32, WG>;     // norm_mv.wgsl's norm_inv (not called h
 
 #include "norm_mv.wgsl"   // NORM, NW, nscale
 #include "q_elems.wgsl"
-fn silu_mul(g: f32, u: f32) -> f32 { return g; }   // qmv_xs_body.wgsl's SwiGLU step (never taken here)
 
 // qmv_xs_body.wgsl's reader: word i of B, or of B2 (second)
 fn bword(i: u32, second: bool) -> u32 {

@@ -19,9 +19,11 @@
 //
 // Needs from the including module: A (array<vec4<f32>>), C (array<f32>,
 // read_write), BS (array<f32>, the bias rows), p (quant_params.wgsl),
-// override WG, NORM and nscale (norm_mv.wgsl), silu_mul (swiglu_mv.wgsl),
-// q_elems.wgsl, and the weights' reader bword(i, second): u32 word i of the
-// first (second = false) or the second product's weights.
+// override WG, NORM and nscale (norm_mv.wgsl), q_elems.wgsl, and the
+// weights' reader bword(i, second): u32 word i of the first (second =
+// false) or the second product's weights.
+
+#include "silu_mul.wgsl"   // silu_mul (the SwiGLU step)
 
 override XT: u32 = 256u;     // invocations per row group (power of two, XRB .. WG)
 override XKCH: u32 = 1u;     // half blocks per invocation and row (1 .. 4)

@@ -18,4 +18,4 @@ fn out_rows() -> u32 { return select(ROWS, ROWS / 2u, SWIGLU); }
 fn w_out(n0: u32, r: u32) -> u32 { return select(n0 + r, n0 + r % max(ROWS / 2u, 1u), SWIGLU); }
 fn w_is_up(r: u32) -> bool { return SWIGLU && r >= ROWS / 2u; }
 
-fn silu_mul(g: f32, u: f32) -> f32 { return g / (1.0 + exp(-g)) * u; }
+#include "silu_mul.wgsl"   // silu_mul
