@@ -218,6 +218,44 @@ static void multi_bits_of(pxl_ctx *gpu, pxl_dtype d0, pxl_dtype d1, int64_t K, i
     free(w0), free(w1), free(a), free(nw), free(bias), free(got), free(want);
 }
 
+/* pxl_matmul_multi's refusals about biases, each before any product runs
+ * (c[0] keeps its sentinel): opts->bias set, a bias of the wrong length, a
+ * bias overlapping another product's output (on the CPU, and a GPU). */
+static void matmul_multi_bias_refusals(pxl_ctx *ctx) {
+    int64_t sa[2] = {1, 64}, sb[2] = {8, 64}, sc = 20, c8[2] = {1, 8};
+    pxl_tensor *a = NULL, *b0 = NULL, *b1 = NULL, *base = NULL, *v0 = NULL, *v1 = NULL, *bias = NULL, *bad = NULL;
+    pxl_status s = pxl_tensor_create(ctx, PXL_F32, 2, sa, &a);
+    if (s == PXL_OK) s = pxl_tensor_create(ctx, PXL_Q8_0, 2, sb, &b0);
+    if (s == PXL_OK) s = pxl_tensor_create(ctx, PXL_Q8_0, 2, sb, &b1);
+    if (s == PXL_OK) s = pxl_tensor_create(ctx, PXL_F32, 1, &sc, &base);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, c8, 0, &v0);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, c8, 8 * 4, &v1);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, base, 2, c8, 12 * 4, &bias); /* overlaps v1 (floats 8 .. 15) */
+    if (s == PXL_OK) s = pxl_tensor_create(ctx, PXL_F32, 1, &sc, &bad);
+    float fill[20], got[20];
+    for (int i = 0; i < 20; i++) fill[i] = 7.0f;
+    if (s == PXL_OK) s = pxl_tensor_write(ctx, base, fill, sizeof fill);
+    CHECK_MSG(s == PXL_OK, "matmul_multi bias refusals: setup: %s", pxl_ctx_error(ctx));
+    if (s == PXL_OK) {
+        pxl_matmul_options o = {0};
+        o.trans_b = 1;
+        const pxl_tensor *b[2] = {b0, b1}, *over[2] = {bias, NULL}, *wrong[2] = {NULL, bad};
+        pxl_tensor *c[2] = {v0, v1};
+        o.bias = bad;
+        CHECK(pxl_matmul_multi(ctx, a, 2, b, c, NULL, &o) == PXL_ERR_INVALID_ARG &&
+              strstr(pxl_ctx_error(ctx), "opts->bias") != NULL);
+        o.bias = NULL;
+        CHECK(pxl_matmul_multi(ctx, a, 2, b, c, wrong, &o) == PXL_ERR_INVALID_ARG &&
+              strstr(pxl_ctx_error(ctx), "product 1") != NULL && strstr(pxl_ctx_error(ctx), "20 elements") != NULL);
+        CHECK_MSG(pxl_matmul_multi(ctx, a, 2, b, c, over, &o) == PXL_ERR_INVALID_ARG &&
+                      strstr(pxl_ctx_error(ctx), "bias[0]") != NULL,
+                  "overlap: %s", pxl_ctx_error(ctx));
+        CHECK(pxl_tensor_read(ctx, base, got, sizeof got) == PXL_OK && got[0] == 7.0f && got[8] == 7.0f);
+    }
+    pxl_tensor_free(bad), pxl_tensor_free(bias), pxl_tensor_free(v1), pxl_tensor_free(v0), pxl_tensor_free(base);
+    pxl_tensor_free(b1), pxl_tensor_free(b0), pxl_tensor_free(a);
+}
+
 /* K: several units (or half blocks) an invocation, so the row groups' order
  * shows; Qwen2.5-0.5B's K (896, rows of 56 half blocks); K = 8192 takes
  * qmv_xs's long rows (workgroups of 512 where the device has them) */
@@ -360,11 +398,13 @@ int main(int argc, char **argv) {
         int b = ops_cases_run_bad(&env, env.gpu != NULL);
         golden(env.cpu, "cpu");
         rope_table_reuse(env.cpu);
+        matmul_multi_bias_refusals(env.cpu);
         attention_simd_bits();
         if (env.gpu) {
             golden(env.gpu, "gpu");
             attention_long_stream(env.cpu, env.gpu);
             matmul_multi_bits(env.gpu);
+            matmul_multi_bias_refusals(env.gpu);
         }
         fprintf(stderr, "%d cases and %d bad-argument sets (of %d rows) on %s in %.1f s\n", n, b, ops_case_count(),
                 env.gpu ? "cpu and gpu" : "cpu", pxl_time_now() - t0);
