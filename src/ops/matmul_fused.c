@@ -189,18 +189,19 @@ pxl_status pxl_matmul_multi(pxl_ctx *ctx, const pxl_tensor *a, size_t n, const p
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: opts->bias must be NULL (each product's bias goes in bias[i])",
                         op);
     pxl_status st;
+    char sj[PXL_MATMUL_MULTI_MAX][16]; /* the biases' names in messages */
+    for (size_t j = 0; j < n && bias; j++) {
+        snprintf(sj[j], sizeof sj[j], "bias[%zu]", j);
+        if (bias[j] && (st = pxl_check_tensor(ctx, op, sj[j], bias[j])) != PXL_OK) return st;
+    }
     for (size_t i = 0; i < n; i++) {
         char bn[16], cn[16];
         snprintf(bn, sizeof bn, "b[%zu]", i);
         snprintf(cn, sizeof cn, "c[%zu]", i);
         if ((st = pxl_check_tensor(ctx, op, bn, b[i])) != PXL_OK) return st;
         if ((st = pxl_check_tensor(ctx, op, cn, c[i])) != PXL_OK) return st;
-        for (size_t j = 0; j < n && bias; j++) {
-            char sj[16];
-            snprintf(sj, sizeof sj, "bias[%zu]", j);
-            if (bias[j] && (st = pxl_check_tensor(ctx, op, sj, bias[j])) != PXL_OK) return st;
-            if (bias[j] && (st = pxl_check_overlap(ctx, op, cn, c[i], sj, bias[j], 0)) != PXL_OK) return st;
-        }
+        for (size_t j = 0; j < n && bias; j++)
+            if (bias[j] && (st = pxl_check_overlap(ctx, op, cn, c[i], sj[j], bias[j], 0)) != PXL_OK) return st;
         for (size_t j = 0; j < n; j++) {
             char bj[16];
             snprintf(bj, sizeof bj, "b[%zu]", j);

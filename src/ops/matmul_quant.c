@@ -128,11 +128,14 @@ static pxl_status q_cpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
 #define QMV_UNROLL 4u
 #define QMV_MAX_NCOL 8
 
+/* Q8_0, Q4_0 and Q5_0: 32-element blocks of 8 or 4 (5) bits and one f16 scale (quant.wgsl's formats) */
+static int legacy_q(pxl_dtype dt) { return dt == PXL_Q8_0 || dt == PXL_Q4_0 || dt == PXL_Q5_0; }
+
 /* Whether wgsl/quant.wgsl takes B of dtype dt with M rows of A: Q8_0 and
  * Q4_0 at any M (qmv_xs, qmv, qmm), Q5_0 (override Q5) in the
  * matrix-vector kernels only (M <= QMV_MAX_NCOL; its prompts take xmm). */
 static int quant_takes(pxl_dtype dt, int64_t M) {
-    return dt == PXL_Q8_0 || dt == PXL_Q4_0 || (dt == PXL_Q5_0 && M <= QMV_MAX_NCOL);
+    return legacy_q(dt) && (dt != PXL_Q5_0 || M <= QMV_MAX_NCOL);
 }
 
 typedef struct {
@@ -214,6 +217,25 @@ static int xs_shape(const pxl_tuning *t, const pxl_gpu_info *gi, int64_t nb, xs_
 /* A 2-D grid of workgroups that each compute per_wg of the N output columns. */
 static pxl_status rows_grid(pxl_ctx *ctx, const q_shape *s, uint64_t per_wg, uint32_t g[2]) {
     return pxl_op_grid(ctx, OP, ((uint64_t)s->N + per_wg - 1) / per_wg, g);
+}
+
+/* One dispatch of quant.wgsl's qmv_xs (M = 1, batches along z) in launch
+ * shape xl for B of dtype dt: p->rpg set to the row groups' rows; with
+ * swiglu, gate and up rows (half as many outputs a workgroup), else with
+ * bias (override BIAS). bd binds A, B, C and the norm; the bias binding (5)
+ * is bd's fifth, or A again. */
+static pxl_status xs_dispatch(pxl_ctx *ctx, const xs_launch *xl, pxl_dtype dt, const q_shape *s, qmm_params *p,
+                              const pxl_op_bindings *bd, double norm, int swiglu, int bias) {
+    p->rpg = xl->rb * xl->steps;
+    uint32_t g[2] = {0, 0};
+    pxl_status st = rows_grid(ctx, s, (uint64_t)(xl->wg / xl->xt) * p->rpg / (swiglu ? 2u : 1u), g);
+    if (st != PXL_OK) return st;
+    pxl_op_bindings b5 = pxl_op_bias_binding(bd);
+    pxl_constant k[9] = {{"WG", xl->wg},       {"XT", xl->xt},          {"XKCH", xl->kch},
+                         {"XRB", xl->rb},       {"Q4", dt != PXL_Q8_0}, {"Q5", dt == PXL_Q5_0},
+                         {"NORM", norm},        {"BIAS", bias != 0},     {"SWIGLU", swiglu != 0}};
+    return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv_xs", k, 9, &b5, 3, p, sizeof *p, g[0], g[1],
+                              (uint32_t)s->batch);
 }
 
 /* The grid of the 64 x 64-tiled kernels (qmm, kmm), which need 256 invocations. */
@@ -360,7 +382,7 @@ static uint64_t kmm8_bytes(const q_shape *s) {
 static int kmm8_fits(const pxl_gpu_info *gi, pxl_dtype dt, const q_shape *s, const qmm_params *p) {
     int b_ok = dt == PXL_Q6_K || (dt == PXL_Q4_K && p->off_b % 4u == 0 && p->stride_b % 4u == 0) ||
                (dt == PXL_Q5_K && p->off_b % 16u == 0 && p->stride_b % 16u == 0) ||
-               ((dt == PXL_Q8_0 || dt == PXL_Q4_0 || dt == PXL_Q5_0) && s->K % 64 == 0 && p->off_b % 2u == 0 &&
+               (legacy_q(dt) && s->K % 64 == 0 && p->off_b % 2u == 0 &&
                 p->stride_b % 2u == 0);
     return b_ok && kmm8_bytes(s) + 16 <= gi->max_storage_binding_size && kmm8_bytes(s) / 16 <= UINT32_MAX;
 }
@@ -381,7 +403,7 @@ static uint32_t kmm8w_tn(const pxl_ctx *ctx, pxl_dtype dt, const q_shape *s, con
     if (t == 1 && dt != PXL_Q5_K) return 0;
     if (t == 1) t = 0;
     if (dt == PXL_Q6_K) return 4;
-    int legacy = dt == PXL_Q8_0 || dt == PXL_Q4_0 || dt == PXL_Q5_0; /* kmm8_fits: on 2 bytes, K % 64 == 0 */
+    int legacy = legacy_q(dt); /* kmm8_fits: on 2 bytes, K % 64 == 0 */
     if (!legacy && ((dt != PXL_Q4_K && dt != PXL_Q5_K) || p->off_b % 16u || p->stride_b % 16u)) return 0;
     if (t) return t - 1;
     uint64_t wide = ((uint64_t)s->N + 127) / 128 * (((uint64_t)s->M + 63) / 64) * (uint64_t)s->batch;
@@ -603,15 +625,8 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
     xs_launch xl;
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* qmv_kernel=q: never qmv_xs (tuning only) */
     if (s->M == 1 && !tune->qmv_plain && xs_shape(tune, gi, s->K / PXL_QK, &xl)) {
-        p.rpg = xl.rb * xl.steps;
-        uint32_t g[2] = {0, 0};
-        pxl_status st = rows_grid(ctx, s, (uint64_t)(xl.wg / xl.xt) * p.rpg, g);
-        if (st != PXL_OK) return st;
-        pxl_constant k[8] = {{"WG", xl.wg}, {"XT", xl.xt}, {"XKCH", xl.kch}, {"XRB", xl.rb},
-                             {"Q4", q4},    {"Q5", q5},    {"NORM", norm},   {"BIAS", bias}};
         *bias_done = bias != 0;
-        return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv_xs", k, 8, &bd, 3, &p, sizeof p, g[0],
-                                  g[1], (uint32_t)s->batch);
+        return xs_dispatch(ctx, &xl, b->dtype, s, &p, &bd, norm, 0, bias);
     }
     if (s->M <= QMV_MAX_NCOL) {
         qmv_launch l = qmv_shape(tune, gi, (uint32_t)s->M, s->K / PXL_QK);
@@ -725,13 +740,7 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
     xs_launch xl;
     if (s.M == 1 && !tune->qmv_plain && xs_shape(tune, gi, s.K / PXL_QK, &xl) && xl.rb >= 2) {
         p.off_u2 = p.rpg; /* the up rows' offset, which qmv, kmv and xmv take in rpg's place */
-        p.rpg = xl.rb * xl.steps;
-        if ((st = rows_grid(ctx, &s, (uint64_t)(xl.wg / xl.xt) * p.rpg / 2, g)) != PXL_OK) return st;
-        pxl_op_bindings b5 = pxl_op_bias_binding(&bd); /* qmv_xs declares the bias binding (5), unread */
-        pxl_constant k[8] = {{"WG", xl.wg}, {"XT", xl.xt},   {"XKCH", xl.kch}, {"XRB", xl.rb},
-                             {"Q4", w->dtype != PXL_Q8_0}, {"Q5", w->dtype == PXL_Q5_0}, {"NORM", norm}, {"SWIGLU", 1}};
-        return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv_xs", k, 8, &b5, 3, &p, sizeof p, g[0],
-                                  g[1], (uint32_t)s.batch);
+        return xs_dispatch(ctx, &xl, w->dtype, &s, &p, &bd, norm, 1, 0);
     }
     qmv_launch l = qmv_shape(tune, gi, (uint32_t)s.M, s.K / PXL_QK);
     uint32_t R = l.rows;
@@ -770,8 +779,6 @@ static int pair_span(const pxl_gpu_info *gi, const pxl_tensor *x, const pxl_tens
 static uint32_t in_span(const pxl_tensor *span, uint32_t off, const pxl_tensor *v) {
     return v ? off + (uint32_t)((v->offset - span->offset) / 4) : 0;
 }
-
-static int legacy_q(pxl_dtype dt) { return dt == PXL_Q8_0 || dt == PXL_Q4_0 || dt == PXL_Q5_0; }
 
 /* c[i] = A' . b[i]^T (+ bias s[i] where not NULL) for i = 0, 1, with alpha,
  * beta and A' = A, or rmsnorm(A) * norm, from o, for one row of A, in one
