@@ -8,15 +8,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* A quiet context on backend b with `threads` CPU threads (0: all cores) and
- * the tuning option $PXL_TUNE (as the pxl tool reads it; ctest sets
- * cpu_simd=0 for the plain-C run of the op cases); NULL if it cannot be made. */
+/* A quiet context on backend b with `threads` CPU threads (0: all cores), the
+ * tuning option $PXL_TUNE (as the pxl tool reads it; ctest sets cpu_simd=0 for
+ * the plain-C run of the op cases) and, with $PXL_TEST_UNCHECKED=1, the GPU
+ * kernels without Dawn's bounds checks (pxl_ctx_options.gpu_unchecked, as the
+ * GGUF commands run them); NULL if it cannot be made. */
 static inline pxl_ctx *test_ctx(pxl_backend b, int threads) {
     pxl_ctx_options o = pxl_ctx_options_default();
     o.backend = b;
     o.n_threads = threads;
     o.quiet = 1;
     o.tuning = getenv("PXL_TUNE");
+    const char *unchecked = getenv("PXL_TEST_UNCHECKED");
+    o.gpu_unchecked = unchecked && unchecked[0] == '1';
     pxl_ctx *ctx = NULL;
     if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
         pxl_ctx_free(ctx);
@@ -35,7 +39,8 @@ static inline pxl_ctx *test_gpu_ctx(void) {
         return NULL;
     }
     const pxl_gpu_info *i = pxl_gpu_get_info(ctx);
-    fprintf(stderr, "adapter: %s (%s, %s)\n", i->adapter_name, i->backend, i->feature_level);
+    fprintf(stderr, "adapter: %s (%s, %s%s)\n", i->adapter_name, i->backend, i->feature_level,
+            i->unchecked ? ", no bounds checks" : "");
     return ctx;
 }
 

@@ -98,6 +98,8 @@ int main(int argc, char **argv) {
     o.backend = gpu ? PXL_BACKEND_GPU : PXL_BACKEND_CPU;
     o.quiet = 1;
     o.tuning = getenv("PXL_TUNE"); /* as the CLI: PXL_TUNE=cpu_q8=1 runs the references on 8-bit activations */
+    const char *unchecked = getenv("PXL_TEST_UNCHECKED"); /* 1: as the GGUF commands run the GPU kernels */
+    o.gpu_unchecked = unchecked && unchecked[0] == '1';
     pxl_ctx *ctx = NULL;
     if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
         fprintf(stderr, "no %s context: %s\n", argv[3], ctx ? pxl_ctx_error(ctx) : "");

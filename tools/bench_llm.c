@@ -286,8 +286,9 @@ int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, u
     } else {
         char dev[160];
         snprintf(dev, sizeof dev, "%s", gi ? gi->adapter_name : "cpu");
-        printf("pxl bench llm: %s on %s (%s), %d CPU threads, n_ctx %lld, n_batch %lld, %u reps\n\n", path, backend,
-               dev, pxl_ctx_threads(m.ctx), (long long)I->n_ctx, (long long)I->n_batch, reps);
+        printf("pxl bench llm: %s on %s (%s%s), %d CPU threads, n_ctx %lld, n_batch %lld, %u reps\n\n", path, backend,
+               dev, gi && !gi->unchecked ? ", bounds checks on" : "", pxl_ctx_threads(m.ctx), (long long)I->n_ctx,
+               (long long)I->n_batch, reps);
         printf("| %-24s | %12s | %10s | %-8s | %8s | %20s |\n", "model", "size", "params", "backend", "test", "t/s");
         printf("| %.24s | %.12s: | %.10s: | %.8s | %.8s: | %.20s: |\n", "------------------------", "-----------",
                "---------", "--------", "-------", "-------------------");

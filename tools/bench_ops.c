@@ -563,7 +563,7 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         }
         printf("]}\n");
     } else {
-        if (gi) printf("ops on %s (%s)\n", gi->adapter_name, gi->backend);
+        if (gi) printf("ops on %s (%s%s)\n", gi->adapter_name, gi->backend, gi->unchecked ? "" : ", bounds checks on");
         else printf("ops on the CPU (%d threads)\n", pxl_ctx_threads(ctx));
         printf("%-36s %12s %14s  %s\n", "case", "us/call", "rate", "note");
         for (size_t i = 0; i < n; i++) {

@@ -36,6 +36,7 @@ typedef struct cli_common {
     uint32_t threads;
     const char *webgpu_lib;
     const char *tune; /* --tune; NULL: $PXL_TUNE */
+    int gpu_checks;   /* --gpu-checks: keep Dawn's bounds checks where a command drops them */
 } cli_common;
 
 #define CLI_COMMON_OPTS(c)                                                                         \
@@ -48,6 +49,8 @@ typedef struct cli_common {
         {"tune", CLI_STRING, &(c)->tune, 0, 0, "KEY=V,...",                                       \
          "launch-shape overrides for tuning (default: $PXL_TUNE; see README)"},                   \
         {"quiet", CLI_FLAG, &(c)->quiet, 0, 0, NULL, "no progress output"},                       \
+        {"gpu-checks", CLI_FLAG, &(c)->gpu_checks, 0, 0, NULL,                                    \
+         "keep Dawn's bounds checks in GPU kernels (GGUF commands and bench drop them)"},        \
     {                                                                                              \
         "help", CLI_FLAG, &(c)->help, 0, 0, NULL, "show this help"                                \
     }
@@ -80,11 +83,17 @@ void cli_usage(FILE *f, const char *usage, const char *about, const cli_opt *opt
 /* Creates a context from the common options; on failure prints why (cli_fail,
  * so a JSON error object under --json) and returns 1. */
 int cli_open_ctx(const cli_common *c, pxl_ctx **out);
+/* cli_open_ctx with cli_ctx_options_unchecked's options. */
+int cli_open_ctx_unchecked(const cli_common *c, pxl_ctx **out);
 
 /* The context options the common options ask for: backend, threads, WebGPU
  * library, quiet, tuning (--tune, else $PXL_TUNE) and the Dawn toggles
  * ($PXL_DAWN_TOGGLES). The strings point into c and the environment. */
 pxl_ctx_options cli_ctx_options(const cli_common *c);
+
+/* cli_ctx_options for the commands that run only pxl's own kernels on model
+ * weights (the GGUF commands, pxl bench): gpu_unchecked unless --gpu-checks. */
+pxl_ctx_options cli_ctx_options_unchecked(const cli_common *c);
 
 /* ---- input and output (cli_io.c) ---- */
 

@@ -133,10 +133,15 @@ pxl_ctx_options cli_ctx_options(const cli_common *c) {
     return o;
 }
 
-int cli_open_ctx(const cli_common *c, pxl_ctx **out) {
+pxl_ctx_options cli_ctx_options_unchecked(const cli_common *c) {
     pxl_ctx_options o = cli_ctx_options(c);
+    o.gpu_unchecked = !c->gpu_checks;
+    return o;
+}
+
+static int open_ctx(const cli_common *c, const pxl_ctx_options *o, pxl_ctx **out) {
     pxl_ctx *ctx = NULL;
-    pxl_status s = pxl_ctx_create(&o, &ctx);
+    pxl_status s = pxl_ctx_create(o, &ctx);
     if (s != PXL_OK) {
         cli_fail(c->json, 1, "pxl", "%s", ctx ? pxl_ctx_error(ctx) : pxl_status_str(s));
         pxl_ctx_free(ctx);
@@ -144,6 +149,16 @@ int cli_open_ctx(const cli_common *c, pxl_ctx **out) {
     }
     *out = ctx;
     return 0;
+}
+
+int cli_open_ctx(const cli_common *c, pxl_ctx **out) {
+    pxl_ctx_options o = cli_ctx_options(c);
+    return open_ctx(c, &o, out);
+}
+
+int cli_open_ctx_unchecked(const cli_common *c, pxl_ctx **out) {
+    pxl_ctx_options o = cli_ctx_options_unchecked(c);
+    return open_ctx(c, &o, out);
 }
 
 int cli_parse_command(const char *cmd, const char *usage, const char *about, int argc, char **argv,

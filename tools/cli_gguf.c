@@ -23,7 +23,7 @@ int cli_gguf_open(const char *cmd, const cli_common *c, const char *path, uint32
     if (kv_type && !strcmp(kv_type, "f16")) lo.kv_type = PXL_F16;
     else if (kv_type && strcmp(kv_type, "f32") != 0)
         return cli_fail(c->json, 2, cmd, "--kv-type is f32 or f16, not '%s'", kv_type);
-    pxl_ctx_options co = cli_ctx_options(c);
+    pxl_ctx_options co = cli_ctx_options_unchecked(c);
     pxl_status s = pxl_ctx_create(&co, &m->ctx);
     if (s != PXL_OK) {
         int rc = cli_fail(c->json, 1, cmd, "%s", m->ctx ? pxl_ctx_error(m->ctx) : pxl_status_str(s));

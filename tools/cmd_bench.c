@@ -266,7 +266,7 @@ int cmd_bench(int argc, char **argv) {
     if (p) return p == 1 ? 0 : 2;
     if (strcmp(what, "llm") == 0) return bench_llm(&o.c, o.model, o.pp, o.tg, o.reps, o.kv_type, o.profile, o.greedy);
     pxl_ctx *ctx;
-    if (cli_open_ctx(&o.c, &ctx)) return 1;
+    if (cli_open_ctx_unchecked(&o.c, &ctx)) return 1;
     if (strcmp(what, "ad") == 0) {
         int rc = bench_ad(ctx, o.level, o.reps, o.c.json);
         pxl_ctx_free(ctx);

@@ -167,6 +167,17 @@ typedef struct pxl_ctx_options {
      * ones are skipped. NULL: none. Copied.
      */
     const char *dawn_toggles;
+    /*
+     * 1: GPU kernels run without Dawn's bounds checks ("robustness": every
+     * storage and uniform access clamped to its binding, which WebGPU does for
+     * shaders it cannot trust). pxl's kernels are its own: the host checks every
+     * op's sizes and views before it records a dispatch (the op contract), and
+     * the op-case table runs each kernel both ways. Without the checks a GGUF
+     * model decodes 5 to 7% faster on an H200 (docs/BENCHMARKS.md); the cost is
+     * that a bug in a kernel could touch memory outside its buffers instead of
+     * being clamped. 0 (the default): the checks stay. No effect on the CPU.
+     */
+    int gpu_unchecked;
 } pxl_ctx_options;
 
 /* Zero-initialised options with the defaults filled in. */

@@ -63,6 +63,8 @@ typedef struct pxl_gpu_info {
     const uint32_t *features;   /* raw WGPUFeatureName values */
     size_t matrix_config_count; /* subgroup-matrix shapes (Dawn's experimental feature, */
     const pxl_gpu_matrix_config *matrix_configs; /* visible with dawn_toggles "allow_unsafe_apis") */
+    int unchecked;              /* 1: the kernels run without Dawn's bounds checks
+                                 * (pxl_ctx_options.gpu_unchecked) */
 } pxl_gpu_info;
 
 /* NULL unless the context's backend is GPU. Valid for the context's lifetime. */

@@ -80,6 +80,7 @@ pxl_status pxl_ctx_init(const pxl_ctx_options *opts, pxl_ctx **out, pxl_backend 
     ctx->alloc = a;
     ctx->quiet = o.quiet;
     ctx->kernel_cache_max = o.kernel_cache_max;
+    ctx->gpu_unchecked = o.gpu_unchecked != 0;
     ctx->gpu_timeout_ms = o.gpu_timeout_ms ? o.gpu_timeout_ms : 120000;
     *out = ctx;
 

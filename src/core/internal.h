@@ -67,6 +67,7 @@ struct pxl_ctx {
     char *webgpu_library; /* owned copy of the option, or NULL */
     char *webgpu_library_env; /* $PXL_WEBGPU_LIB read at creation (owned; tried first), or NULL */
     char *dawn_toggles;   /* owned copy of the option, or NULL */
+    int gpu_unchecked;    /* the option: Dawn's disable_robustness on the GPU device */
     pxl_tuning tuning;    /* the parsed tuning option */
     char *cache_dir;      /* resolved pipeline cache directory (owned), or NULL: none */
     uint32_t kernel_cache_max; /* the option; 0: the default */

@@ -251,22 +251,25 @@ pxl_status pxl_gpu_pop_scopes(pxl_gpu *g, const char *what) {
 
 /*
  * Toggles chained on both the adapter request and the device descriptor:
- * timestamp_quantization is off (timestamps would be rounded to ~65 us).
- * pxl_ctx_options.dawn_toggles, "name,-name,...", enables (or, with '-', disables) more, for
- * experiments such as disable_robustness or allow_unsafe_apis (at most 8
- * names of up to 63 characters).
+ * timestamp_quantization is off (timestamps would be rounded to ~65 us), and
+ * with pxl_ctx_options.gpu_unchecked disable_robustness is on (the kernels
+ * lose Dawn's bounds clamping). pxl_ctx_options.dawn_toggles, "name,-name,...",
+ * enables (or, with '-', disables) more, for experiments such as
+ * allow_unsafe_apis (at most 8 names of up to 63 characters).
  */
 typedef struct {
     DawnTogglesDescriptor desc;
-    const char *on[8], *off[10];
+    const char *on[9], *off[10];
     char names[8][64];
 } pxl_toggles;
 
-static void toggles_init(pxl_toggles *t, const char *env) {
+static void toggles_init(pxl_toggles *t, const pxl_ctx *ctx) {
     memset(t, 0, sizeof *t);
     t->desc.chain.sType = DAWN_SType_TogglesDescriptor;
     size_t n_on = 0, n_off = 0, used = 0;
+    const char *env = ctx->dawn_toggles;
     t->off[n_off++] = "timestamp_quantization";
+    if (ctx->gpu_unchecked) t->on[n_on++] = "disable_robustness";
     while (env && *env && used < 8) {
         size_t len = strcspn(env, ",");
         int neg = env[0] == '-';
@@ -297,7 +300,7 @@ static void copy_sv(char *dst, size_t cap, WGPUStringView v) {
 static pxl_status request_adapter(pxl_gpu *g, const pxl_adapter_attempt *a, char *why,
                                   size_t why_cap) {
     pxl_toggles tg;
-    toggles_init(&tg, g->ctx->dawn_toggles);
+    toggles_init(&tg, g->ctx);
     WGPURequestAdapterOptions opt;
     memset(&opt, 0, sizeof opt);
     opt.nextInChain = &tg.desc.chain;
@@ -405,6 +408,7 @@ static pxl_status create_device(pxl_gpu *g) {
         if (adapter_has(g, optional[i])) want[n_want++] = optional[i];
 
     g->info.device_memory_bytes = read_device_memory(g);
+    g->info.unchecked = g->ctx->gpu_unchecked;
 
     WGPULimits limits;
     memset(&limits, 0, sizeof limits);
@@ -413,16 +417,17 @@ static pxl_status create_device(pxl_gpu *g) {
     limits.nextInChain = NULL;
 
     pxl_toggles tg;
-    toggles_init(&tg, g->ctx->dawn_toggles);
+    toggles_init(&tg, g->ctx);
     DawnCacheDeviceDescriptor cache;
     WGPUDeviceDescriptor d;
     memset(&d, 0, sizeof d);
     d.nextInChain = &tg.desc.chain;
     if (g->cache_dir) {
         /* what Dawn keys its entries with, besides the shader and its own version */
-        snprintf(g->cache_isolation, sizeof g->cache_isolation, "pxl %s; %s; %s; %s; %04x:%04x",
+        snprintf(g->cache_isolation, sizeof g->cache_isolation, "pxl %s; %s; %s; %s; %04x:%04x; %s; %s",
                  PXL_VERSION_STRING, backend_name(g->backend), g->name, g->description, g->info.vendor_id,
-                 g->info.device_id);
+                 g->info.device_id, g->ctx->gpu_unchecked ? "unchecked" : "checked",
+                 g->ctx->dawn_toggles ? g->ctx->dawn_toggles : "");
         if (pxl_gpu_disk_cache_chain(g, &cache, &tg.desc.chain)) d.nextInChain = &cache.chain;
     }
     d.label = pxl_sv("pxl");
