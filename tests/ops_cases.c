@@ -850,7 +850,8 @@ static void mmm_oracle(const op_case *c, double *const *v, double **want) {
  * (q8a_slack) for the Q4_K product, which every backend rounds; for the
  * other, the rounding's whole error, 0.6 d |b| a value (d = amax / 127 of
  * its 32; |a - d' q| <= d / 2 + 127 |d - d'|, d' the f16 of d): the CPU
- * rounds every format, a GPU's one-row Q6_K kernel none.
+ * rounds every format, a GPU's one-row Q6_K kernels only for more than 1024
+ * rows (kmv6q; kmv6 takes A as given).
  */
 static void mmm_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
     int64_t M = c->s[0], N = mmm_n(c, out), K = c->s[3];
@@ -1702,6 +1703,13 @@ static const op_case k_cases[] = {
     MM(1, 1, 10, 5, 256, PXL_Q6_K, CF_TB | CF_VIEW | CF_Q8A, 1, 0), MM(1, 1, 40, 33, 512, PXL_Q6_K, CF_TB | CF_SLICE | CF_Q8A, 1, 1),
     /* Q6_K with M = 1 (kmv6.wgsl): the same, and views at 3 blocks (630 bytes: words assembled from two) */
     MM(1, 1, 1, 131, 2816, PXL_Q6_K, CF_TB, 1, 1), MM(1, 1, 1, 9, 512, PXL_Q6_K, CF_TB | CF_VIEW, 1, 0),
+    /* and on 8-bit A, products of more than 1024 rows (kmv6q: 16-byte fields at every even offset; rows of 11
+     * blocks, 2,310 bytes, start at every alignment), batched, a view, a slice, tiny values */
+    MM(1, 1, 1, 1031, 2816, PXL_Q6_K, CF_TB | CF_Q8A, 1, 1), MM(1, 1, 1, 1030, 4096, PXL_Q6_K, CF_TB | CF_Q8A, 1, 0),
+    MM(1, 1, 1, 1033, 512, PXL_Q6_K, CF_TB | CF_VIEW | CF_Q8A, 1, 0),
+    MM(1, 1, 1, 1030, 768, PXL_Q6_K, CF_TB | CF_SLICE | CF_Q8A, -0.5f, 0),
+    MM(3, 1, 1, 1025, 256, PXL_Q6_K, CF_TB | CF_Q8A, 1, 0.5f), MM(2, 2, 1, 1027, 512, PXL_Q6_K, CF_TB | CF_Q8A, 1, 0),
+    MM(1, 1, 1, 1040, 512, PXL_Q6_K, CF_TB | CF_Q8A | CF_TINY, 1, 0),
     MM(1, 1, 1, 6, 768, PXL_Q6_K, CF_TB | CF_SLICE, -0.5f, 0), MM(3, 1, 1, 17, 256, PXL_Q6_K, CF_TB, 1, 0.5f),
     /* f16 / bf16 with M = 1 and K a multiple of 8 (hmv.wgsl, 16-byte loads): odd N, a unit count that is not a
      * multiple of the row group, the residual added, a batch with a broadcast A, views and row slices */
@@ -1796,6 +1804,9 @@ static const op_case k_cases[] = {
     NMM(3, 3, 1, 45, 128, PXL_Q8_0, CF_TB, 1, 0, 1e-5f), NMM(2, 1, 2, 19, 96, PXL_Q4_0, CF_TB, 1, 1, 1e-5f),
     NMM(1, 1, 1, 33, 768, PXL_Q4_K, CF_TB, 1, 0, 1e-5f), NMM(1, 1, 1, 33, 768, PXL_Q4_K, CF_TB | CF_Q8A, 1, 0, 1e-5f),
     NMM(1, 1, 1, 9, 2816, PXL_Q4_K, CF_TB | CF_VIEW | CF_Q8A, 1, 1, 1e-5f), NMM(2, 1, 1, 9, 256, PXL_Q4_K, CF_TB | CF_Q8A, 1, 0, 0),
+    NMM(1, 1, 1, 1033, 768, PXL_Q6_K, CF_TB | CF_Q8A, 1, 0, 1e-5f),
+    NMM(1, 1, 1, 1029, 2816, PXL_Q6_K, CF_TB | CF_VIEW | CF_Q8A, 1, 1, 1e-5f),
+    NMM(1, 1, 1, 1040, 1536, PXL_Q6_K, CF_TB | CF_BIAS | CF_Q8A, 1, 0, 1e-6f),
     NMM(1, 1, 2, 33, 256, PXL_Q4_K, CF_TB, 1, 1, 1e-5f),
     NMM(1, 1, 8, 17, 512, PXL_Q4_K, CF_TB, 1, 1, 0), NMM(1, 1, 9, 17, 256, PXL_Q4_K, CF_TB, 1, 0, 1e-5f),
     NMM(1, 1, 1, 33, 768, PXL_Q6_K, CF_TB, 1, 1, 1e-5f), NMM(1, 1, 2, 33, 256, PXL_Q6_K, CF_TB, 1, 0, 1e-5f),
@@ -1859,6 +1870,7 @@ static const op_case k_cases[] = {
     MMM(1, 33, 70, 768, PXL_Q6_K, PXL_Q4_K, CF_PACKED | CF_Q8A, 0.5f, 0.25f, 0),
     MMM(1, 17, 16, 256, PXL_Q5_K, PXL_Q6_K, CF_PACKED | CF_NORM, 0, 0, 1e-5f),
     MMM(1, 300, 64, 2048, PXL_Q4_K, PXL_Q6_K, CF_PACKED | CF_NORM | CF_Q8A, 0, 0, 1e-5f),
+    MMM(1, 40, 1100, 512, PXL_Q4_K, PXL_Q6_K, CF_PACKED | CF_NORM | CF_Q8A, 0, 0, 1e-5f),
     MMM(1, 40, 9, 256, PXL_Q4_K, PXL_Q6_K, CF_BAD, 0, 0, 0),
     MMM(2, 40, 9, 256, PXL_Q4_K, PXL_Q6_K, CF_PACKED | CF_NORM, 0, 0, 1e-5f),
     MMM(1, 40, 9, 64, PXL_Q8_0, PXL_F32, CF_PACKED | CF_NORM, 0, 0, 1e-5f),
@@ -1880,6 +1892,7 @@ static const op_case k_cases[] = {
      * wide row groups, src/ops/matmul_quant.c): Q4_K, Q5_K, and Q6_K with the output norm as for logits */
     SWG(1, 4100, 512, PXL_Q4_K, CF_NORM, 1e-5f), SWG(1, 4097, 256, PXL_Q5_K, 0, 0),
     NMM(1, 1, 1, 8200, 256, PXL_Q6_K, CF_TB, 1, 0, 1e-5f), MM(1, 1, 1, 8193, 512, PXL_Q4_K, CF_TB, 1, 0.5f),
+    NMM(1, 1, 1, 8201, 512, PXL_Q6_K, CF_TB | CF_Q8A, 1, 0, 1e-5f),
     MM(1, 1, 1, 8250, 768, PXL_Q5_K, CF_TB, -0.5f, 0),
     SWG(1, 9, 256, PXL_Q4_K, CF_NORM | CF_VIEW, 1e-5f), SWG(2, 9, 64, PXL_Q8_0, CF_NORM | CF_SLICE, 1e-5f),
     SWG(1, 9, 33, PXL_F32, CF_VIEW, 0), SWG(2, 3, 64, PXL_Q4_0, CF_NORM | CF_BAD, 1e-5f),
@@ -1897,6 +1910,7 @@ static const op_case k_cases[] = {
     SWG(1, 3, 512, PXL_Q5_0, CF_PACKED, 0), SWG(1, 9, 1024, PXL_Q4_0, CF_PACKED | CF_NORM | CF_VIEW, 1e-5f),
     SWG(1, 33, 768, PXL_Q4_K, CF_PACKED | CF_NORM, 1e-5f), SWG(1, 33, 768, PXL_Q4_K, CF_PACKED | CF_NORM | CF_Q8A, 1e-5f),
     SWG(1, 9, 512, PXL_Q4_K, CF_PACKED | CF_Q8A, 0), SWG(1, 17, 2304, PXL_Q4_K, CF_PACKED | CF_NORM | CF_VIEW | CF_Q8A, 1e-5f),
+    SWG(1, 1033, 768, PXL_Q6_K, CF_PACKED | CF_NORM | CF_Q8A, 1e-5f), SWG(1, 1025, 2304, PXL_Q6_K, CF_PACKED | CF_VIEW | CF_Q8A, 0),
     SWG(2, 33, 256, PXL_Q4_K, CF_PACKED, 0),
     SWG(3, 17, 512, PXL_Q4_K, CF_PACKED | CF_NORM, 1e-5f), SWG(4, 17, 512, PXL_Q4_K, CF_PACKED | CF_NORM, 1e-5f),
     SWG(1, 33, 768, PXL_Q6_K, CF_PACKED | CF_NORM, 1e-5f), SWG(2, 33, 256, PXL_Q6_K, CF_PACKED | CF_NORM, 1e-5f),

@@ -257,11 +257,12 @@ static void matmul_multi_bias_refusals(pxl_ctx *ctx) {
 }
 
 /* K: several units (or half blocks) an invocation, so the row groups' order
- * shows; Qwen2.5-0.5B's K (896, rows of 56 half blocks); K = 8192 takes
+ * shows; a Q6_K product of more than KMV6Q_MIN_N rows (src/ops/matmul_quant.c); Qwen2.5-0.5B's K (896, rows of 56 half blocks); K = 8192 takes
  * qmv_xs's long rows (workgroups of 512 where the device has them) */
 static void matmul_multi_bits(pxl_ctx *gpu) {
     multi_bits_of(gpu, PXL_Q4_K, PXL_Q6_K, 2048, 40, 9);
     multi_bits_of(gpu, PXL_Q5_K, PXL_Q6_K, 512, 17, 33);
+    multi_bits_of(gpu, PXL_Q4_K, PXL_Q6_K, 512, 40, 1100);   /* a Q6_K product of over 1024 rows: kmv6q's loop with 8-bit A */
     multi_bits_of(gpu, PXL_Q5_0, PXL_Q8_0, 896, 1024, 128);
     multi_bits_of(gpu, PXL_Q8_0, PXL_Q4_0, 2048, 37, 9);
     multi_bits_of(gpu, PXL_Q4_0, PXL_Q5_0, 8192, 20, 11);

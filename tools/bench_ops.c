@@ -484,6 +484,7 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         {"q4_k_q8a_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv8_run, {0}, {1, qn, qk, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q5_k_matvec_4096x14336", "GB/s", qbytes * 22.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q5_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q6_k_matvec_4096x14336", "GB/s", qbytes * 26.25, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q6_k_q8a_matvec_4096x14336", "GB/s", qbytes * 26.25, qmv_setup, qmv8_run, {0}, {1, qn, qk, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"f16_matvec_4096x14336", "GB/s", qbytes * 64.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_F16}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         /* a TinyLlama-1.1B layer (Q4_K_M: 2048 wide, FFN 5632, output head Q6_K 32000): decode and a 32-token prefill */
         {"q4_k_matvec_2048x2048", "GB/s", tl * tl / 32.0 * 18.0, qmv_setup, qmv_run, {0}, {1, tl_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
@@ -503,6 +504,11 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         {"q5_0_q8_0_pair_bias_1024+128x896", "us", 0, pair_setup, pair_run, {0}, {1024, 128, 896, 1}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q5_0_q8_0_pair_bias_split_1024+128x896", "us", 0, pair_setup, pair_split_run, {0}, {1024, 128, 896, 1}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q6_k_matvec_2048x32000", "GB/s", tl * tv / 32.0 * 26.25, qmv_setup, qmv_run, {0}, {1, tv_, tl_, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q6_k_q8a_matvec_2048x32000", "GB/s", tl * tv / 32.0 * 26.25, qmv_setup, qmv8_run, {0}, {1, tv_, tl_, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        /* a TinyLlama layer's down product where it is Q6_K (K = 5632, 22 blocks: rows start at every
+         * alignment), on f32 and on 8-bit A */
+        {"q6_k_matvec_5632x2048", "GB/s", tl * tf / 32.0 * 26.25, qmv_setup, qmv_run, {0}, {1, tl_, tf_, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q6_k_q8a_matvec_5632x2048", "GB/s", tl * tf / 32.0 * 26.25, qmv_setup, qmv8_run, {0}, {1, tl_, tf_, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         /* Qwen2.5-0.5B's logits: 896 wide (not a multiple of 256, so Q8_0 in its Q4_K_M file too), 151,936 rows */
         {"q8_0_matvec_896x151936", "GB/s", 896.0 * (small ? 2048.0 : 151936.0) / 32.0 * 34.0, qmv_setup, qmv_run, {0}, {1, small ? 2048 : 151936, 896, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_k_matmul_32x2048x5632", "GFLOP/s", 2.0 * 32.0 * tl * tf, qmv_setup, qmv_run, {0}, {32, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},

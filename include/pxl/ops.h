@@ -250,9 +250,10 @@ typedef struct pxl_matmul_options {
      * kept as an f16, values round(a / d), as llama.cpp does; the result has
      * the error of that rounding. The CPU multiplies in integers for Q8_0,
      * Q4_0 and Q5_0 (several times faster) and takes the rounded values
-     * through its exact path for the other formats. A GPU rounds for Q4_K
-     * with M = 1 (an 8-bit matrix-vector kernel, where its workgroup memory
-     * holds a row of A) and for Q4_K, Q5_K, Q6_K, Q8_0, Q4_0 and Q5_0 with
+     * through its exact path for the other formats. A GPU rounds for Q4_K,
+     * and Q6_K with more than 1024 rows of B, with M = 1 (8-bit
+     * matrix-vector kernels, where the workgroup memory holds a row of A)
+     * and for Q4_K, Q5_K, Q6_K, Q8_0, Q4_0 and Q5_0 with
      * M > 8 (tiled integer products; Q5_K where B's offsets are on 16 bytes,
      * Q8_0, Q4_0 and Q5_0 where K is a multiple of 64), and takes A as given
      * elsewhere.

@@ -307,24 +307,38 @@ static uint64_t kmv4q_bytes(int64_t K, uint32_t wg, uint32_t rows) {
  * with swiglu each row group takes one gate and one up row (ROWS 2, override
  * SWIGLU). a_q8 with Q4_K: kmv4q, which rounds A to 8 bits in workgroup
  * memory first, where the device's workgroup memory holds the row (else
- * kmv4, A as given). bias: bd's fifth binding is the bias row (override
+ * kmv4, A as given); with Q6_K: kmv6q (in kmv4.wgsl, after the same
+ * rounding), else kmv6. bias: bd's fifth binding is the bias row (override
  * BIAS, binding 5, p->off_s); without it binding 5 is A again, unread. */
 typedef struct {
     uint32_t wg, rows, tpr; /* invocations a workgroup, rows and invocations a row group */
-    int q8;                 /* kmv4q (else kmv4 or kmv6) */
+    int q8;                 /* kmv4q or kmv6q (else kmv4 or kmv6) */
 } kmv_launch;
 
-/* The launch shape of kmv4, kmv4q or kmv6 for a product of K columns with B
- * of dtype dt, before the wide rule (kmv46 below): kmv4q where a_q8 asks
- * for it with Q4_K and its workgroup memory holds A's row. kmv46.wgsl runs
- * each of its two products in the shape its own kernel gets here. */
-static kmv_launch kmv_shape(const pxl_tuning *tune, const pxl_gpu_info *gi, pxl_dtype dt, int64_t K, int swiglu,
-                            int a_q8) {
+/* Q6_K products of more rows than this take kmv6q where a_q8 asks (A rounded
+ * to 8 bits, 64-value units from 16-byte words), fewer keep kmv6 (A as
+ * given). H200, 2026-11-28, one call: 4096 x 14336 23.6 us against kmv6's
+ * 34.6, the 2048 x 32000 logits 30.1 against 38.2, TinyLlama's down (5632 x
+ * 2048) 9.8 against 10.4; Llama-3.2-1B Q4_K_M decode 1.05-1.09x faster (its
+ * 128,256-row Q6_K logits). But a TinyLlama V product (256 rows, Q6_K) as
+ * kmv6q beside its Q4_K Q and K in kmv46 took the pair from 6.2 to 8.3 us,
+ * and TinyLlama's decode did not gain: the K and V products (a few hundred
+ * rows) stay on kmv6, whose A is also unrounded. */
+#define KMV6Q_MIN_N 1024
+
+/* The launch shape of kmv4, kmv4q, kmv6 or kmv6q for a product of K columns
+ * and N rows with B of dtype dt, before the wide rule (kmv46 below): kmv4q
+ * (Q4_K) or kmv6q (Q6_K, N > KMV6Q_MIN_N) where a_q8 asks for it and its
+ * workgroup memory holds A's row. kmv46.wgsl runs each of its two products
+ * in the shape its own kernel gets here. */
+static kmv_launch kmv_shape(const pxl_tuning *tune, const pxl_gpu_info *gi, pxl_dtype dt, int64_t K, int64_t N,
+                            int swiglu, int a_q8) {
     kmv_launch l;
     l.wg = tune->kmv_wg ? tune->kmv_wg : KMV4_WG;
     while (l.wg > gi->max_invocations_per_workgroup) l.wg /= 2;
     l.rows = swiglu ? 2u : tune->kmv_rows ? tune->kmv_rows : KMV4_ROWS;
-    l.q8 = dt == PXL_Q4_K && a_q8 && kmv4q_bytes(K, l.wg, l.rows) <= gi->max_workgroup_storage_size;
+    l.q8 = (dt == PXL_Q4_K || (dt == PXL_Q6_K && N > KMV6Q_MIN_N)) && a_q8 &&
+           kmv4q_bytes(K, l.wg, l.rows) <= gi->max_workgroup_storage_size;
     l.tpr = tune->kmv_tpr ? tune->kmv_tpr : l.q8 ? KMV4Q_TPR : KMV4_TPR;
     if (l.tpr > l.wg) l.tpr = l.wg;
     return l;
@@ -333,7 +347,7 @@ static kmv_launch kmv_shape(const pxl_tuning *tune, const pxl_gpu_info *gi, pxl_
 static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const pxl_op_bindings *bd,
                         const q_shape *s, const qmm_params *p, double norm, int swiglu, int a_q8, int bias) {
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* tuning benchmarks only */
-    kmv_launch l = kmv_shape(tune, gi, dt, s->K, swiglu, a_q8);
+    kmv_launch l = kmv_shape(tune, gi, dt, s->K, s->N, swiglu, a_q8);
     uint32_t wg = l.wg, rows = l.rows, tpr = l.tpr;
     int q4 = dt == PXL_Q4_K || dt == PXL_Q5_K; /* kmv4.wgsl */
     int q8 = l.q8;
@@ -352,12 +366,14 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
     pxl_constant k[8] = {{"WG", wg},         {"TPR", tpr}, {"ROWS", rows},     {"NORM", norm},
                          {"SWIGLU", swiglu}, {"SGW", sgw}, {"BIAS", bias != 0}, {"KQ", (double)s->K}};
     if (q4 && !q8) k[7] = (pxl_constant){"Q5", dt == PXL_Q5_K};
-    const char *file = q4 ? (sgw > 1 ? "kmv4_sg.wgsl" : "kmv4.wgsl") : (sgw > 1 ? "kmv6_sg.wgsl" : "kmv6.wgsl");
-    const char *text = q4 ? (sgw > 1 ? pxl_wgsl_ops_kmv4_sg : pxl_wgsl_ops_kmv4)
+    int m4 = q4 || q8; /* kmv4.wgsl's module: kmv4, kmv4q, kmv6q */
+    const char *file = m4 ? (sgw > 1 ? "kmv4_sg.wgsl" : "kmv4.wgsl") : (sgw > 1 ? "kmv6_sg.wgsl" : "kmv6.wgsl");
+    const char *text = m4 ? (sgw > 1 ? pxl_wgsl_ops_kmv4_sg : pxl_wgsl_ops_kmv4)
                           : (sgw > 1 ? pxl_wgsl_ops_kmv6_sg : pxl_wgsl_ops_kmv6);
+    const char *entry = q8 ? (q4 ? "kmv4q" : "kmv6q") : q4 ? "kmv4" : "kmv6";
     pxl_op_bindings b5 = pxl_op_bias_binding(bd); /* binding 5: the bias (bd's fifth), or A again */
-    return pxl_op_dispatch_ub(ctx, file, text, q8 ? "kmv4q" : q4 ? "kmv4" : "kmv6", k, q4 ? 8 : 7, &b5, 3, p,
-                              sizeof *p, g[0], g[1], (uint32_t)s->batch);
+    return pxl_op_dispatch_ub(ctx, file, text, entry, k, m4 ? 8 : 7, &b5, 3, p, sizeof *p, g[0], g[1],
+                              (uint32_t)s->batch);
 }
 
 /* The tiled Q4_K, Q5_K, Q6_K, Q8_0, Q4_0 and Q5_0 products with 8-bit A (a_q8,
@@ -785,7 +801,8 @@ static uint32_t in_span(const pxl_tensor *span, uint32_t off, const pxl_tensor *
  * dispatch where one kernel takes both products:
  *   kmv46.wgsl: a Q4_K or Q5_K product and a Q6_K one (in either order; the
  *     first as kmv4q where a_q8 asks and kmv4q would take it alone, else as
- *     kmv4; the second as kmv6); b's offset and rows on 16 bytes;
+ *     kmv4; the second as kmv6q or kmv6 by the same rule); b's offset and
+ *     rows on 16 bytes;
  *   qmv_pair.wgsl: two of Q8_0, Q4_0 and Q5_0, rows that qmv_xs takes (both
  *     have K's blocks, so one launch shape), unless the tuning option
  *     qmv_kernel=q turns qmv_xs off.
@@ -818,11 +835,11 @@ pxl_status pxl_matmul_pair(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *
     if (qpair) {
         if (tune->qmv_plain || !xs_shape(tune, gi, K / PXL_QK, &xl)) return PXL_OK;
     } else {
-        /* each part in the shape its own kernel takes alone: kmv4q's or kmv4's, and kmv6's */
-        l4 = kmv_shape(tune, gi, b0->dtype, K, 0, o->a_q8);
-        l6 = kmv_shape(tune, gi, PXL_Q6_K, K, 0, 0);
-        /* the module's workgroup memory: kmv4q's, for A's row with Q8A (else KQ's default 256) */
-        if (kmv4q_bytes(l4.q8 ? K : 256, l4.wg, l4.rows) > gi->max_workgroup_storage_size) return PXL_OK;
+        /* each part in the shape its own kernel takes alone: kmv4q's or kmv4's, and kmv6q's or kmv6's */
+        l4 = kmv_shape(tune, gi, b0->dtype, K, N0, 0, o->a_q8);
+        l6 = kmv_shape(tune, gi, PXL_Q6_K, K, N1, 0, o->a_q8);
+        /* the module's workgroup memory: kmv4q's, for A's row with Q8A or Q8A2 (else KQ's default 256) */
+        if (kmv4q_bytes(l4.q8 || l6.q8 ? K : 256, l4.wg, l4.rows) > gi->max_workgroup_storage_size) return PXL_OK;
         if (pxl_op_offset(ctx, b0) % 16u || pxl_dtype_row_bytes(b0->dtype, K) % 16u) return PXL_OK; /* 16-byte words */
     }
     const pxl_tensor *t[6] = {a, b0, &cspan, o->norm ? o->norm : a, &sspan, b1};
@@ -873,12 +890,12 @@ pxl_status pxl_matmul_pair(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *
     if ((st = pxl_op_grid(ctx, op, ((uint64_t)N0 + per - 1) / per + ((uint64_t)N1 + per2 - 1) / per2, g)) != PXL_OK)
         return st;
     uint32_t sgw = pxl_mv_sgw(ctx, gi, tpr < tpr2 ? tpr : tpr2);
-    pxl_constant k[12] = {{"WG", wg},     {"TPR", tpr},   {"ROWS", rows},  {"NORM", o->norm != NULL},
+    pxl_constant k[13] = {{"WG", wg},     {"TPR", tpr},   {"ROWS", rows},  {"NORM", o->norm != NULL},
                           {"SWIGLU", 0},  {"SGW", sgw},   {"BIAS", s0 != NULL}, {"TPR2", tpr2},
-                          {"Q8A", l4.q8}, {"KQ", l4.q8 ? (double)K : 256.0}, {"Q5", b0->dtype == PXL_Q5_K},
-                          {"BIAS2", s1 != NULL}};
+                          {"Q8A", l4.q8}, {"KQ", l4.q8 || l6.q8 ? (double)K : 256.0}, {"Q5", b0->dtype == PXL_Q5_K},
+                          {"BIAS2", s1 != NULL}, {"Q8A2", l6.q8}};
     *taken = 1;
     return pxl_op_dispatch_ub(ctx, sgw > 1 ? "kmv46_sg.wgsl" : "kmv46.wgsl",
-                              sgw > 1 ? pxl_wgsl_ops_kmv46_sg : pxl_wgsl_ops_kmv46, "kmv46", k, 12, &bd, 3, &p,
+                              sgw > 1 ? pxl_wgsl_ops_kmv46_sg : pxl_wgsl_ops_kmv46, "kmv46", k, 13, &bd, 3, &p,
                               sizeof p, g[0], g[1], 1);
 }

@@ -3,11 +3,14 @@
 #include "kmv4_body.wgsl"   // A, B, C, p, the overrides, kmv4_sums, kmv4q_sums, round_a, rows_out_at
 #include "word_of.wgsl"   // word_of
 
-@group(0) @binding(6) var<storage, read> B6: array<u32>;
+@group(0) @binding(6) var<storage, read> B6: array<vec4<u32>>;
 
-// Q6_K's readers for kmv6_sums.wgsl: words and f16 scales of B6
-fn q6_word(o: u32) -> u32 { return word_of(B6[o >> 2u], B6[(o >> 2u) + 1u], o); }
-fn q6_half(o: u32) -> f32 { return half_of(B6[o >> 2u], o); }
+// Q6_K's readers: B6's 16-byte words for kmv6q_sums.wgsl (Q8A2), and for
+// kmv6_sums.wgsl its words and f16 scales at even byte offsets
+fn q6v(i: u32) -> vec4<u32> { return B6[i]; }
+fn b6_word(i: u32) -> u32 { return B6[i >> 2u][i & 3u]; }
+fn q6_word(o: u32) -> u32 { return word_of(b6_word(o >> 2u), b6_word((o >> 2u) + 1u), o); }
+fn q6_half(o: u32) -> f32 { return half_of(b6_word(o >> 2u), o); }
 
 #include "kmv6_sums.wgsl"   // kmv6_sums
 
@@ -30,6 +33,7 @@ fn second_rows(lid: u32, f: u32, n0: ptr<function, u32>) -> array<u32, 8> {
 }
 
 override Q8A: bool = false;   // the first product as kmv4q (A rounded to 8 bits; Q4_K), else as kmv4
+override Q8A2: bool = false;  // the second as kmv6q (A rounded to 8 bits), else as kmv6
 override BIAS2: bool = false;   // the second product's bias row (binding 5, from float off_s2; BIAS: the first's)
 
 @compute @workgroup_size(WG)
@@ -53,7 +57,13 @@ fn kmv46(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wi
         var n0 = 0u;
         let rows = second_rows(lid.x, f - g1, &n0);
         let t2 = lid.x % TPR2;
-        let sums = kmv6_sums(t2, TPR2, abase, rows);
+        var sums: MvSums;
+        if (Q8A2) {
+            round_a(lid.x, abase);
+            sums = kmv6q_sums(t2, TPR2, rows);
+        } else {
+            sums = kmv6_sums(t2, TPR2, abase, rows);
+        }
         rows_out_at(lid.x, t2, TPR2, n0, p.off_c2, p.n2, p.off_s2, BIAS2, sums.acc, sums.ss);
     }
 }

@@ -1,4 +1,5 @@
-// Matrix-vector products with Q4_K (or Q5_K) weights read 16 bytes at a time:
+// Matrix-vector products with Q4_K (or Q5_K) weights read 16 bytes at a time
+// (and kmv6q, Q6_K weights on 8-bit A, at the end):
 // C = alpha * A . B^T + beta * C (beta = 0: C not read) for one row of A
 // (M = 1), B [N, K] in 144-byte blocks of 256 elements (layout: PXL_Q4_K in
 // include/pxl/ops.h; host side: src/ops/matmul_quant.c).
@@ -44,6 +45,7 @@ var<workgroup> red: array<f32, WG * (ROWS + 2u)>;   // partial sums (rows_out.wg
 #include "bytes.wgsl"   // bytes4, k_scale_min
 #include "half_bits.wgsl"   // f32_to_f16_bits, f16_to_f32_bits (q8_round.wgsl)
 #include "q8_round.wgsl"   // q8_scale, q8_pack16, q8_sum16, q8_amax16 (kmv4q)
+#include "kmv6q_sums.wgsl"   // kmv6q_sums (reads the Q6_K weights through the including module's q6v)
 
 // Invocation t's sums over its units of the ROWS rows of B starting at
 // 16-byte words rows[r], with A's row at vec4 abase.
@@ -232,5 +234,22 @@ fn kmv4q(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wi
     let n0 = group_n0(lid.x, wid, nwg);
     round_a(lid.x, (p.off_a + wid.z * p.stride_a) >> 2u);
     let sums = kmv4q_sums(t, kmv4_rows(n0, wid.z));
+    rows_out(lid.x, t, n0, wid.z, sums.acc, sums.ss);
+}
+
+// ---- kmv6q: Q6_K weights on A rounded to 8 bits, as kmv4q (kmv6q_sums.wgsl) ----
+//
+// B's rows as byte offsets (Q6_K rows sit on 2 bytes); the weights are read
+// through q6v, which kmv4.wgsl and kmv4_sg.wgsl define over B.
+
+@compute @workgroup_size(WG)
+fn kmv6q(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+         @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = lid.x % TPR;
+    let n0 = group_n0(lid.x, wid, nwg);
+    var rows: array<u32, 8>;   // byte offsets of the group's B rows (clamped to the last row)
+    for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = group_row(n0, r, wid.z, p.row_bytes); }
+    round_a(lid.x, (p.off_a + wid.z * p.stride_a) >> 2u);
+    let sums = kmv6q_sums(t, TPR, rows);
     rows_out(lid.x, t, n0, wid.z, sums.acc, sums.ss);
 }
