@@ -142,7 +142,8 @@ typedef struct pxl_ctx_options {
      *   gpu_q8=0|1|2             0: the GGUF runtime's GPU products take A as
      *                            given; 1: a prompt's products round A to 8 bits
      *                            where a GPU kernel does (pxl_matmul_options.a_q8);
-     *                            2 (the default): a decoded token's too (Q4_K: kmv4q)
+     *                            2 (the default): a decoded token's too (Q4_K: kmv4q;
+     *                            Q6_K products of more than 1024 rows: kmv6q)
      *   llm_ahead=0|1            0: the GGUF runtime's GPU decoding records each
      *                            token's pass when it is asked for; 1 (the default):
      *                            the next one-token pass is recorded while the GPU
