@@ -112,8 +112,8 @@ fn kmv4_sums(t: u32, abase: u32, rows: array<u32, 8>) -> MvSums {
 
 // The group's B rows, in 16-byte words (clamped to the last row)
 fn kmv4_rows(n0: u32, z: u32) -> array<u32, 8> {
-    var rows: array<u32, 8>;
-    for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = group_row(n0, r, z, p.row_bytes) >> 4u; }
+    var rows = group_rows(n0, z, p.row_bytes);
+    for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = rows[r] >> 4u; }
     return rows;
 }
 
@@ -247,9 +247,7 @@ fn kmv6q(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wi
          @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = lid.x % TPR;
     let n0 = group_n0(lid.x, wid, nwg);
-    var rows: array<u32, 8>;   // byte offsets of the group's B rows (clamped to the last row)
-    for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = group_row(n0, r, wid.z, p.row_bytes); }
     round_a(lid.x, (p.off_a + wid.z * p.stride_a) >> 2u);
-    let sums = kmv6q_sums(t, TPR, rows);
+    let sums = kmv6q_sums(t, TPR, group_rows(n0, wid.z, p.row_bytes));
     rows_out(lid.x, t, n0, wid.z, sums.acc, sums.ss);
 }

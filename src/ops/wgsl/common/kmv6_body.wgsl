@@ -48,8 +48,6 @@ fn kmv6(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
         @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = lid.x % TPR;
     let n0 = group_n0(lid.x, wid, nwg);
-    var rows: array<u32, 8>;   // byte offsets of the group's B rows (clamped to the last row)
-    for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = group_row(n0, r, wid.z, p.row_bytes); }
-    let sums = kmv6_sums(t, TPR, (p.off_a + wid.z * p.stride_a) >> 2u, rows);
+    let sums = kmv6_sums(t, TPR, (p.off_a + wid.z * p.stride_a) >> 2u, group_rows(n0, wid.z, p.row_bytes));
     rows_out(lid.x, t, n0, wid.z, sums.acc, sums.ss);
 }

@@ -15,7 +15,8 @@
 // invocations lid and lid ^ o (o < SGW) to share a subgroup: subgroups of
 // consecutive, aligned local indices, as the Vulkan, Metal and D3D12 drivers
 // make them (WGSL leaves the mapping to the implementation).
-// Also the row groups' layout that these kernels share (group_n0, group_row).
+// Also the row groups' layout that these kernels share (group_n0, group_row,
+// group_rows).
 // With BIAS, output row n gets the bias row's element n (binding 5, from
 // float p.off_s; without BIAS the host binds A there, unread) added last
 // (pxl_matmul_options.bias); rows_out_at takes the bias's start and whether
@@ -41,6 +42,13 @@ fn group_n0(lid: u32, wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
 // past the last row, the last row (read, never stored).
 fn group_row(n0: u32, r: u32, z: u32, stride: u32) -> u32 {
     return select(p.off_b, p.off_u, w_is_up(r)) + z * p.stride_b + min(w_out(n0, r), p.N - 1u) * stride;
+}
+
+// group_row of each of the group's ROWS rows of B (the rest 0)
+fn group_rows(n0: u32, z: u32, stride: u32) -> array<u32, 8> {
+    var rows: array<u32, 8>;
+    for (var r = 0u; r < ROWS; r = r + 1u) { rows[r] = group_row(n0, r, z, stride); }
+    return rows;
 }
 
 // Every invocation of the workgroup must call it (it has barriers): lid its
