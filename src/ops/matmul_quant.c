@@ -319,7 +319,7 @@ typedef struct {
  * to 8 bits, 64-value units from 16-byte words), fewer keep kmv6 (A as
  * given). H200, 2026-11-28, one call: 4096 x 14336 23.6 us against kmv6's
  * 34.6, the 2048 x 32000 logits 30.1 against 38.2, TinyLlama's down (5632 x
- * 2048) 9.8 against 10.4; Llama-3.2-1B Q4_K_M decode 1.05-1.09x faster (its
+ * 2048) 9.8 against 10.4; Llama-3.2-1B Q4_K_M decode 1.06-1.08x faster (its
  * 128,256-row Q6_K logits). But a TinyLlama V product (256 rows, Q6_K) as
  * kmv6q beside its Q4_K Q and K in kmv46 took the pair from 6.2 to 8.3 us,
  * and TinyLlama's decode did not gain: the K and V products (a few hundred
