@@ -79,11 +79,17 @@ typedef struct pxl_buffer pxl_buffer;
 
 /*
  * A storage buffer of at least `size` bytes (usable as copy source and
- * destination). The allocation is rounded up to 16 bytes; bytes past `size`
- * are unspecified. Buffers come from a per-context pool, so create/free in a
- * loop is cheap. size 0 is allowed (a 16-byte allocation).
+ * destination). The allocation is rounded up to 16 bytes, plus
+ * PXL_BUFFER_TAIL bytes where the device's max buffer size allows; bytes
+ * past `size` are unspecified. The ops bind each input PXL_BUFFER_TAIL bytes
+ * past its end there, so that a kernel's read of the 16-byte word after an
+ * input's last byte (block formats on 2-byte offsets read whole words) stays
+ * inside its binding, with or without Dawn's bounds checks
+ * (pxl_ctx_options.gpu_unchecked). Buffers come from a per-context pool, so
+ * create/free in a loop is cheap. size 0 is allowed (a 16-byte allocation).
  * Fails with PXL_ERR_INVALID_ARG above the device's max buffer size.
  */
+#define PXL_BUFFER_TAIL 16
 PXL_API pxl_status pxl_buffer_create(pxl_ctx *ctx, size_t size, pxl_buffer **out);
 /* Returns the buffer to the pool. NULL is a no-op. The buffer must not be in
  * use by an unsubmitted recorder. */

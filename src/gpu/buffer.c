@@ -67,6 +67,7 @@ pxl_status pxl_buffer_create(pxl_ctx *ctx, size_t size, pxl_buffer **out) {
     pxl_status s = check_size(g, size, "buffer");
     if (s != PXL_OK) return s;
     uint64_t cap = round_up(size ? size : 16, 16);
+    if (cap + PXL_BUFFER_TAIL <= g->limits.maxBufferSize) cap += PXL_BUFFER_TAIL; /* see pxl_buffer_create */
     /* best fit from the pool, wasting at most 1/8 */
     pxl_buffer **best = NULL;
     for (pxl_buffer **p = &g->pool; *p; p = &(*p)->next) {

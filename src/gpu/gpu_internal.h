@@ -32,11 +32,18 @@ struct pxl_buffer {
     uint64_t id;        /* serial number of the GPU buffer (bind group keys) */
     WGPUBuffer handle;
     size_t size;        /* what the user asked for */
-    uint64_t capacity;  /* allocated bytes (multiple of 16) */
+    uint64_t capacity;  /* allocated bytes (multiple of 16; storage buffers: PXL_BUFFER_TAIL
+                         * past pxl_buffer_span where the device allows) */
     int readback;       /* pxl_buffer_create_readback: MapRead | CopyDst, not pooled */
     int mapped;         /* a read-back buffer mapped by pxl_buffer_map_read */
     pxl_buffer *next;   /* pool link */
 };
+
+/* The bytes of b that copies and clears may touch: its size rounded up to 16
+ * (16 for size 0). The tail past it is only ever bound (pxl_buffer_create). */
+static inline uint64_t pxl_buffer_span(const pxl_buffer *b) {
+    return b->size ? ((uint64_t)b->size + 15u) / 16u * 16u : 16u;
+}
 
 struct pxl_kernel {
     uint64_t hash;

@@ -304,8 +304,8 @@ pxl_status pxl_recorder_copy(pxl_recorder *r, pxl_buffer *src, size_t src_offset
     if (src->readback)
         return rec_fail(r, pxl_fail(r->g->ctx, PXL_ERR_INVALID_ARG,
                                     "pxl_recorder_copy: the source is a read-back buffer (copies only go into one)"));
-    if (src_offset > src->capacity || size > src->capacity - src_offset ||
-        dst_offset > dst->capacity || size > dst->capacity - dst_offset)
+    uint64_t src_span = pxl_buffer_span(src), dst_span = pxl_buffer_span(dst);
+    if (src_offset > src_span || size > src_span - src_offset || dst_offset > dst_span || size > dst_span - dst_offset)
         return rec_fail(r, pxl_fail(r->g->ctx, PXL_ERR_INVALID_ARG,
                                     "pxl_recorder_copy: %zu bytes do not fit the buffers", size));
     end_pass(r);
@@ -323,7 +323,7 @@ pxl_status pxl_recorder_clear(pxl_recorder *r, pxl_buffer *buf, size_t offset, s
                                     size));
     if (buf->readback)
         return rec_fail(r, pxl_fail(r->g->ctx, PXL_ERR_INVALID_ARG, "pxl_recorder_clear: a read-back buffer"));
-    if (offset > buf->capacity || size > buf->capacity - offset)
+    if (offset > pxl_buffer_span(buf) || size > pxl_buffer_span(buf) - offset)
         return rec_fail(r, pxl_fail(r->g->ctx, PXL_ERR_INVALID_ARG,
                                     "pxl_recorder_clear: range [%zu, %zu+%zu) is outside the %zu-byte buffer",
                                     offset, offset, size, buf->size));

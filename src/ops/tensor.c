@@ -558,6 +558,19 @@ uint32_t pxl_op_offset(pxl_ctx *ctx, const pxl_tensor *t) {
 
 static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
 
+/* An input's binding PXL_BUFFER_TAIL bytes further, where its buffer has
+ * them (pxl_buffer_create) and the binding limit allows: a kernel's read of
+ * the word after the input's last byte then stays inside the binding (its
+ * value is never used). Outputs keep their exact ranges, which must not
+ * overlap. */
+static void bind_tail(const pxl_gpu_info *gi, pxl_binding *b) {
+    size_t buf_end = round16(pxl_buffer_size(b->buffer));
+    if ((uint64_t)buf_end + PXL_BUFFER_TAIL > gi->max_buffer_size) return; /* no tail */
+    if (b->offset + b->size > buf_end) return;
+    if ((uint64_t)b->size + PXL_BUFFER_TAIL > gi->max_storage_binding_size) return;
+    b->size += PXL_BUFFER_TAIL;
+}
+
 pxl_status pxl_op_bind(pxl_ctx *ctx, const char *op, const pxl_tensor *const *tensors, size_t n,
                        uint32_t writes, uint32_t vec4, pxl_op_bindings *out) {
     if (n > PXL_OP_MAX_TENSORS) return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: too many tensors", op);
@@ -575,6 +588,7 @@ pxl_status pxl_op_bind(pxl_ctx *ctx, const char *op, const pxl_tensor *const *te
         size_t base = t->offset & ~(align - 1), rem = t->offset - base;
         out->b[i] = (pxl_binding){(uint32_t)i, t->buf, base, round16(rem + t->bytes)};
         out->off[i] = (uint32_t)(rem >> off_shift(t->dtype));
+        if (!(writes >> i & 1u)) bind_tail(gi, &out->b[i]);
     }
     for (size_t i = 0; i < n; i++) { /* outputs against outputs */
         if (!(writes >> i & 1u)) continue;
@@ -602,6 +616,7 @@ pxl_status pxl_op_bind(pxl_ctx *ctx, const char *op, const pxl_tensor *const *te
         if ((s = pxl_recorder_copy(rec, t->buf, lo, scratch, 0, size)) != PXL_OK) return s;
         out->b[i] = (pxl_binding){(uint32_t)i, scratch, 0, round16(size)};
         out->off[i] = (uint32_t)(rem >> off_shift(t->dtype));
+        bind_tail(gi, &out->b[i]);
     }
     return PXL_OK;
 }
