@@ -50,7 +50,9 @@ static void print_text(pxl_ctx *ctx) {
                (double)g->device_memory_bytes / (1024.0 * 1024.0 * 1024.0), (unsigned long long)g->device_memory_bytes);
     else printf("device memory:  unknown (the adapter reports no memory heaps)\n");
     printf("pipeline cache: %s\n", g->cache_dir ? g->cache_dir : "off");
-    printf("bounds checks:  %s\n", g->unchecked ? "off (--gpu-checks keeps them)" : "on (Dawn's robustness)");
+    printf("bounds checks:  %s\n", g->unchecked ? "off"
+                                                  : "on (Dawn's robustness; the GGUF commands and pxl bench run "
+                                                    "without them unless --gpu-checks)");
     printf("features:      ");
     for (size_t i = 0; i < g->feature_count; i++) {
         const char *n = pxl_gpu_feature_name(g->features[i]);
