@@ -1,5 +1,5 @@
 // The Q6_K unit loop on A rounded to 8 bits (kmv6q; kmv46's second product
-// with Q8A): invocation t's (of a row group of tpr) sums over its units of
+// with Q8A2): invocation t's (of a row group of tpr) sums over its units of
 // the ROWS rows of B whose blocks start at byte offsets rows[r], from A as
 // round_a (kmv4_body.wgsl) left it in aq and ad.
 //
@@ -27,8 +27,9 @@
 // ROWS and NORM, MvSums (mv_sums.wgsl), q8_sum16 (q8_round.wgsl), and the
 // weights' reader q6v(i), the 16-byte word i of the Q6_K weights.
 
-// The 16 bytes at even byte offset s (< 16) of the 32 bytes a, b, and the
-// word after them (bytes s + 16 .. s + 19, as far as b reaches).
+// The 16 bytes at even byte offset s (< 16) of the 32 bytes a, b (w), and
+// in next's low 16 bits the two bytes after them (s + 16, s + 17: the
+// block's d, after its scales).
 struct Field16 {
     w: vec4<u32>,
     next: u32,
