@@ -584,6 +584,41 @@ static float first_of(pxl_ctx *ctx, pxl_buffer *x) {
     return v;
 }
 
+/* ---- the buffers' tail (PXL_BUFFER_TAIL) ----
+ * A storage buffer can be bound PXL_BUFFER_TAIL bytes past its size rounded
+ * up to 16 (the ops bind their inputs so, pxl_op_bind), also when it comes
+ * back from the pool for a smaller size; copies and clears stop at the
+ * rounded size. */
+static void test_buffer_tail(pxl_ctx *ctx) {
+    pxl_kernel *k = NULL;
+    pxl_constant wg = {"WG", 64};
+    CHECK(pxl_kernel_get(ctx, "add.wgsl", k_add, "add", &wg, 1, &k) == PXL_OK);
+    if (!k) return;
+    static const size_t sizes[] = {20, 32, 1000, 996}; /* 996: the 1000-byte buffer again, from the pool */
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        pxl_buffer *x = NULL;
+        CHECK(pxl_buffer_create(ctx, sizes[i], &x) == PXL_OK);
+        if (!x) continue;
+        uint64_t span = (sizes[i] + 15) / 16 * 16;
+        float one = 1.0f, got = 0.0f;
+        CHECK(pxl_buffer_upload(ctx, x, 0, &one, 4) == PXL_OK);
+        pxl_recorder *r = NULL;
+        CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+        add_params p = {1, 2.0f};
+        pxl_binding b = {0, x, 0, span + PXL_BUFFER_TAIL};
+        pxl_dispatch d = {k, &b, 1, &p, sizeof p, 1, {1, 1, 1}};
+        CHECK(pxl_recorder_dispatch(r, &d) == PXL_OK);
+        CHECK_MSG(pxl_recorder_submit(r, 0, NULL) == PXL_OK, "a binding over the tail of a %zu-byte buffer: %s",
+                  sizes[i], pxl_ctx_error(ctx));
+        CHECK(pxl_buffer_download(ctx, x, 0, &got, 4) == PXL_OK && got == 3.0f);
+        CHECK(pxl_recorder_begin(ctx, 0, &r) == PXL_OK);
+        CHECK(pxl_recorder_clear(r, x, 0, (size_t)span) == PXL_OK);
+        CHECK(pxl_recorder_clear(r, x, 0, (size_t)span + 4) == PXL_ERR_INVALID_ARG);
+        pxl_recorder_discard(r);
+        pxl_buffer_free(x);
+    }
+}
+
 static void test_dispatch_caches(pxl_ctx *ctx) {
     pxl_kernel *k = NULL;
     pxl_constant wg = {"WG", 64};
@@ -1000,6 +1035,7 @@ int main(void) {
     test_recorder(ctx);
     test_queue_order(ctx);
     test_dispatch_caches(ctx);
+    test_buffer_tail(ctx);
     test_recorder_end(ctx);
     test_readback(ctx);
     test_profile(ctx);
