@@ -564,10 +564,10 @@ static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
  * value is never used). Outputs keep their exact ranges, which must not
  * overlap. */
 static void bind_tail(const pxl_gpu_info *gi, pxl_binding *b) {
-    size_t buf_end = round16(pxl_buffer_size(b->buffer));
-    if ((uint64_t)buf_end + PXL_BUFFER_TAIL > gi->max_buffer_size) return; /* no tail */
-    if (b->offset + b->size > buf_end) return;
-    if ((uint64_t)b->size + PXL_BUFFER_TAIL > gi->max_storage_binding_size) return;
+    size_t size = pxl_buffer_size(b->buffer);
+    uint64_t rounded = size ? round16(size) : 16; /* pxl_buffer_create's rounding, before the tail */
+    if (rounded + PXL_BUFFER_TAIL > gi->max_buffer_size) return; /* the buffer has no tail */
+    if (b->size + PXL_BUFFER_TAIL > gi->max_storage_binding_size) return;
     b->size += PXL_BUFFER_TAIL;
 }
 
