@@ -21,7 +21,8 @@
  * model's). KV_TYPE f32 (default) or f16: the KV cache's dtype (llama.cpp's
  * references were made with an f16 cache). Exit 77 when
  * the GPU is asked for and there is none. PXL_DUMP_LOGITS=FILE writes the
- * first step's logits as raw f32 (for bench/peers comparisons).
+ * first step's logits as raw f32 (for bench/peers comparisons);
+ * PXL_TEST_VERBOSE=1 prints each step's largest |logit diff|.
  */
 #include "pxl/llm.h"
 
@@ -110,6 +111,8 @@ int main(int argc, char **argv) {
     pxl_llm *m = NULL;
     int fails = 0;
     float worst = 0.0f;
+    const char *vb = getenv("PXL_TEST_VERBOSE"); /* 1: each step's largest difference */
+    int verbose = vb && vb[0] == '1';
     int allowed = argc > 5 ? atoi(argv[5]) : 0, mismatches = 0;
     pxl_llm_options lo = {0, argc > 6 ? (uint32_t)strtoul(argv[6], NULL, 10) : 0, PXL_F32, 0};
     const char *kv = argc > 7 ? argv[7] : "f32";
@@ -135,9 +138,11 @@ int main(int argc, char **argv) {
         int64_t best = 0;
         for (int64_t i = 1; i < V; i++)
             if (logits[i] > logits[best]) best = i;
+        float step_worst = 0.0f;
         for (int k = 0; k < 5; k++) {
             float d = fabsf(logits[r.top_id[s][k]] - r.top_logit[s][k]);
             if (d > worst) worst = d;
+            if (d > step_worst) step_worst = d;
             if (!(d <= tol)) {
                 fprintf(stderr, "step %d: logit of %d is %.5f, llama.cpp %.5f (|diff| %.5f > %.5f)\n", s,
                         r.top_id[s][k], (double)logits[r.top_id[s][k]], (double)r.top_logit[s][k], (double)d,
@@ -150,6 +155,7 @@ int main(int argc, char **argv) {
                     (long long)best, r.gen[s], (double)(r.top_logit[s][0] - r.top_logit[s][1]));
             mismatches++;
         }
+        if (verbose) printf("step %d: largest |logit diff| %.5f\n", s, (double)step_worst);
         if (s == 0 && getenv("PXL_DUMP_LOGITS")) {
             FILE *f = fopen(getenv("PXL_DUMP_LOGITS"), "wb");
             if (!f || fwrite(logits, sizeof *logits, (size_t)V, f) != (size_t)V || fclose(f) != 0) fails++;
