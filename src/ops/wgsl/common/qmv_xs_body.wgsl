@@ -146,7 +146,9 @@ fn xs_rows(t: u32, grp: u32, xa: u32, q4: bool, q5: bool, second: bool, N: u32, 
             var n = row_start + rb + r;
             var ob = off_b;
             if (swiglu) {   // output (row_start + rb) / 2 + r % (XRB / 2): its gate row, then its up row
-                n = (row_start + rb) / 2u + r % (XRB / 2u);
+                // (max: with XRB = 1, which never takes swiglu, XRB / 2 would be a divisor of 0, an
+                // error at pipeline creation even on this path)
+                n = (row_start + rb) / 2u + r % max(XRB / 2u, 1u);
                 ob = select(off_b, off_u, r >= XRB / 2u);
             }
             roff[r] = ob + min(n, N - 1u) * row_bytes;
