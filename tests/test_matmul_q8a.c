@@ -18,6 +18,7 @@
  */
 #include "check.h"
 #include "pxl/ops.h"
+#include "test_matmul.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -46,26 +47,6 @@ static float frand(void) { /* uniform in [-1, 1) */
     return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
 }
 
-/* C = A . B^T on ctx with a_q8 = q8; 0 on success */
-static int run(pxl_ctx *ctx, pxl_dtype dt, const float *a, const void *bq, size_t bbytes, int64_t M, int64_t N,
-               int64_t K, int q8, float *c) {
-    int64_t sa[2] = {M, K}, sb[2] = {N, K}, sc[2] = {M, N};
-    pxl_tensor *ta = NULL, *tb = NULL, *tc = NULL;
-    pxl_matmul_options o = {0};
-    o.trans_b = 1;
-    o.a_q8 = q8;
-    int bad = pxl_tensor_create(ctx, PXL_F32, 2, sa, &ta) != PXL_OK || pxl_tensor_create(ctx, dt, 2, sb, &tb) != PXL_OK ||
-              pxl_tensor_create(ctx, PXL_F32, 2, sc, &tc) != PXL_OK ||
-              pxl_tensor_write(ctx, ta, a, (size_t)(M * K) * sizeof(float)) != PXL_OK ||
-              pxl_tensor_write(ctx, tb, bq, bbytes) != PXL_OK || pxl_matmul(ctx, ta, tb, tc, &o) != PXL_OK ||
-              pxl_tensor_read(ctx, tc, c, (size_t)(M * N) * sizeof(float)) != PXL_OK;
-    if (bad) fprintf(stderr, "matmul: %s\n", pxl_ctx_error(ctx));
-    pxl_tensor_free(ta);
-    pxl_tensor_free(tb);
-    pxl_tensor_free(tc);
-    return bad;
-}
-
 int main(void) {
     pxl_ctx *c1 = cpu_ctx(1, NULL), *c2 = cpu_ctx(2, NULL), *cs = cpu_ctx(2, "cpu_simd=0");
     if (!c1 || !c2 || !cs) {
@@ -91,10 +72,10 @@ int main(void) {
             for (int64_t i = 0; i < N * K; i++) b[i] = frand();
             CHECK(pxl_quantize(c1, dt, b, N * K, bq, bbytes) == PXL_OK);
             CHECK(pxl_dequantize(c1, dt, bq, bbytes, bd, N * K) == PXL_OK);
-            CHECK(run(c1, dt, a, bq, bbytes, M, N, K, 1, r1) == 0);
-            CHECK(run(c2, dt, a, bq, bbytes, M, N, K, 1, r2) == 0);
-            CHECK(run(cs, dt, a, bq, bbytes, M, N, K, 1, rs) == 0);
-            CHECK(run(c1, dt, a, bq, bbytes, M, N, K, 0, re) == 0);
+            CHECK(test_matmul_bt(c1, dt, a, bq, bbytes, M, N, K, 1, r1) == 0);
+            CHECK(test_matmul_bt(c2, dt, a, bq, bbytes, M, N, K, 1, r2) == 0);
+            CHECK(test_matmul_bt(cs, dt, a, bq, bbytes, M, N, K, 1, rs) == 0);
+            CHECK(test_matmul_bt(c1, dt, a, bq, bbytes, M, N, K, 0, re) == 0);
             CHECK(memcmp(r1, r2, (size_t)(M * N) * sizeof *r1) == 0);
             CHECK(memcmp(r1, rs, (size_t)(M * N) * sizeof *r1) == 0);
             CHECK(memcmp(r1, re, (size_t)(M * N) * sizeof *r1) != 0);

@@ -12,11 +12,14 @@
  *   - every row of a 5-row product, computed alone (M = 1), gives the same
  *     bits as its row in the 5-row product (M = 5: the tiled path);
  *   - 1 and 2 threads give the same bits.
- * On a machine without AVX2 both paths are the plain C code, and the
- * checks still hold. Exit 0 on success, 1 on a failure (each printed).
+ * On a machine without AVX2 (or with PXL_TUNE=cpu_simd=0, which test_ctx
+ * reads) both paths are the plain C code, and the checks still hold. Exit 0
+ * on success, 1 on a failure (each printed).
  */
 #include "check.h"
 #include "pxl/ops.h"
+#include "test_ctx.h"
+#include "test_matmul.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,39 +35,8 @@ static float frand(void) {
     return (float)(g_seed >> 8) / 16777216.0f - 0.5f;
 }
 
-static pxl_ctx *cpu_ctx(int threads) {
-    pxl_ctx_options o = pxl_ctx_options_default();
-    o.backend = PXL_BACKEND_CPU;
-    o.n_threads = threads;
-    o.quiet = 1;
-    pxl_ctx *ctx = NULL;
-    if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
-        pxl_ctx_free(ctx);
-        return NULL;
-    }
-    return ctx;
-}
-
-/* c [M, N] = a [M, K] . B^T with B [N, K] of dtype dt from bq (bytes); 0 on success */
-static int product(pxl_ctx *ctx, pxl_dtype dt, const float *a, int64_t M, const void *bq, size_t bytes, float *c) {
-    int64_t sa[2] = {M, K}, sb[2] = {N, K}, sc[2] = {M, N};
-    pxl_tensor *ta = NULL, *tb = NULL, *tc = NULL;
-    pxl_matmul_options o = {0};
-    o.trans_b = 1;
-    int bad = pxl_tensor_create(ctx, PXL_F32, 2, sa, &ta) != PXL_OK ||
-              pxl_tensor_create(ctx, dt, 2, sb, &tb) != PXL_OK || pxl_tensor_create(ctx, PXL_F32, 2, sc, &tc) != PXL_OK ||
-              pxl_tensor_write(ctx, ta, a, (size_t)(M * K) * sizeof *a) != PXL_OK ||
-              pxl_tensor_write(ctx, tb, bq, bytes) != PXL_OK || pxl_matmul(ctx, ta, tb, tc, &o) != PXL_OK ||
-              pxl_tensor_read(ctx, tc, c, (size_t)(M * N) * sizeof *c) != PXL_OK;
-    if (bad) fprintf(stderr, "matmul: %s\n", pxl_ctx_error(ctx));
-    pxl_tensor_free(ta);
-    pxl_tensor_free(tb);
-    pxl_tensor_free(tc);
-    return bad;
-}
-
 int main(void) {
-    pxl_ctx *ctx[2] = {cpu_ctx(1), cpu_ctx(2)};
+    pxl_ctx *ctx[2] = {test_ctx(PXL_BACKEND_CPU, 1), test_ctx(PXL_BACKEND_CPU, 2)};
     if (!ctx[0] || !ctx[1]) {
         fprintf(stderr, "no CPU context\n");
         return 1;
@@ -84,8 +56,8 @@ int main(void) {
         else qs = pxl_quantize(ctx[0], dt, b, (int64_t)N * K, bq, bytes);
         CHECK_MSG(qs == PXL_OK, "%s: %s", pxl_dtype_name(dt), pxl_ctx_error(ctx[0]));
         for (int t = 0; t < 2; t++) {
-            CHECK(product(ctx[t], dt, a, MR, bq, bytes, tiled[t]) == 0);
-            for (int m = 0; m < MR; m++) CHECK(product(ctx[t], dt, a + m * K, 1, bq, bytes, alone + m * N) == 0);
+            CHECK(test_matmul_bt(ctx[t], dt, a, bq, bytes, MR, N, K, 0, tiled[t]) == 0);
+            for (int m = 0; m < MR; m++) CHECK(test_matmul_bt(ctx[t], dt, a + m * K, bq, bytes, 1, N, K, 0, alone + m * N) == 0);
             int diff = 0;
             for (int i = 0; i < MR * N; i++) diff += memcmp(&alone[i], &tiled[t][i], sizeof(float)) != 0;
             CHECK_MSG(diff == 0, "%s, %d thread(s): %d of %d outputs of one row alone differ from the tiled product's",
