@@ -105,7 +105,8 @@ typedef struct pxl_ctx_options {
      * message naming the key. NULL or "": the built-in shapes. Keys:
      *   dot=wg,groups            wg a power of two in [32, 1024], groups in [1, 65535]
      *   attn=wg,cpv,target[,cwg] wg, cwg powers of two in [32, 1024], cpv in [1, 8],
-     *                            target in [1, 65536]
+     *                            target in [1, 65536] (a call the shape cannot
+     *                            take on the device keeps the default shape)
      *   qmv=wg,tpr,rows,unroll   wg, tpr powers of two, 4 <= tpr <= wg <= 1024,
      *                            rows in [1, 8], unroll >= 1, rows * unroll <= 16
      *   qmv_xs=wg,xrb,steps      wg a power of two in [64, 1024], xrb a power of

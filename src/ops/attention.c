@@ -211,7 +211,9 @@ static pxl_status attn_cpu(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *
 /* ---- GPU ------------------------------------------------------------------------------ */
 
 /* Launch shape; the context's tuning option attn=wg,cpv,target[,cwg]
- * overrides it (range-checked when the context was created: cpv <= ATTN_REGS).
+ * overrides it (range-checked when the context was created: cpv <= ATTN_REGS;
+ * a call that shape cannot take, attn_fit, keeps the default; t NULL: the
+ * default).
  * The workgroup: ATTN_WG for one query position (decode) where a key row is
  * at least 16 vec4s, else smaller: with T > 1 (prefill, which has blocks
  * enough for the GPU) 128, and in decode at most 64 key slices (WG / D4),
@@ -229,12 +231,38 @@ static void attn_tune(const pxl_tuning *t, int64_t T, uint32_t d4, uint32_t *wg,
     *cpv = ATTN_CPV;
     *target = ATTN_TARGET_WG;
     *cwg = ATTN_COMBINE_WG;
-    if (t->attn_n >= 3) {
+    if (t && t->attn_n >= 3) {
         *wg = t->attn[0];
         *cpv = t->attn[1];
         *target = t->attn[2];
         if (t->attn_n == 4) *cwg = t->attn[3];
     }
+}
+
+/* The value phase's split of a workgroup of wg invocations for key rows of
+ * d4 vec4s: parts of a row, keys a pass (lc), key slices and keys per
+ * invocation, cpv lowered until those keys fit the registers. 0 where the
+ * device cannot run the shape (d4 over the workgroup, too many keys per
+ * invocation, or more workgroup memory than it has). */
+typedef struct {
+    uint32_t wg, cpv, parts, lc, slices, kps;
+    uint64_t shared; /* workgroup memory, bytes */
+} attn_shape;
+
+static int attn_fit(const pxl_gpu_info *gi, uint32_t d4, uint32_t wg, uint32_t cpv, attn_shape *a) {
+    while (wg > gi->max_invocations_per_workgroup || wg > gi->max_workgroup_size[0]) wg /= 2;
+    for (;;) { /* keys per invocation in the value phase must fit its registers */
+        a->parts = (d4 + cpv - 1) / cpv;
+        a->lc = wg / a->parts;
+        a->slices = wg / d4;
+        a->kps = a->slices ? (a->lc + a->slices - 1) / a->slices : 0;
+        if (a->kps <= ATTN_REGS || cpv == 1) break;
+        cpv /= 2;
+    }
+    a->wg = wg;
+    a->cpv = cpv;
+    a->shared = ((uint64_t)ATTN_R * d4 + wg) * 16 + (uint64_t)ATTN_R * a->slices * 8;
+    return d4 <= wg && a->lc > 0 && a->kps <= ATTN_REGS && a->shared <= gi->max_workgroup_storage_size;
 }
 
 /* Records one dispatch of attention.wgsl into rec (bindings 0.., the uniform
@@ -261,21 +289,25 @@ static pxl_status attn_gpu(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
     int64_t T = q->shape[0], Hq = q->shape[1], D = q->shape[2], Hkv = k->shape[1], G = Hq / Hkv;
     uint32_t wg, cpv, target, cwg, d4 = (uint32_t)((D + 3) / 4);
-    attn_tune(pxl_ctx_tuning(ctx), T, d4, &wg, &cpv, &target, &cwg);
-    while (wg > gi->max_invocations_per_workgroup || wg > gi->max_workgroup_size[0]) wg /= 2;
-    uint32_t parts, lc, slices, kps;
-    for (;;) { /* keys per invocation in the value phase must fit its registers */
-        parts = (d4 + cpv - 1) / cpv;
-        lc = wg / parts;
-        slices = wg / d4;
-        kps = slices ? (lc + slices - 1) / slices : 0;
-        if (kps <= ATTN_REGS || cpv == 1) break;
-        cpv /= 2;
-    }
-    uint64_t shared = ((uint64_t)ATTN_R * d4 + wg) * 16 + (uint64_t)ATTN_R * slices * 8;
-    if (D > ATTN_MAX_D || d4 > wg || lc == 0 || kps > ATTN_REGS || shared > gi->max_workgroup_storage_size)
+    if (D > ATTN_MAX_D)
         return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: D = %lld is more than the GPU path takes (%d)", op,
                         (long long)D, ATTN_MAX_D);
+    const pxl_tuning *tune = pxl_ctx_tuning(ctx);
+    attn_tune(tune, T, d4, &wg, &cpv, &target, &cwg);
+    attn_shape sh;
+    int fits = attn_fit(gi, d4, wg, cpv, &sh);
+    if (!fits && tune->attn_n >= 3) { /* a tuning shape (attn=...) that cannot take this call: the default */
+        attn_tune(NULL, T, d4, &wg, &cpv, &target, &cwg);
+        fits = attn_fit(gi, d4, wg, cpv, &sh);
+    }
+    if (!fits)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED,
+                        "%s: D = %lld does not fit this device's workgroups (%u invocations, %llu bytes of "
+                        "workgroup memory needed, %u available)",
+                        op, (long long)D, sh.wg, (unsigned long long)sh.shared, gi->max_workgroup_storage_size);
+    wg = sh.wg;
+    cpv = sh.cpv;
+    uint32_t lc = sh.lc; /* keys a pass of the workgroup */
     if (q->nelem > UINT32_MAX || k->nelem > UINT32_MAX)
         return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: more than 2^32 elements", op);
 
