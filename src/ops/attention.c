@@ -239,30 +239,31 @@ static void attn_tune(const pxl_tuning *t, int64_t T, uint32_t d4, uint32_t *wg,
     }
 }
 
-/* The value phase's split of a workgroup of wg invocations for key rows of
- * d4 vec4s: parts of a row, keys a pass (lc), key slices and keys per
- * invocation, cpv lowered until those keys fit the registers. 0 where the
- * device cannot run the shape (d4 over the workgroup, too many keys per
+/* The value phase's split of a workgroup of wg invocations (halved to the
+ * device's limits) for key rows of d4 vec4s: lc keys a pass, cpv lowered
+ * until each invocation's keys of a pass fit its registers. 0 where the
+ * device cannot run the shape (d4 over the workgroup, too many keys an
  * invocation, or more workgroup memory than it has). */
 typedef struct {
-    uint32_t wg, cpv, parts, lc, slices, kps;
+    uint32_t wg, cpv, lc;
     uint64_t shared; /* workgroup memory, bytes */
 } attn_shape;
 
 static int attn_fit(const pxl_gpu_info *gi, uint32_t d4, uint32_t wg, uint32_t cpv, attn_shape *a) {
     while (wg > gi->max_invocations_per_workgroup || wg > gi->max_workgroup_size[0]) wg /= 2;
+    uint32_t slices, kps;
     for (;;) { /* keys per invocation in the value phase must fit its registers */
-        a->parts = (d4 + cpv - 1) / cpv;
-        a->lc = wg / a->parts;
-        a->slices = wg / d4;
-        a->kps = a->slices ? (a->lc + a->slices - 1) / a->slices : 0;
-        if (a->kps <= ATTN_REGS || cpv == 1) break;
+        uint32_t parts = (d4 + cpv - 1) / cpv;
+        a->lc = wg / parts;
+        slices = wg / d4;
+        kps = slices ? (a->lc + slices - 1) / slices : 0;
+        if (kps <= ATTN_REGS || cpv == 1) break;
         cpv /= 2;
     }
     a->wg = wg;
     a->cpv = cpv;
-    a->shared = ((uint64_t)ATTN_R * d4 + wg) * 16 + (uint64_t)ATTN_R * a->slices * 8;
-    return d4 <= wg && a->lc > 0 && a->kps <= ATTN_REGS && a->shared <= gi->max_workgroup_storage_size;
+    a->shared = ((uint64_t)ATTN_R * d4 + wg) * 16 + (uint64_t)ATTN_R * slices * 8;
+    return d4 <= wg && a->lc > 0 && kps <= ATTN_REGS && a->shared <= gi->max_workgroup_storage_size;
 }
 
 /* Records one dispatch of attention.wgsl into rec (bindings 0.., the uniform
