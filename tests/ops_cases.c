@@ -617,6 +617,24 @@ static void mmn_tol(const op_case *c, double *const *v, double *const *want, int
     free(an);
 }
 
+/* The whole error of rounding rows an [rows, K] to 8 bits (CF_Q8A) in a
+ * product with B rows [N, K], for a backend that may take A as given: 0.6 d
+ * |b| a value (d = amax / 127 of its 32; |a - d' q| <= d / 2 + 127 |d - d'|,
+ * d' the f16 of d), times `scale`, added to tol[m * N + n]. */
+static void q8a_whole(const double *an, const double *b, int64_t rows, int64_t N, int64_t K, double scale,
+                      double *tol) {
+    for (int64_t m = 0; m < rows; m++)
+        for (int64_t blk = 0; blk < K / 32; blk++) {
+            double amax = 0;
+            for (int64_t k = blk * 32; k < blk * 32 + 32; k++) amax = fmax(amax, fabs(an[m * K + k]));
+            for (int64_t n = 0; n < N; n++) {
+                double sb = 0;
+                for (int64_t k = blk * 32; k < blk * 32 + 32; k++) sb += fabs(b[n * K + k]);
+                tol[m * N + n] += scale * 0.6 * (amax / 127.0) * sb * (1.0 + 0x1p-10);
+            }
+        }
+}
+
 static void sw_layout(const op_case *c, layout *l) {
     int64_t M = c->s[0], F = c->s[1], K = c->s[2], sa[2] = {M, K}, sw[2] = {F, K}, so[2] = {M, F}, sn[2] = {1, K};
     int q = pxl_dtype_is_quantized(c->dt);
@@ -660,14 +678,20 @@ static void sw_products(const op_case *c, double *const *v, double *g, double *u
     double *an = malloc((size_t)(M * K) * sizeof *an), *dq = NULL;
     if (c->flags & CF_NORM) oracle_rmsnorm(v[0], v[3], an, M, K, (double)c->p);
     else memcpy(an, v[0], (size_t)(M * K) * sizeof *an);
+    if (lg) memset(lg, 0, (size_t)(M * F) * sizeof *lg), memset(lu, 0, (size_t)(M * F) * sizeof *lu);
+    /* Q8_0, Q4_0 and Q5_0 round in qmv_xs, which a tuning string (PXL_TUNE: qmv_xs with XRB 1, qmv_kernel=q,
+     * qmv_q8=0) may trade for qmv, which takes A as given: then either is right */
+    const char *tune = getenv("PXL_TUNE");
+    int legacy = c->dt == PXL_Q8_0 || c->dt == PXL_Q4_0 || c->dt == PXL_Q5_0;
+    if (lg && (c->flags & CF_Q8A) && legacy && tune && *tune)
+        q8a_whole(an, v[1], M, F, K, 1.0, lg), q8a_whole(an, v[2], M, F, K, 1.0, lu);
     if (c->flags & CF_Q8A) {
         dq = malloc((size_t)(M * K + M * K / 32) * sizeof *dq);
         q8a_round(an, M, K, dq);
     }
-    if (lg) {
+    if (lg && dq) {
         int nrm = (c->flags & CF_NORM) != 0;
-        memset(lg, 0, (size_t)(M * F) * sizeof *lg), memset(lu, 0, (size_t)(M * F) * sizeof *lu);
-        if (dq) q8a_slack(an, dq, v[1], M, F, K, nrm, 1.0, lg), q8a_slack(an, dq, v[2], M, F, K, nrm, 1.0, lu);
+        q8a_slack(an, dq, v[1], M, F, K, nrm, 1.0, lg), q8a_slack(an, dq, v[2], M, F, K, nrm, 1.0, lu);
     }
     free(dq);
     for (int64_t m = 0; m < M; m++)
@@ -816,15 +840,18 @@ static pxl_status mmm_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t)
 }
 
 /* A as product i sees it, [M, K]: normalised with CF_NORM, rounded with
- * CF_Q8A where every backend rounds (Q4_K; dq: q8a_round's slack, when
- * asked); the caller frees both */
+ * CF_Q8A where every backend rounds (Q4_K, Q5_K; Q8_0, Q4_0 and Q5_0 with one row
+ * of K from 512 to 16384, qmv_xs's and qmv_pair's range on any device; dq:
+ * q8a_round's slack, when asked); the caller frees both */
 static double *mmm_a(const op_case *c, double *const *v, int i, double **dq) {
     int64_t M = c->s[0], K = c->s[3];
     double *an = malloc((size_t)(M * K) * sizeof *an);
     if (c->flags & CF_NORM) oracle_rmsnorm(v[0], v[3], an, M, K, (double)c->p);
     else memcpy(an, v[0], (size_t)(M * K) * sizeof *an);
     if (dq) *dq = NULL;
-    if ((c->flags & CF_Q8A) && mmm_dt(c, i) == PXL_Q4_K) {
+    pxl_dtype dt = mmm_dt(c, i);
+    int legacy = dt == PXL_Q8_0 || dt == PXL_Q4_0 || dt == PXL_Q5_0;
+    if ((c->flags & CF_Q8A) && (dt == PXL_Q4_K || dt == PXL_Q5_K || (legacy && M == 1 && K >= 512 && K <= 16384))) {
         if (dq) *dq = malloc((size_t)(M * K + M * K / 32) * sizeof **dq);
         q8a_round(an, M, K, dq ? *dq : NULL);
     }
@@ -847,11 +874,10 @@ static void mmm_oracle(const op_case *c, double *const *v, double **want) {
 /*
  * mm_tol_of's bound on the product of A as product `out` sees it, the
  * norm's error as mmn_tol adds it, and with CF_Q8A: the rounding's slack
- * (q8a_slack) for the Q4_K product, which every backend rounds; for the
- * other, the rounding's whole error, 0.6 d |b| a value (d = amax / 127 of
- * its 32; |a - d' q| <= d / 2 + 127 |d - d'|, d' the f16 of d): the CPU
- * rounds every format, a GPU's one-row Q6_K kernels only for more than 1024
- * rows (kmv6q; kmv6 takes A as given).
+ * (q8a_slack) for a product that every backend rounds (mmm_a); for the
+ * others, the rounding's whole error (q8a_whole): the CPU rounds every
+ * format, a GPU's one-row Q6_K kernels only for more than 1024 rows (kmv6q;
+ * kmv6 takes A as given).
  */
 static void mmm_tol(const op_case *c, double *const *v, double *const *want, int out, int mode, double *tol) {
     int64_t M = c->s[0], N = mmm_n(c, out), K = c->s[3];
@@ -869,17 +895,7 @@ static void mmm_tol(const op_case *c, double *const *v, double *const *want, int
             tol[m * N + n] = f * s + tiny_abs();
         }
     if (dq) q8a_slack(an, dq, b, M, N, K, nrm, al * two, tol);
-    else if (c->flags & CF_Q8A)
-        for (int64_t m = 0; m < M; m++)
-            for (int64_t blk = 0; blk < K / 32; blk++) {
-                double amax = 0;
-                for (int64_t k = blk * 32; k < blk * 32 + 32; k++) amax = fmax(amax, fabs(an[m * K + k]));
-                for (int64_t n = 0; n < N; n++) {
-                    double sb = 0;
-                    for (int64_t k = blk * 32; k < blk * 32 + 32; k++) sb += fabs(b[n * K + k]);
-                    tol[m * N + n] += al * 0.6 * (amax / 127.0) * sb * (1.0 + 0x1p-10);
-                }
-            }
+    else if (c->flags & CF_Q8A) q8a_whole(an, b, M, N, K, al, tol);
     if (mmm_has_bias(c, out)) /* the bias's one addition (mm_bias_tol) */
         for (int64_t m = 0; m < M; m++)
             for (int64_t n = 0; n < N; n++)
@@ -1673,6 +1689,14 @@ static const op_case k_cases[] = {
     /* small activations: the rounding's scales are f16 subnormals (a device may flush quantizeToF16's) */
     MM(1, 1, 1, 33, 512, PXL_Q4_K, CF_TB | CF_Q8A | CF_TINY, 1, 0), MM(1, 1, 20, 33, 512, PXL_Q4_K, CF_TB | CF_Q8A | CF_TINY, 1, 0),
     MM(1, 1, 20, 33, 512, PXL_Q6_K, CF_TB | CF_Q8A | CF_TINY, 1, 0),
+    /* Q5_K with M = 1 on 8-bit A (kmv4q with Q5: the fifth bits joined to the nibbles as integers): odd blocks
+     * with the residual, a long row, views at 3 blocks, slices, a batch, tiny values, the norm, SwiGLU */
+    MM(1, 1, 1, 131, 2816, PXL_Q5_K, CF_TB | CF_Q8A, 1, 1), MM(1, 1, 1, 130, 4096, PXL_Q5_K, CF_TB | CF_Q8A, 1, 0),
+    MM(1, 1, 1, 9, 512, PXL_Q5_K, CF_TB | CF_VIEW | CF_Q8A, 1, 0),
+    MM(1, 1, 1, 6, 768, PXL_Q5_K, CF_TB | CF_SLICE | CF_Q8A, -0.5f, 0),
+    MM(3, 1, 1, 17, 256, PXL_Q5_K, CF_TB | CF_Q8A, 1, 0.5f), MM(1, 1, 1, 33, 512, PXL_Q5_K, CF_TB | CF_Q8A | CF_TINY, 1, 0),
+    NMM(1, 1, 1, 33, 768, PXL_Q5_K, CF_TB | CF_Q8A, 1, 0, 1e-5f),
+    SWG(1, 33, 768, PXL_Q5_K, CF_NORM | CF_Q8A, 1e-5f), SWG(1, 33, 768, PXL_Q5_K, CF_PACKED | CF_NORM | CF_Q8A, 1e-5f),
     /* the same for Q5_K (kmm8w.wgsl with Q5: the fifth bits from qh), small activations included */
     MM(1, 1, 70, 130, 256, PXL_Q5_K, CF_TB | CF_Q8A, 1, 0), MM(1, 1, 100, 100, 768, PXL_Q5_K, CF_TB | CF_Q8A, 0.5f, 1),
     MM(1, 1, 9, 7, 4096, PXL_Q5_K, CF_TB | CF_Q8A, 1, 0), MM(2, 1, 17, 65, 512, PXL_Q5_K, CF_TB | CF_Q8A, -1, 0.25f),
@@ -1697,6 +1721,28 @@ static const op_case k_cases[] = {
     MM(1, 1, 10, 5, 256, PXL_Q5_0, CF_TB | CF_VIEW | CF_Q8A, 1, 0),
     MM(1, 1, 40, 33, 576, PXL_Q5_0, CF_TB | CF_SLICE | CF_Q8A, 1, 1), MM(1, 1, 20, 33, 64, PXL_Q5_0, CF_TB | CF_Q8A, 1, 0),
     MM(1, 1, 20, 33, 512, PXL_Q5_0, CF_TB | CF_Q8A | CF_TINY, 1, 0), MM(1, 1, 33, 70, 896, PXL_Q5_0, CF_TB | CF_Q8A, 1, 0),
+    /* one row of Q8_0, Q4_0 or Q5_0 on 8-bit A (qmv_xs with Q8A, K from 512): rows whose blocks start at both
+     * word alignments (K = 544, 1056: 578- and 594-byte rows), the residual, a batch over a shared B, views at
+     * an odd block, slices, tiny values, the bias row, the fused norm, Qwen2.5-0.5B's widths (896, 4864). Long
+     * rows (K = 16384: four halves an invocation at WG 256, two at 512; K = 20480: three at 512, qmv where
+     * workgroups stop at 256) check the indexing only: at these K the f32 tolerance also takes A unrounded. */
+    MM(1, 1, 1, 45, 544, PXL_Q8_0, CF_TB | CF_Q8A, 1, 0.5f), MM(1, 1, 1, 130, 4096, PXL_Q8_0, CF_TB | CF_Q8A, 1, 0),
+    MM(1, 1, 1, 33, 20480, PXL_Q8_0, CF_TB | CF_Q8A, 1, 0), MM(3, 1, 1, 17, 1024, PXL_Q8_0, CF_TB | CF_Q8A, -0.5f, 0),
+    MM(1, 1, 1, 9, 1056, PXL_Q8_0, CF_TB | CF_VIEW | CF_Q8A, 1, 0),
+    MM(1, 1, 1, 6, 768, PXL_Q8_0, CF_TB | CF_SLICE | CF_Q8A, 1, 1),
+    MM(1, 1, 1, 33, 512, PXL_Q8_0, CF_TB | CF_Q8A | CF_TINY, 1, 0),
+    MM(1, 1, 1, 37, 896, PXL_Q8_0, CF_TB | CF_BIAS | CF_Q8A, 1, 0),
+    NMM(1, 1, 1, 70, 896, PXL_Q8_0, CF_TB | CF_Q8A, 1, 0, 1e-5f),
+    MM(1, 1, 1, 65, 1056, PXL_Q4_0, CF_TB | CF_Q8A, 1, 0.5f), MM(1, 1, 1, 37, 16384, PXL_Q4_0, CF_TB | CF_Q8A, 1, 0),
+    MM(2, 1, 1, 17, 512, PXL_Q4_0, CF_TB | CF_Q8A, -1, 0), MM(1, 1, 1, 9, 1056, PXL_Q4_0, CF_TB | CF_VIEW | CF_Q8A, 1, 0),
+    MM(1, 1, 1, 6, 768, PXL_Q4_0, CF_TB | CF_SLICE | CF_Q8A, 1, 1),
+    MM(1, 1, 1, 33, 512, PXL_Q4_0, CF_TB | CF_Q8A | CF_TINY, 1, 0),
+    NMM(1, 1, 1, 37, 4096, PXL_Q4_0, CF_TB | CF_Q8A, 1, 1, 1e-5f),
+    MM(1, 1, 1, 65, 896, PXL_Q5_0, CF_TB | CF_Q8A, 1, 0.5f), MM(1, 1, 1, 40, 4864, PXL_Q5_0, CF_TB | CF_Q8A, 1, 0),
+    MM(2, 1, 1, 17, 544, PXL_Q5_0, CF_TB | CF_Q8A, 1, 0), MM(1, 1, 1, 9, 1056, PXL_Q5_0, CF_TB | CF_VIEW | CF_Q8A, 1, 0),
+    MM(1, 1, 1, 6, 576, PXL_Q5_0, CF_TB | CF_SLICE | CF_Q8A, -0.5f, 0),
+    MM(1, 1, 1, 33, 512, PXL_Q5_0, CF_TB | CF_Q8A | CF_TINY, 1, 0),
+    NMM(1, 1, 1, 40, 896, PXL_Q5_0, CF_TB | CF_BIAS | CF_Q8A, 1, 0, 1e-6f),
     /* the same for Q6_K (kmm8.wgsl, KQ6: blocks on 2-byte offsets, a scale per 16 values) */
     MM(1, 1, 70, 130, 256, PXL_Q6_K, CF_TB | CF_Q8A, 1, 0), MM(1, 1, 100, 100, 768, PXL_Q6_K, CF_TB | CF_Q8A, 0.5f, 1),
     MM(2, 1, 17, 65, 512, PXL_Q6_K, CF_TB | CF_Q8A, -1, 0.25f), MM(1, 3, 12, 21, 256, PXL_Q6_K, CF_TB | CF_Q8A, 1, 0),
@@ -1869,6 +1915,7 @@ static const op_case k_cases[] = {
     MMM(1, 40, 9, 512, PXL_Q4_K, PXL_Q6_K, CF_PACKED | CF_NORM | CF_Q8A, 0, 0, 1e-5f),
     MMM(1, 33, 70, 768, PXL_Q6_K, PXL_Q4_K, CF_PACKED | CF_Q8A, 0.5f, 0.25f, 0),
     MMM(1, 17, 16, 256, PXL_Q5_K, PXL_Q6_K, CF_PACKED | CF_NORM, 0, 0, 1e-5f),
+    MMM(1, 17, 16, 512, PXL_Q5_K, PXL_Q6_K, CF_PACKED | CF_NORM | CF_Q8A, 0, 0, 1e-5f),
     MMM(1, 300, 64, 2048, PXL_Q4_K, PXL_Q6_K, CF_PACKED | CF_NORM | CF_Q8A, 0, 0, 1e-5f),
     MMM(1, 40, 1100, 512, PXL_Q4_K, PXL_Q6_K, CF_PACKED | CF_NORM | CF_Q8A, 0, 0, 1e-5f),
     MMM(1, 40, 9, 256, PXL_Q4_K, PXL_Q6_K, CF_BAD, 0, 0, 0),
@@ -1888,6 +1935,11 @@ static const op_case k_cases[] = {
     MMM(2, 40, 9, 512, PXL_Q5_0, PXL_Q8_0, CF_PACKED | CF_BIAS, 0, 0, 0),
     MMM(1, 40, 9, 896, PXL_Q5_0, PXL_Q8_0, CF_BIAS, 0, 0, 0),
     MMM(1, 40, 9, 512, PXL_Q5_0, PXL_Q8_0, CF_BAD | CF_BIAS, 0, 0, 0),
+    /* the Q8_0 / Q4_0 / Q5_0 pairs on 8-bit A (qmv_pair.wgsl with Q8A): Qwen2.5-0.5B's shape, long rows, a pair
+     * whose rows are too short for qmv_xs (K = 256: in turn, A as given on a GPU) */
+    MMM(1, 1024, 128, 896, PXL_Q5_0, PXL_Q8_0, CF_PACKED | CF_NORM | CF_BIAS | CF_Q8A, 0, 0, 1e-6f),
+    MMM(1, 17, 70, 8192, PXL_Q4_0, PXL_Q8_0, CF_PACKED | CF_Q8A, 0.5f, 0.25f, 0),
+    MMM(1, 40, 9, 256, PXL_Q8_0, PXL_Q5_0, CF_PACKED | CF_BIAS | CF_Q8A, 0, 0, 0),
     /* wide FFNs' SwiGLU; one-row products of more than 1024 workgroups at the default shape (kmv4 / kmv6's
      * wide row groups, src/ops/matmul_quant.c): Q4_K, Q5_K, and Q6_K with the output norm as for logits */
     SWG(1, 4100, 512, PXL_Q4_K, CF_NORM, 1e-5f), SWG(1, 4097, 256, PXL_Q5_K, 0, 0),
@@ -1909,6 +1961,8 @@ static const op_case k_cases[] = {
     SWG(1, 1000, 896, PXL_Q5_0, CF_PACKED | CF_NORM, 1e-5f), SWG(1, 70, 8192, PXL_Q8_0, CF_PACKED, 0),
     SWG(1, 3, 512, PXL_Q5_0, CF_PACKED, 0), SWG(1, 9, 1024, PXL_Q4_0, CF_PACKED | CF_NORM | CF_VIEW, 1e-5f),
     SWG(1, 33, 768, PXL_Q4_K, CF_PACKED | CF_NORM, 1e-5f), SWG(1, 33, 768, PXL_Q4_K, CF_PACKED | CF_NORM | CF_Q8A, 1e-5f),
+    SWG(1, 45, 1056, PXL_Q8_0, CF_PACKED | CF_NORM | CF_Q8A, 1e-5f), SWG(1, 37, 4096, PXL_Q4_0, CF_PACKED | CF_Q8A, 0),
+    SWG(1, 1000, 896, PXL_Q5_0, CF_PACKED | CF_NORM | CF_Q8A, 1e-5f),
     SWG(1, 9, 512, PXL_Q4_K, CF_PACKED | CF_Q8A, 0), SWG(1, 17, 2304, PXL_Q4_K, CF_PACKED | CF_NORM | CF_VIEW | CF_Q8A, 1e-5f),
     SWG(1, 1033, 768, PXL_Q6_K, CF_PACKED | CF_NORM | CF_Q8A, 1e-5f), SWG(1, 1025, 2304, PXL_Q6_K, CF_PACKED | CF_VIEW | CF_Q8A, 0),
     SWG(2, 33, 256, PXL_Q4_K, CF_PACKED, 0),

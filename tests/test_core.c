@@ -258,6 +258,8 @@ static void test_tuning_option(void) {
     CHECK(t.pllm_no_avx == 0 && t.cpu_simd_off == 0);
     CHECK(tuned_ctx("gpu_q8=0", &t, msg, sizeof msg) == PXL_OK && t.gpu_q8_off == 1 && t.gpu_q8_token_off == 1);
     CHECK(tuned_ctx("llm_cut=1", &t, msg, sizeof msg) == PXL_OK && t.llm_cut == 1);
+    CHECK(tuned_ctx("qmv_q8=0", &t, msg, sizeof msg) == PXL_OK && t.qmv_q8_off == 1 && t.qmv_plain == 0);
+    CHECK(tuned_ctx("qmv_q8=1", &t, msg, sizeof msg) == PXL_OK && memcmp(&t, &zero, sizeof t) == 0);
     CHECK(tuned_ctx("llm_cut=64", &t, msg, sizeof msg) == PXL_OK && t.llm_cut == 64);
     CHECK(tuned_ctx("gpu_q8=1", &t, msg, sizeof msg) == PXL_OK && t.gpu_q8_off == 0 && t.gpu_q8_token_off == 1);
     CHECK(tuned_ctx("cpu_q8=0 gpu_scopes=0 llm_ahead=1 gpu_q8=2 rka=1 gpu_spin=1 mv_sg=1", &t, msg, sizeof msg) == PXL_OK);
@@ -276,7 +278,7 @@ static void test_tuning_option(void) {
         {"dot=a,b", "'dot'"},              {"dot=99999999999,1", "'dot'"}, {"attn=256,9,256", "'attn'"},
         {"attn=256,8", "'attn'"},          {"attn=256,8,256,100", "'attn'"}, {"qmv=256,32,4,8", "'qmv'"},
         {"qmv=256,512,1,1", "'qmv'"},      {"qmv_xs=32,8,1", "'qmv_xs'"}, {"kmv_tpr=3", "'kmv_tpr'"},
-        {"kmv_rows=9", "'kmv_rows'"},      {"qmv_kernel=xs", "'qmv_kernel'"}, {"vm_dp4=hard", "'vm_dp4'"},
+        {"kmv_rows=9", "'kmv_rows'"},      {"qmv_kernel=xs", "'qmv_kernel'"}, {"qmv_q8=2", "'qmv_q8'"}, {"vm_dp4=hard", "'vm_dp4'"},
         {"vm_mm=big", "'vm_mm'"},          {"pllm_no_avx=yes", "'pllm_no_avx'"}, {"dot", "'dot'"},
         {"cpu_simd=2", "'cpu_simd'"},      {"cpu_q8=on", "'cpu_q8'"},      {"gpu_scopes=", "'gpu_scopes'"},
         {"llm_ahead=2", "'llm_ahead'"},    {"gpu_q8=3", "'gpu_q8'"},       {"rka=on", "'rka'"},

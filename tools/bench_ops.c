@@ -117,7 +117,8 @@ static pxl_status qmv_go(pxl_ctx *ctx, bench_case *c, int a_q8) {
     return pxl_matmul(ctx, c->t[0], c->w[c->turn++ % c->nw], c->t[2], &o);
 }
 static pxl_status qmv_run(pxl_ctx *ctx, bench_case *c) { return qmv_go(ctx, c, 0); }
-/* with A rounded to 8 bits (a_q8: kmv4q for Q4_K) */
+/* with A rounded to 8 bits (a_q8: kmv4q for Q4_K and Q5_K, kmv6q for Q6_K, qmv_xs with Q8A for Q8_0, Q4_0 and
+ * Q5_0) */
 static pxl_status qmv8_run(pxl_ctx *ctx, bench_case *c) { return qmv_go(ctx, c, 1); }
 
 /* the quantized matvec with the fused RMSNorm (the norm option): as
@@ -480,9 +481,13 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         {"q4_0_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q8_0_matvec_4096x14336", "GB/s", qbytes * 34.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q5_0_matvec_4096x14336", "GB/s", qbytes * 22.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q5_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q4_0_q8a_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv8_run, {0}, {1, qn, qk, PXL_Q4_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q8_0_q8a_matvec_4096x14336", "GB/s", qbytes * 34.0, qmv_setup, qmv8_run, {0}, {1, qn, qk, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q5_0_q8a_matvec_4096x14336", "GB/s", qbytes * 22.0, qmv_setup, qmv8_run, {0}, {1, qn, qk, PXL_Q5_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_k_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_k_q8a_matvec_4096x14336", "GB/s", qbytes * 18.0, qmv_setup, qmv8_run, {0}, {1, qn, qk, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q5_k_matvec_4096x14336", "GB/s", qbytes * 22.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q5_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q5_k_q8a_matvec_4096x14336", "GB/s", qbytes * 22.0, qmv_setup, qmv8_run, {0}, {1, qn, qk, PXL_Q5_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q6_k_matvec_4096x14336", "GB/s", qbytes * 26.25, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q6_k_q8a_matvec_4096x14336", "GB/s", qbytes * 26.25, qmv_setup, qmv8_run, {0}, {1, qn, qk, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"f16_matvec_4096x14336", "GB/s", qbytes * 64.0, qmv_setup, qmv_run, {0}, {1, qn, qk, PXL_F16}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
@@ -511,6 +516,7 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         {"q6_k_q8a_matvec_5632x2048", "GB/s", tl * tf / 32.0 * 26.25, qmv_setup, qmv8_run, {0}, {1, tl_, tf_, PXL_Q6_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         /* Qwen2.5-0.5B's logits: 896 wide (not a multiple of 256, so Q8_0 in its Q4_K_M file too), 151,936 rows */
         {"q8_0_matvec_896x151936", "GB/s", 896.0 * (small ? 2048.0 : 151936.0) / 32.0 * 34.0, qmv_setup, qmv_run, {0}, {1, small ? 2048 : 151936, 896, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q8_0_q8a_matvec_896x151936", "GB/s", 896.0 * (small ? 2048.0 : 151936.0) / 32.0 * 34.0, qmv_setup, qmv8_run, {0}, {1, small ? 2048 : 151936, 896, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_k_matmul_32x2048x5632", "GFLOP/s", 2.0 * 32.0 * tl * tf, qmv_setup, qmv_run, {0}, {32, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         /* the same layer's products in a 512-token prefill: gate / up (Q4_K), down (Q6_K in Q4_K_M files) */
         {"q4_k_matmul_512x2048x5632", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv_run, {0}, {pp_, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},

@@ -128,6 +128,9 @@ typedef struct pxl_ctx_options {
      *                            (llm_ahead) is submitted in parts of 1, B, B^2, ...
      *                            layers (default 6; 1: one part)
      *   qmv_kernel=q|auto        q: the plain qmv kernel, never qmv_xs
+     *   qmv_q8=0|1               0: qmv_xs and qmv_pair (one row of A, Q8_0, Q4_0
+     *                            and Q5_0 weights) take A as given where a_q8
+     *                            asks for rounding (1, the default: they round it)
      *   vm_dp4=soft|auto         soft: the VM's software dot4I8Packed
      *   vm_mm=tile|small|auto    the VM's MATMUL kernel
      *   pllm_no_avx=0|1          1: Pixel-LLM training without its AVX code
@@ -143,8 +146,9 @@ typedef struct pxl_ctx_options {
      *   gpu_q8=0|1|2             0: the GGUF runtime's GPU products take A as
      *                            given; 1: a prompt's products round A to 8 bits
      *                            where a GPU kernel does (pxl_matmul_options.a_q8);
-     *                            2 (the default): a decoded token's too (Q4_K: kmv4q;
-     *                            Q6_K products of more than 1024 rows: kmv6q)
+     *                            2 (the default): a decoded token's too (Q4_K, Q5_K: kmv4q;
+     *                            Q6_K products of more than 1024 rows: kmv6q;
+     *                            Q8_0, Q4_0 and Q5_0 in qmv_xs and qmv_pair)
      *   llm_ahead=0|1            0: the GGUF runtime's GPU decoding records each
      *                            token's pass when it is asked for; 1 (the default):
      *                            the next one-token pass is recorded while the GPU

@@ -250,13 +250,16 @@ typedef struct pxl_matmul_options {
      * kept as an f16, values round(a / d), as llama.cpp does; the result has
      * the error of that rounding. The CPU multiplies in integers for Q8_0,
      * Q4_0 and Q5_0 (several times faster) and takes the rounded values
-     * through its exact path for the other formats. A GPU rounds for Q4_K,
-     * and Q6_K with more than 1024 rows of B, with M = 1 (8-bit
-     * matrix-vector kernels, where the workgroup memory holds a row of A)
-     * and for Q4_K, Q5_K, Q6_K, Q8_0, Q4_0 and Q5_0 with
-     * M > 8 (tiled integer products; Q5_K where B's offsets are on 16 bytes,
-     * Q8_0, Q4_0 and Q5_0 where K is a multiple of 64), and takes A as given
-     * elsewhere.
+     * through its exact path for the other formats. A GPU rounds:
+     *   - with M = 1 (8-bit matrix-vector kernels): Q4_K and Q5_K (B's
+     *     offset on 16 bytes), and Q6_K with more than 1024 rows of B,
+     *     where the workgroup memory holds a row of A; Q8_0, Q4_0 and Q5_0
+     *     with K from 512 to 16384 (32768 where the device allows
+     *     workgroups of 512 invocations);
+     *   - with M > 8 (tiled integer products): Q4_K, Q5_K, Q6_K, Q8_0, Q4_0
+     *     and Q5_0 (Q5_K where B's offsets are on 16 bytes, Q8_0, Q4_0 and
+     *     Q5_0 where K is a multiple of 64);
+     * and takes A as given elsewhere.
      * 0: A as given. (The LLM runtime sets it on a GPU unless the context's
      * tuning option gpu_q8=0 is given, and on the CPU with cpu_q8=1.) */
     int a_q8;

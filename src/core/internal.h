@@ -38,6 +38,7 @@ typedef struct pxl_tuning {
                           * recorded ahead (1: one part) */
     uint32_t llm_submit; /* 0: default; else 1 + layers per submit of the GPU forward pass (1: one per pass) */
     int qmv_plain;       /* qmv_kernel=q: never qmv_xs */
+    int qmv_q8_off;      /* qmv_q8=0: qmv_xs and qmv_pair take A as given even where a_q8 asks */
     int vm_dp4_soft;     /* vm_dp4=soft */
     int vm_mm;           /* vm_mm: 0 auto, 1 tile, 2 small */
     int pllm_no_avx;     /* pllm_no_avx=1 */

@@ -130,6 +130,10 @@ static int apply(pxl_tuning *t, const char *key, const char *v, const char **wha
         *what = "q or auto";
         if (strcmp(v, "q") && strcmp(v, "auto")) return 1;
         t->qmv_plain = !strcmp(v, "q");
+    } else if (!strcmp(key, "qmv_q8")) {
+        *what = "0 or 1";
+        if (strcmp(v, "0") && strcmp(v, "1")) return 1;
+        t->qmv_q8_off = v[0] == '0';
     } else if (!strcmp(key, "vm_dp4")) {
         *what = "soft or auto";
         if (strcmp(v, "soft") && strcmp(v, "auto")) return 1;
@@ -198,7 +202,7 @@ pxl_status pxl_tuning_parse(pxl_ctx *ctx, const char *text, pxl_tuning *t) {
             if (!what)
                 return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
                                 "tuning: unknown key '%s' (known: dot, attn, qmv, qmv_xs, kmv_tpr, kmv_rows, kmv_wg, rka_wg, kmm8, kmm8_split, "
-                                "llm_submit, llm_cut, qmv_kernel, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8, gpu_q8, gpu_scopes, llm_ahead, rka, gpu_spin, "
+                                "llm_submit, llm_cut, qmv_kernel, qmv_q8, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8, gpu_q8, gpu_scopes, llm_ahead, rka, gpu_spin, "
                                 "mv_sg)",
                                 key);
             return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "tuning: bad value '%s' for '%s' (takes %s)", val, key,

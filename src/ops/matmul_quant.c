@@ -225,16 +225,17 @@ static pxl_status rows_grid(pxl_ctx *ctx, const q_shape *s, uint64_t per_wg, uin
  * bias (override BIAS). bd binds A, B, C and the norm; the bias binding (5)
  * is bd's fifth, or A again. */
 static pxl_status xs_dispatch(pxl_ctx *ctx, const xs_launch *xl, pxl_dtype dt, const q_shape *s, qmm_params *p,
-                              const pxl_op_bindings *bd, double norm, int swiglu, int bias) {
+                              const pxl_op_bindings *bd, double norm, int swiglu, int bias, int a_q8) {
     p->rpg = xl->rb * xl->steps;
     uint32_t g[2] = {0, 0};
     pxl_status st = rows_grid(ctx, s, (uint64_t)(xl->wg / xl->xt) * p->rpg / (swiglu ? 2u : 1u), g);
     if (st != PXL_OK) return st;
     pxl_op_bindings b5 = pxl_op_bias_binding(bd);
-    pxl_constant k[9] = {{"WG", xl->wg},       {"XT", xl->xt},          {"XKCH", xl->kch},
-                         {"XRB", xl->rb},       {"Q4", dt != PXL_Q8_0}, {"Q5", dt == PXL_Q5_0},
-                         {"NORM", norm},        {"BIAS", bias != 0},     {"SWIGLU", swiglu != 0}};
-    return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv_xs", k, 9, &b5, 3, p, sizeof *p, g[0], g[1],
+    pxl_constant k[10] = {{"WG", xl->wg},       {"XT", xl->xt},          {"XKCH", xl->kch},
+                          {"XRB", xl->rb},       {"Q4", dt != PXL_Q8_0}, {"Q5", dt == PXL_Q5_0},
+                          {"NORM", norm},        {"BIAS", bias != 0},     {"SWIGLU", swiglu != 0},
+                          {"Q8A", a_q8 != 0}};
+    return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv_xs", k, 10, &b5, 3, p, sizeof *p, g[0], g[1],
                               (uint32_t)s->batch);
 }
 
@@ -305,7 +306,7 @@ static uint64_t kmv4q_bytes(int64_t K, uint32_t wg, uint32_t rows) {
 
 /* kmv4 (Q4_K; Q5_K with the override Q5) or kmv6 (Q6_K) for one row of A;
  * with swiglu each row group takes one gate and one up row (ROWS 2, override
- * SWIGLU). a_q8 with Q4_K: kmv4q, which rounds A to 8 bits in workgroup
+ * SWIGLU). a_q8 with Q4_K or Q5_K: kmv4q, which rounds A to 8 bits in workgroup
  * memory first, where the device's workgroup memory holds the row (else
  * kmv4, A as given); with Q6_K: kmv6q (in kmv4.wgsl, after the same
  * rounding), else kmv6. bias: bd's fifth binding is the bias row (override
@@ -328,7 +329,7 @@ typedef struct {
 
 /* The launch shape of kmv4, kmv4q, kmv6 or kmv6q for a product of K columns
  * and N rows with B of dtype dt, before the wide rule (kmv46 below): kmv4q
- * (Q4_K) or kmv6q (Q6_K, N > KMV6Q_MIN_N) where a_q8 asks for it and its
+ * (Q4_K, Q5_K) or kmv6q (Q6_K, N > KMV6Q_MIN_N) where a_q8 asks for it and its
  * workgroup memory holds A's row. kmv46.wgsl runs each of its two products
  * in the shape its own kernel gets here. */
 static kmv_launch kmv_shape(const pxl_tuning *tune, const pxl_gpu_info *gi, pxl_dtype dt, int64_t K, int64_t N,
@@ -337,7 +338,7 @@ static kmv_launch kmv_shape(const pxl_tuning *tune, const pxl_gpu_info *gi, pxl_
     l.wg = tune->kmv_wg ? tune->kmv_wg : KMV4_WG;
     while (l.wg > gi->max_invocations_per_workgroup) l.wg /= 2;
     l.rows = swiglu ? 2u : tune->kmv_rows ? tune->kmv_rows : KMV4_ROWS;
-    l.q8 = (dt == PXL_Q4_K || (dt == PXL_Q6_K && N > KMV6Q_MIN_N)) && a_q8 &&
+    l.q8 = (dt == PXL_Q4_K || dt == PXL_Q5_K || (dt == PXL_Q6_K && N > KMV6Q_MIN_N)) && a_q8 &&
            kmv4q_bytes(K, l.wg, l.rows) <= gi->max_workgroup_storage_size;
     l.tpr = tune->kmv_tpr ? tune->kmv_tpr : l.q8 ? KMV4Q_TPR : KMV4_TPR;
     if (l.tpr > l.wg) l.tpr = l.wg;
@@ -363,16 +364,16 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
     /* the row groups' sums begun by subgroup shuffles where the device allows
      * (the _sg builds); the last constant: kmv4q's KQ, or kmv4's Q5 */
     uint32_t sgw = pxl_mv_sgw(ctx, gi, tpr);
-    pxl_constant k[8] = {{"WG", wg},         {"TPR", tpr}, {"ROWS", rows},     {"NORM", norm},
-                         {"SWIGLU", swiglu}, {"SGW", sgw}, {"BIAS", bias != 0}, {"KQ", (double)s->K}};
-    if (q4 && !q8) k[7] = (pxl_constant){"Q5", dt == PXL_Q5_K};
+    pxl_constant k[9] = {{"WG", wg},         {"TPR", tpr}, {"ROWS", rows},     {"NORM", norm},
+                         {"SWIGLU", swiglu}, {"SGW", sgw}, {"BIAS", bias != 0}, {"KQ", q8 ? (double)s->K : 256.0},
+                         {"Q5", dt == PXL_Q5_K}};
     int m4 = q4 || q8; /* kmv4.wgsl's module: kmv4, kmv4q, kmv6q */
     const char *file = m4 ? (sgw > 1 ? "kmv4_sg.wgsl" : "kmv4.wgsl") : (sgw > 1 ? "kmv6_sg.wgsl" : "kmv6.wgsl");
     const char *text = m4 ? (sgw > 1 ? pxl_wgsl_ops_kmv4_sg : pxl_wgsl_ops_kmv4)
                           : (sgw > 1 ? pxl_wgsl_ops_kmv6_sg : pxl_wgsl_ops_kmv6);
     const char *entry = q8 ? (q4 ? "kmv4q" : "kmv6q") : q4 ? "kmv4" : "kmv6";
     pxl_op_bindings b5 = pxl_op_bias_binding(bd); /* binding 5: the bias (bd's fifth), or A again */
-    return pxl_op_dispatch_ub(ctx, file, text, entry, k, m4 ? 8 : 7, &b5, 3, p, sizeof *p, g[0], g[1],
+    return pxl_op_dispatch_ub(ctx, file, text, entry, k, m4 ? 9 : 7, &b5, 3, p, sizeof *p, g[0], g[1],
                               (uint32_t)s->batch);
 }
 
@@ -564,12 +565,12 @@ double pxl_xquant_type(pxl_dtype t) {
 }
 
 static pxl_status x_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const t[3],
-                        const pxl_op_bindings *bd5, const q_shape *s, const qmm_params *p, double norm, int bias,
-                        int *bias_done) {
+                        const pxl_op_bindings *bd5, const q_shape *s, const qmm_params *p, double norm, int a_q8,
+                        int bias, int *bias_done) {
     double qt = pxl_xquant_type(t[1]->dtype);
-    if (s->M == 1 && kmv46_fits(t[1]->dtype, p)) {
+    if (s->M == 1 && kmv46_fits(t[1]->dtype, p)) { /* Q5_K: kmv4 with Q5, or kmv4q where a_q8 asks */
         *bias_done = bias;
-        return kmv46(ctx, gi, t[1]->dtype, bd5, s, p, norm, 0, 0, bias);
+        return kmv46(ctx, gi, t[1]->dtype, bd5, s, p, norm, 0, a_q8, bias);
     }
     pxl_op_bindings bd4 = without_bias(bd5), *bd = &bd4;
     if (s->M <= QMV_MAX_NCOL) {
@@ -636,13 +637,13 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
     if (s->M > QMV_MAX_NCOL && o->a_q8 && kmm8_fits(gi, b->dtype, s, &p)) return kmm8(ctx, gi, b->dtype, &bd, s, &p);
     if (b->dtype == PXL_Q4_K || b->dtype == PXL_Q6_K)
         return k_gpu(ctx, gi, t, &bd, s, &p, norm, o->a_q8, bias, bias_done);
-    if (!quant_takes(b->dtype, s->M)) return x_gpu(ctx, gi, t, &bd, s, &p, norm, bias, bias_done);
+    if (!quant_takes(b->dtype, s->M)) return x_gpu(ctx, gi, t, &bd, s, &p, norm, o->a_q8, bias, bias_done);
     double q4 = b->dtype != PXL_Q8_0, q5 = b->dtype == PXL_Q5_0;
     xs_launch xl;
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* qmv_kernel=q: never qmv_xs (tuning only) */
     if (s->M == 1 && !tune->qmv_plain && xs_shape(tune, gi, s->K / PXL_QK, &xl)) {
         *bias_done = bias != 0;
-        return xs_dispatch(ctx, &xl, b->dtype, s, &p, &bd, norm, 0, bias);
+        return xs_dispatch(ctx, &xl, b->dtype, s, &p, &bd, norm, 0, bias, o->a_q8 && !tune->qmv_q8_off);
     }
     if (s->M <= QMV_MAX_NCOL) {
         qmv_launch l = qmv_shape(tune, gi, (uint32_t)s->M, s->K / PXL_QK);
@@ -756,7 +757,7 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
     xs_launch xl;
     if (s.M == 1 && !tune->qmv_plain && xs_shape(tune, gi, s.K / PXL_QK, &xl) && xl.rb >= 2) {
         p.off_u2 = p.rpg; /* the up rows' offset, which qmv, kmv and xmv take in rpg's place */
-        return xs_dispatch(ctx, &xl, w->dtype, &s, &p, &bd, norm, 1, 0);
+        return xs_dispatch(ctx, &xl, w->dtype, &s, &p, &bd, norm, 1, 0, o->a_q8 && !tune->qmv_q8_off);
     }
     qmv_launch l = qmv_shape(tune, gi, (uint32_t)s.M, s.K / PXL_QK);
     uint32_t R = l.rows;
@@ -877,12 +878,13 @@ pxl_status pxl_matmul_pair(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *
         uint64_t per = (uint64_t)(xl.wg / xl.xt) * p.rpg; /* rows a workgroup, both products */
         if ((st = pxl_op_grid(ctx, op, ((uint64_t)N0 + per - 1) / per + ((uint64_t)N1 + per - 1) / per, g)) != PXL_OK)
             return st;
-        pxl_constant k[11] = {{"WG", xl.wg},        {"XT", xl.xt},         {"XKCH", xl.kch},
+        pxl_constant k[12] = {{"WG", xl.wg},        {"XT", xl.xt},         {"XKCH", xl.kch},
                               {"XRB", xl.rb},       {"Q4", b0->dtype != PXL_Q8_0}, {"Q5", b0->dtype == PXL_Q5_0},
                               {"Q4B", b1->dtype != PXL_Q8_0}, {"Q5B", b1->dtype == PXL_Q5_0},
-                              {"NORM", o->norm != NULL}, {"BIAS", s0 != NULL}, {"BIAS2", s1 != NULL}};
+                              {"NORM", o->norm != NULL}, {"BIAS", s0 != NULL}, {"BIAS2", s1 != NULL},
+                              {"Q8A", o->a_q8 && !tune->qmv_q8_off}};
         *taken = 1;
-        return pxl_op_dispatch_ub(ctx, "qmv_pair.wgsl", pxl_wgsl_ops_qmv_pair, "qmv_pair", k, 11, &bd, 3, &p, sizeof p,
+        return pxl_op_dispatch_ub(ctx, "qmv_pair.wgsl", pxl_wgsl_ops_qmv_pair, "qmv_pair", k, 12, &bd, 3, &p, sizeof p,
                                   g[0], g[1], 1);
     }
     uint32_t wg = l4.wg, rows = l4.rows, tpr = l4.tpr, tpr2 = l6.tpr;

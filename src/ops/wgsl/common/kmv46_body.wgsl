@@ -32,7 +32,7 @@ fn second_rows(lid: u32, f: u32, n0: ptr<function, u32>) -> array<u32, 8> {
     return rows;
 }
 
-override Q8A: bool = false;   // the first product as kmv4q (A rounded to 8 bits; Q4_K), else as kmv4
+override Q8A: bool = false;   // the first product as kmv4q (A rounded to 8 bits), else as kmv4
 override Q8A2: bool = false;  // the second as kmv6q (A rounded to 8 bits), else as kmv6
 override BIAS2: bool = false;   // the second product's bias row (binding 5, from float off_s2; BIAS: the first's)
 

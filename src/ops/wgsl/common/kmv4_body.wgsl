@@ -20,7 +20,7 @@
 // eleven words, the same header, two words of high bits (qh) and the same
 // eight words of quants. Quant word c takes qh word c % 2, whose bytes hold
 // the fifth bits of the same byte positions: bit 2 j for the low nibbles and
-// bit 2 j + 1 for the high ones.
+// bit 2 j + 1 for the high ones (kmv4 and kmv4q).
 
 #include "qmm_params.wgsl"   // Params: qmm_params of src/ops/matmul_quant.c (here off_b on 16 bytes)
 
@@ -32,7 +32,7 @@
 override WG: u32 = 256u;    // invocations per workgroup (power of two)
 override TPR: u32 = 32u;    // invocations per row group (power of two, <= WG)
 override ROWS: u32 = 2u;    // rows of B per row group, sharing the loads of A (1 .. 8)
-override Q5: bool = false;  // Q5_K weights (kmv4 only)
+override Q5: bool = false;  // Q5_K weights (kmv4, kmv4q)
 
 const NCOL: u32 = 1u;       // one row of A (norm_mv.wgsl)
 
@@ -188,14 +188,17 @@ fn round_a(lid: u32, abase: u32) {
 }
 
 // Invocation t's sums over its units of the ROWS rows of B starting at
-// 16-byte words rows[r], from A as round_a left it in aq and ad.
+// 16-byte words rows[r], from A as round_a left it in aq and ad. With Q5 the
+// weights are Q5_K: the fifth bits join the nibbles as integers (0 .. 31),
+// and the sums are Q4_K's.
 fn kmv4q_sums(t: u32, rows: array<u32, 8>) -> MvSums {
     var acc: array<f32, 8>;
     var ss = 0.0;   // the group's share of the sum of squares (NORM), summed over the group by rows_out
     if (NORM) {
         for (var b = t; b < p.K / 32u; b = b + TPR) { ss = ss + ad[b].z; }
     }
-    let lo = 0x0f0f0f0fu;
+    let lo = vec4<u32>(0x0f0f0f0fu);
+    let one = vec4<u32>(0x01010101u);
     let units = p.nb * 8u;
     for (var u = t; u < units; u = u + TPR) {
         let blk = u >> 3u;
@@ -209,16 +212,23 @@ fn kmv4q_sums(t: u32, rows: array<u32, 8>) -> MvSums {
         let e1 = ad[blk * 8u + 2u * j + 1u];
         let hm = select(0.0, 1.0, h == 0u);   // the sub-blocks' min terms, once (in the h = 0 unit)
         for (var r = 0u; r < ROWS; r = r + 1u) {
-            let wb = rows[r] + blk * 9u;
+            let wb = rows[r] + blk * select(9u, 11u, Q5);
             let hd = B[wb];
-            let q = B[wb + 1u + c];
+            let q = B[wb + select(1u, 3u, Q5) + c];
             let dm = unpack2x16float(hd.x);
             let sm0 = k_scale_min(hd.y, hd.z, hd.w, 2u * j);
             let sm1 = k_scale_min(hd.y, hd.z, hd.w, 2u * j + 1u);
-            let i0 = dot4I8Packed(q.x & lo, qa0.x) + dot4I8Packed(q.y & lo, qa0.y) + dot4I8Packed(q.z & lo, qa0.z) +
-                     dot4I8Packed(q.w & lo, qa0.w);
-            let i1 = dot4I8Packed((q.x >> 4u) & lo, qa1.x) + dot4I8Packed((q.y >> 4u) & lo, qa1.y) +
-                     dot4I8Packed((q.z >> 4u) & lo, qa1.z) + dot4I8Packed((q.w >> 4u) & lo, qa1.w);
+            var ql = q & lo;                        // sub-block 2 j's values, one a byte
+            var qu = (q >> vec4<u32>(4u)) & lo;     // sub-block 2 j + 1's
+            if (Q5) {
+                let qh = B[wb + 1u + h];
+                ql = ql | (((qh >> vec4<u32>(2u * j)) & one) << vec4<u32>(4u));
+                qu = qu | (((qh >> vec4<u32>(2u * j + 1u)) & one) << vec4<u32>(4u));
+            }
+            let i0 = dot4I8Packed(ql.x, qa0.x) + dot4I8Packed(ql.y, qa0.y) + dot4I8Packed(ql.z, qa0.z) +
+                     dot4I8Packed(ql.w, qa0.w);
+            let i1 = dot4I8Packed(qu.x, qa1.x) + dot4I8Packed(qu.y, qa1.y) + dot4I8Packed(qu.z, qa1.z) +
+                     dot4I8Packed(qu.w, qa1.w);
             let s = dm.x * (f32(sm0.x) * e0.x * f32(i0) + f32(sm1.x) * e1.x * f32(i1)) -
                     hm * dm.y * (f32(sm0.y) * e0.y + f32(sm1.y) * e1.y);
             acc[r] = acc[r] + s;

@@ -17,6 +17,14 @@
 // gate rows and the same XRB / 2 rows of the up weights (from byte off_u),
 // and the step stores silu(g) * u for its XRB / 2 outputs (XRB >= 2).
 //
+// With Q8A (pxl_matmul_options.a_q8) each invocation rounds its halves of A
+// to 8 bits once, after the norm (q8_round.wgsl: the 32 values of a block
+// are the halves of invocations lane and lane ^ 1, which trade their maxima
+// through workgroup memory), and a half's sum is four dot4I8Packed of its
+// quant bytes (Q4_0 / Q5_0: nibbles, with the fifth bits) against the
+// rounded values: d_w (d_a (q . qa - z sum qa)), z = 0, 8 or 16, exact in
+// integers up to the two multiplications.
+//
 // Needs from the including module: A (array<vec4<f32>>), C (array<f32>,
 // read_write), BS (array<f32>, the bias rows), p (quant_params.wgsl),
 // override WG, NORM and nscale (norm_mv.wgsl), q_elems.wgsl, and the
@@ -24,6 +32,10 @@
 // false) or the second product's weights.
 
 #include "silu_mul.wgsl"   // silu_mul (the SwiGLU step)
+#include "half_bits.wgsl"   // f32_to_f16_bits, f16_to_f32_bits (q8_round.wgsl)
+#include "q8_round.wgsl"   // q8_scale, q8_pack16, q8_sum16, q8_amax16 (Q8A)
+
+override Q8A: bool = false;  // A rounded to 8 bits per 32 values (pxl_matmul_options.a_q8)
 
 override XT: u32 = 256u;     // invocations per row group (power of two, XRB .. WG)
 override XKCH: u32 = 1u;     // half blocks per invocation and row (1 .. 4)
@@ -83,6 +95,36 @@ fn half_dot(w: Half, off: u32, hp: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f
     return half_of(w.a.x, off) * s;
 }
 
+// half_dot with A rounded (Q8A): q the half's 16 rounded values (in xoff's
+// order, four to a word), d their block's scale, qs their sum
+fn half_dot_q8(w: Half, off: u32, hp: u32, q: vec4<u32>, d: f32, qs: i32, q4: bool, q5: bool) -> f32 {
+    let un = (off & 2u) == 0u;
+    var i: i32;
+    if (q4) {
+        let v0 = realign(w.a.y, w.a.z, un);
+        let v1 = realign(w.a.z, w.a.w, un);
+        let lo = 0x0f0f0f0fu;
+        var n0 = v0 & lo;
+        var n1 = v1 & lo;
+        var n2 = (v0 >> 4u) & lo;
+        var n3 = (v1 >> 4u) & lo;
+        var z = 8;
+        if (q5) {
+            let qh = qh_of(w.a.x, w.b.x, un) >> (8u * hp);
+            n0 = n0 | bit4_of(qh);
+            n1 = n1 | bit4_of(qh >> 4u);
+            n2 = n2 | bit4_of(qh >> 16u);
+            n3 = n3 | bit4_of(qh >> 20u);
+            z = 16;
+        }
+        i = (dot4I8Packed(n0, q.x) + dot4I8Packed(n1, q.y)) + (dot4I8Packed(n2, q.z) + dot4I8Packed(n3, q.w)) - z * qs;
+    } else {
+        i = (dot4I8Packed(realign(w.a.y, w.a.z, un), q.x) + dot4I8Packed(realign(w.a.z, w.a.w, un), q.y)) +
+            (dot4I8Packed(realign(w.a.w, w.b.x, un), q.z) + dot4I8Packed(realign(w.b.x, w.b.y, un), q.w));
+    }
+    return half_of(w.a.x, off) * (d * f32(i));
+}
+
 // C[idx] = alpha * v (+ beta * C[idx] when beta != 0), plus BS[sidx] with
 // bias: the floats of the product and then pxl_add of the row
 fn xs_store(idx: u32, sidx: u32, v: f32, bias: bool) {
@@ -136,6 +178,21 @@ fn xs_rows(t: u32, grp: u32, xa: u32, q4: bool, q5: bool, second: bool, N: u32, 
             }
         }
     }
+    var xq: array<vec4<u32>, 4>;         // Q8A: the owned halves rounded ([c])
+    var xd: array<f32, 4>;               // and their blocks' scales
+    var xsum: array<i32, 4>;             // and the sums of their 16 integers
+    if (Q8A) {
+        for (var c = 0u; c < XKCH; c = c + 1u) {
+            let m = q8_amax16(xv[c * 4u], xv[c * 4u + 1u], xv[c * 4u + 2u], xv[c * 4u + 3u]);
+            xred2[t] = m;
+            workgroupBarrier();
+            let sc = q8_scale(max(m, xred2[t ^ 1u]));   // the other half of the block: lane ^ 1 (XT is even)
+            workgroupBarrier();
+            xq[c] = q8_pack16(xv[c * 4u], xv[c * 4u + 1u], xv[c * 4u + 2u], xv[c * 4u + 3u], sc.y);
+            xd[c] = sc.x;
+            xsum[c] = q8_sum16(xq[c]);
+        }
+    }
     let row_start = grp * p.rpg;
     let base = g * XRB * (XT + 1u);
     let S = XT / XRB;                    // segments per row in the reduction
@@ -161,8 +218,14 @@ fn xs_rows(t: u32, grp: u32, xa: u32, q4: bool, q5: bool, second: bool, N: u32, 
             var s = 0.0;
             for (var c = 0u; c < XKCH; c = c + 1u) {
                 let h = lane + c * XT;
-                let v = half_dot(raw[r * XKCH + c], roff[r] + hoff[c], min(h, nh - 1u) % 2u, xv[c * 4u],
+                var v: f32;
+                if (Q8A) {
+                    v = half_dot_q8(raw[r * XKCH + c], roff[r] + hoff[c], min(h, nh - 1u) % 2u, xq[c], xd[c], xsum[c],
+                                    q4, q5);
+                } else {
+                    v = half_dot(raw[r * XKCH + c], roff[r] + hoff[c], min(h, nh - 1u) % 2u, xv[c * 4u],
                                  xv[c * 4u + 1u], xv[c * 4u + 2u], xv[c * 4u + 3u], q4, q5);
+                }
                 s = s + select(0.0, v, h < nh);
             }
             xred[base + r * (XT + 1u) + lane] = s;
