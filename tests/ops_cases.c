@@ -282,6 +282,18 @@ static void mm_oracle(const op_case *c, double *const *v, double **want) {
 }
 
 static void mm_tol_of(const op_case *c, double *const *v, int mode, double *tol);
+static void q8a_whole(const double *an, const double *b, int64_t rows, int64_t N, int64_t K, double scale,
+                      double *tol);
+
+/* One row of Q8_0, Q4_0 or Q5_0 on 8-bit A (CF_Q8A) is rounded on a GPU in
+ * qmv_xs, which a tuning string (PXL_TUNE: qmv_q8=0, qmv_kernel=q, or
+ * qmv_xs with XRB 1 for SwiGLU) may trade for qmv, which takes A as given:
+ * under a tuning string either is right (q8a_whole's tolerance). */
+static int q8a_maybe_unrounded(const op_case *c, pxl_dtype dt, int64_t M) {
+    const char *tune = getenv("PXL_TUNE");
+    int legacy = dt == PXL_Q8_0 || dt == PXL_Q4_0 || dt == PXL_Q5_0;
+    return (c->flags & CF_Q8A) && legacy && M == 1 && tune && *tune;
+}
 
 /* mm_tol_of the product of A as the product sees it (mm_a), plus with
  * CF_Q8A the rounding's slack (q8a_slack; one batch of A and B, trans_b) */
@@ -300,8 +312,9 @@ static void mm_tol(const op_case *c, double *const *v, double *const *want, int 
             double *q8 = malloc((size_t)(M * K + M * K / 32) * sizeof *q8);
             memcpy(q8, dq + b0 * M * K, (size_t)(M * K) * sizeof *q8);
             memcpy(q8 + M * K, dq + ra * K + b0 * M * (K / 32), (size_t)(M * K / 32) * sizeof *q8);
-            q8a_slack(ab, q8, bb, M, N, K, c->op == OP_MATMUL_NORM,
-                      fabs(mm_alpha(c)) * (mode == TOL_GPU_CPU ? 2.0 : 1.0), tol + bi * M * N);
+            double sc = fabs(mm_alpha(c)) * (mode == TOL_GPU_CPU ? 2.0 : 1.0);
+            q8a_slack(ab, q8, bb, M, N, K, c->op == OP_MATMUL_NORM, sc, tol + bi * M * N);
+            if (q8a_maybe_unrounded(c, c->dt, M)) q8a_whole(v[0] + b0 * M * K, bb, M, N, K, sc, tol + bi * M * N);
             free(q8);
         }
         free(a);
@@ -679,12 +692,7 @@ static void sw_products(const op_case *c, double *const *v, double *g, double *u
     if (c->flags & CF_NORM) oracle_rmsnorm(v[0], v[3], an, M, K, (double)c->p);
     else memcpy(an, v[0], (size_t)(M * K) * sizeof *an);
     if (lg) memset(lg, 0, (size_t)(M * F) * sizeof *lg), memset(lu, 0, (size_t)(M * F) * sizeof *lu);
-    /* Q8_0, Q4_0 and Q5_0 round in qmv_xs, which a tuning string (PXL_TUNE: qmv_xs with XRB 1, qmv_kernel=q,
-     * qmv_q8=0) may trade for qmv, which takes A as given: then either is right */
-    const char *tune = getenv("PXL_TUNE");
-    int legacy = c->dt == PXL_Q8_0 || c->dt == PXL_Q4_0 || c->dt == PXL_Q5_0;
-    if (lg && (c->flags & CF_Q8A) && legacy && tune && *tune)
-        q8a_whole(an, v[1], M, F, K, 1.0, lg), q8a_whole(an, v[2], M, F, K, 1.0, lu);
+    if (lg && q8a_maybe_unrounded(c, c->dt, M)) q8a_whole(an, v[1], M, F, K, 1.0, lg), q8a_whole(an, v[2], M, F, K, 1.0, lu);
     if (c->flags & CF_Q8A) {
         dq = malloc((size_t)(M * K + M * K / 32) * sizeof *dq);
         q8a_round(an, M, K, dq);
@@ -840,9 +848,11 @@ static pxl_status mmm_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t)
 }
 
 /* A as product i sees it, [M, K]: normalised with CF_NORM, rounded with
- * CF_Q8A where every backend rounds (Q4_K, Q5_K; Q8_0, Q4_0 and Q5_0 with one row
- * of K from 512 to 16384, qmv_xs's and qmv_pair's range on any device; dq:
- * q8a_round's slack, when asked); the caller frees both */
+ * CF_Q8A where every backend rounds (Q4_K, Q5_K; Q8_0, Q4_0 and Q5_0 with
+ * one row of K from 512 to 16384, qmv_pair's range with the workgroups of
+ * 256 that every WebGPU device allows, unless a tuning string may trade
+ * it away: q8a_maybe_unrounded; dq: q8a_round's slack, when asked); the
+ * caller frees both */
 static double *mmm_a(const op_case *c, double *const *v, int i, double **dq) {
     int64_t M = c->s[0], K = c->s[3];
     double *an = malloc((size_t)(M * K) * sizeof *an);
@@ -851,7 +861,8 @@ static double *mmm_a(const op_case *c, double *const *v, int i, double **dq) {
     if (dq) *dq = NULL;
     pxl_dtype dt = mmm_dt(c, i);
     int legacy = dt == PXL_Q8_0 || dt == PXL_Q4_0 || dt == PXL_Q5_0;
-    if ((c->flags & CF_Q8A) && (dt == PXL_Q4_K || dt == PXL_Q5_K || (legacy && M == 1 && K >= 512 && K <= 16384))) {
+    int legacy_rounds = legacy && M == 1 && K >= 512 && K <= 16384 && !q8a_maybe_unrounded(c, dt, M);
+    if ((c->flags & CF_Q8A) && (dt == PXL_Q4_K || dt == PXL_Q5_K || legacy_rounds)) {
         if (dq) *dq = malloc((size_t)(M * K + M * K / 32) * sizeof **dq);
         q8a_round(an, M, K, dq ? *dq : NULL);
     }

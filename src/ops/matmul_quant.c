@@ -362,7 +362,8 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
     pxl_status st = rows_grid(ctx, s, per, g);
     if (st != PXL_OK) return st;
     /* the row groups' sums begun by subgroup shuffles where the device allows
-     * (the _sg builds); the last constant: kmv4q's KQ, or kmv4's Q5 */
+     * (the _sg builds); KQ sizes kmv4q's and kmv6q's row of A (256, the
+     * least, for the other entries); Q5: Q5_K weights in kmv4 and kmv4q */
     uint32_t sgw = pxl_mv_sgw(ctx, gi, tpr);
     pxl_constant k[9] = {{"WG", wg},         {"TPR", tpr}, {"ROWS", rows},     {"NORM", norm},
                          {"SWIGLU", swiglu}, {"SGW", sgw}, {"BIAS", bias != 0}, {"KQ", q8 ? (double)s->K : 256.0},

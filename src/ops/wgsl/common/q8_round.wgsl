@@ -2,11 +2,11 @@
 // (q8_round_c in src/ops/matmul_cpu.c): per 32 values, s = amax / 127 (0
 // below 2^-100), q = round-to-even(a * (1 / s)) clamped to [-127, 127], and
 // the scale d = s kept as an f16 (s itself above the f16 range). Used by
-// kmv4.wgsl (kmv4q), qa8.wgsl and qmv_xs_body.wgsl (Q8A). Needs from the including module
-// f32_to_f16_bits and f16_to_f32_bits (half_bits.wgsl): d is rounded with
-// them, not with quantizeToF16, which a device may flush to zero below the
-// f16 normal range (NVIDIA's Vulkan driver does: blocks of activations under
-// about 0.008 then lost their whole contribution).
+// kmv4.wgsl (kmv4q), qa8.wgsl and qmv_xs_body.wgsl (Q8A). Needs from the
+// including module f32_to_f16_bits and f16_to_f32_bits (half_bits.wgsl): d
+// is rounded with them, not with quantizeToF16, which a device may flush to
+// zero below the f16 normal range (NVIDIA's Vulkan driver does: blocks of
+// activations under about 0.008 then lost their whole contribution).
 
 // (d, 1 / s) of a block whose largest magnitude is amax
 fn q8_scale(amax: f32) -> vec2<f32> {
