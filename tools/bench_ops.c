@@ -546,6 +546,14 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         {"record_same_1000", "us", 0, record_setup, record_run, {0}, {0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
     };
     size_t n = sizeof cases / sizeof cases[0];
+    /* the text table streams a row per case as it is measured (flushed, so a
+     * run cut short keeps what it measured); --json prints one document at the end */
+    if (!json) {
+        if (gi) printf("ops on %s (%s%s)\n", gi->adapter_name, gi->backend, gi->unchecked ? "" : ", bounds checks on");
+        else printf("ops on the CPU (%d threads)\n", pxl_ctx_threads(ctx));
+        printf("%-36s %12s %14s  %s\n", "case", "us/call", "rate", "note");
+        fflush(stdout);
+    }
     pxl_progress *prog = pxl_progress_begin(ctx, "bench ops", n);
     for (size_t i = 0; i < n; i++) {
         if ((only && !strstr(cases[i].name, only)) || (!gi && cases[i].setup != qmv_setup)) {
@@ -554,6 +562,13 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         }
         measure(ctx, &cases[i], reps);
         pxl_progress_update(prog, i + 1);
+        if (!json) {
+            bench_case *c = &cases[i];
+            if (!c->ok) printf("%-36s %12s %14s  failed: %s\n", c->name, "-", "-", c->note);
+            else if (c->work > 0) printf("%-36s %12.2f %9.2f %-7s %s\n", c->name, c->us, c->rate, c->unit, c->note);
+            else printf("%-36s %12.2f %14s  %s\n", c->name, c->us, "", c->note);
+            fflush(stdout);
+        }
     }
     pxl_progress_end(prog);
     if (json) {
@@ -574,17 +589,6 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
             first = 0;
         }
         printf("]}\n");
-    } else {
-        if (gi) printf("ops on %s (%s%s)\n", gi->adapter_name, gi->backend, gi->unchecked ? "" : ", bounds checks on");
-        else printf("ops on the CPU (%d threads)\n", pxl_ctx_threads(ctx));
-        printf("%-36s %12s %14s  %s\n", "case", "us/call", "rate", "note");
-        for (size_t i = 0; i < n; i++) {
-            bench_case *c = &cases[i];
-            if (c->ok < 0) continue;
-            if (!c->ok) printf("%-36s %12s %14s  failed: %s\n", c->name, "-", "-", c->note);
-            else if (c->work > 0) printf("%-36s %12.2f %9.2f %-7s %s\n", c->name, c->us, c->rate, c->unit, c->note);
-            else printf("%-36s %12.2f %14s  %s\n", c->name, c->us, "", c->note);
-        }
     }
     return 0;
 }
