@@ -216,6 +216,18 @@ int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, u
         rc = cli_fail(c->json, 1, cmd, "out of memory");
         goto done;
     }
+    /* the text table streams a row per test as it ends (flushed, as llama-bench
+     * prints them, so a run cut short keeps what it measured); --json prints
+     * one document at the end, and --profile's sections follow the table */
+    if (!c->json) {
+        printf("pxl bench llm: %s on %s (%s%s), %d CPU threads, n_ctx %lld, n_batch %lld, %u reps\n\n", path, backend,
+               gi ? gi->adapter_name : "cpu", gi && !gi->unchecked ? ", bounds checks on" : "", pxl_ctx_threads(m.ctx),
+               (long long)I->n_ctx, (long long)I->n_batch, reps);
+        printf("| %-24s | %12s | %10s | %-8s | %8s | %20s |\n", "model", "size", "params", "backend", "test", "t/s");
+        printf("| %.24s | %.12s: | %.10s: | %.8s | %.8s: | %.20s: |\n", "------------------------", "-----------",
+               "---------", "--------", "-------", "-------------------");
+        fflush(stdout);
+    }
     pxl_progress *prog = pxl_progress_begin(m.ctx, "bench llm", (uint64_t)n_tests * (reps + 1));
     uint32_t rng = 1234;
     uint64_t step = 0;
@@ -244,6 +256,12 @@ int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, u
         for (uint32_t r = 0; r < reps; r++) ss += (T->ts[r] - T->mean) * (T->ts[r] - T->mean);
         T->sd = reps > 1 ? sqrt(ss / (reps - 1)) : 0;
         if (profile && s == PXL_OK) s = profile_test(&m, T, ids, logits, &rng);
+        if (!c->json && s == PXL_OK) {
+            char ts[48];
+            snprintf(ts, sizeof ts, "%.2f ± %.2f", T->mean, T->sd);
+            printf("| %-24s | %12s | %10s | %-8s | %8s | %21s |\n", model_name, size_s, params_s, backend, T->name, ts);
+            fflush(stdout);
+        }
     }
     pxl_progress_end(prog);
     if (s != PXL_OK) {
@@ -284,20 +302,6 @@ int bench_llm(const cli_common *c, const char *path, uint32_t pp, uint32_t tg, u
         }
         printf("]}\n");
     } else {
-        char dev[160];
-        snprintf(dev, sizeof dev, "%s", gi ? gi->adapter_name : "cpu");
-        printf("pxl bench llm: %s on %s (%s%s), %d CPU threads, n_ctx %lld, n_batch %lld, %u reps\n\n", path, backend,
-               dev, gi && !gi->unchecked ? ", bounds checks on" : "", pxl_ctx_threads(m.ctx), (long long)I->n_ctx,
-               (long long)I->n_batch, reps);
-        printf("| %-24s | %12s | %10s | %-8s | %8s | %20s |\n", "model", "size", "params", "backend", "test", "t/s");
-        printf("| %.24s | %.12s: | %.10s: | %.8s | %.8s: | %.20s: |\n", "------------------------", "-----------",
-               "---------", "--------", "-------", "-------------------");
-        for (size_t t = 0; t < n_tests; t++) {
-            char ts[48];
-            snprintf(ts, sizeof ts, "%.2f ± %.2f", tests[t].mean, tests[t].sd);
-            printf("| %-24s | %12s | %10s | %-8s | %8s | %21s |\n", model_name, size_s, params_s, backend,
-                   tests[t].name, ts);
-        }
         for (size_t t = 0; t < n_tests && profile; t++) print_profile(&tests[t]);
     }
 done:
