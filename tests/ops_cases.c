@@ -259,6 +259,24 @@ static pxl_status mm_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) 
     return pxl_matmul(ctx, t[0], t[1], t[mm_ci(c)], (c->flags & CF_NULL_OPTS) ? NULL : &o);
 }
 
+/* The whole error of rounding rows an [rows, K] to 8 bits (CF_Q8A) in a
+ * product with B rows [N, K], for a backend that may take A as given: 0.6 d
+ * |b| a value (d = amax / 127 of its 32; |a - d' q| <= d / 2 + 127 |d - d'|,
+ * d' the f16 of d), times `scale`, added to tol[m * N + n]. */
+static void q8a_whole(const double *an, const double *b, int64_t rows, int64_t N, int64_t K, double scale,
+                      double *tol) {
+    for (int64_t m = 0; m < rows; m++)
+        for (int64_t blk = 0; blk < K / 32; blk++) {
+            double amax = 0;
+            for (int64_t k = blk * 32; k < blk * 32 + 32; k++) amax = fmax(amax, fabs(an[m * K + k]));
+            for (int64_t n = 0; n < N; n++) {
+                double sb = 0;
+                for (int64_t k = blk * 32; k < blk * 32 + 32; k++) sb += fabs(b[n * K + k]);
+                tol[m * N + n] += scale * 0.6 * (amax / 127.0) * sb * (1.0 + 0x1p-10);
+            }
+        }
+}
+
 static double mm_alpha(const op_case *c) { return c->alpha == 0.0f ? 1.0 : (double)c->alpha; }
 
 /* A as the product sees it: v[0], or with CF_Q8A a rounded copy (dq: its
@@ -282,8 +300,9 @@ static void mm_oracle(const op_case *c, double *const *v, double **want) {
 }
 
 static void mm_tol_of(const op_case *c, double *const *v, int mode, double *tol);
-static void q8a_whole(const double *an, const double *b, int64_t rows, int64_t N, int64_t K, double scale,
-                      double *tol);
+
+/* Q8_0, Q4_0 and Q5_0: the formats of quant.wgsl's qmv_xs and qmv */
+static int legacy_q(pxl_dtype dt) { return dt == PXL_Q8_0 || dt == PXL_Q4_0 || dt == PXL_Q5_0; }
 
 /* One row of Q8_0, Q4_0 or Q5_0 on 8-bit A (CF_Q8A) is rounded on a GPU in
  * qmv_xs, which a tuning string (PXL_TUNE: qmv_q8=0, qmv_kernel=q, or
@@ -291,8 +310,7 @@ static void q8a_whole(const double *an, const double *b, int64_t rows, int64_t N
  * under a tuning string either is right (q8a_whole's tolerance). */
 static int q8a_maybe_unrounded(const op_case *c, pxl_dtype dt, int64_t M) {
     const char *tune = getenv("PXL_TUNE");
-    int legacy = dt == PXL_Q8_0 || dt == PXL_Q4_0 || dt == PXL_Q5_0;
-    return (c->flags & CF_Q8A) && legacy && M == 1 && tune && *tune;
+    return (c->flags & CF_Q8A) && legacy_q(dt) && M == 1 && tune && *tune;
 }
 
 /* mm_tol_of the product of A as the product sees it (mm_a), plus with
@@ -630,24 +648,6 @@ static void mmn_tol(const op_case *c, double *const *v, double *const *want, int
     free(an);
 }
 
-/* The whole error of rounding rows an [rows, K] to 8 bits (CF_Q8A) in a
- * product with B rows [N, K], for a backend that may take A as given: 0.6 d
- * |b| a value (d = amax / 127 of its 32; |a - d' q| <= d / 2 + 127 |d - d'|,
- * d' the f16 of d), times `scale`, added to tol[m * N + n]. */
-static void q8a_whole(const double *an, const double *b, int64_t rows, int64_t N, int64_t K, double scale,
-                      double *tol) {
-    for (int64_t m = 0; m < rows; m++)
-        for (int64_t blk = 0; blk < K / 32; blk++) {
-            double amax = 0;
-            for (int64_t k = blk * 32; k < blk * 32 + 32; k++) amax = fmax(amax, fabs(an[m * K + k]));
-            for (int64_t n = 0; n < N; n++) {
-                double sb = 0;
-                for (int64_t k = blk * 32; k < blk * 32 + 32; k++) sb += fabs(b[n * K + k]);
-                tol[m * N + n] += scale * 0.6 * (amax / 127.0) * sb * (1.0 + 0x1p-10);
-            }
-        }
-}
-
 static void sw_layout(const op_case *c, layout *l) {
     int64_t M = c->s[0], F = c->s[1], K = c->s[2], sa[2] = {M, K}, sw[2] = {F, K}, so[2] = {M, F}, sn[2] = {1, K};
     int q = pxl_dtype_is_quantized(c->dt);
@@ -860,8 +860,7 @@ static double *mmm_a(const op_case *c, double *const *v, int i, double **dq) {
     else memcpy(an, v[0], (size_t)(M * K) * sizeof *an);
     if (dq) *dq = NULL;
     pxl_dtype dt = mmm_dt(c, i);
-    int legacy = dt == PXL_Q8_0 || dt == PXL_Q4_0 || dt == PXL_Q5_0;
-    int legacy_rounds = legacy && M == 1 && K >= 512 && K <= 16384 && !q8a_maybe_unrounded(c, dt, M);
+    int legacy_rounds = legacy_q(dt) && M == 1 && K >= 512 && K <= 16384 && !q8a_maybe_unrounded(c, dt, M);
     if ((c->flags & CF_Q8A) && (dt == PXL_Q4_K || dt == PXL_Q5_K || legacy_rounds)) {
         if (dq) *dq = malloc((size_t)(M * K + M * K / 32) * sizeof **dq);
         q8a_round(an, M, K, dq ? *dq : NULL);

@@ -219,11 +219,16 @@ static pxl_status rows_grid(pxl_ctx *ctx, const q_shape *s, uint64_t per_wg, uin
     return pxl_op_grid(ctx, OP, ((uint64_t)s->N + per_wg - 1) / per_wg, g);
 }
 
+/* Whether qmv_xs and qmv_pair round A to 8 bits (override Q8A): where a_q8
+ * asks, unless the tuning option qmv_q8=0 turns it off (measurements). */
+static int xs_q8(const pxl_tuning *t, const pxl_matmul_options *o) { return o->a_q8 && !t->qmv_q8_off; }
+
 /* One dispatch of quant.wgsl's qmv_xs (M = 1, batches along z) in launch
  * shape xl for B of dtype dt: p->rpg set to the row groups' rows; with
  * swiglu, gate and up rows (half as many outputs a workgroup), else with
- * bias (override BIAS). bd binds A, B, C and the norm; the bias binding (5)
- * is bd's fifth, or A again. */
+ * bias (override BIAS); a_q8: A rounded to 8 bits (override Q8A, xs_q8).
+ * bd binds A, B, C and the norm; the bias binding (5) is bd's fifth, or A
+ * again. */
 static pxl_status xs_dispatch(pxl_ctx *ctx, const xs_launch *xl, pxl_dtype dt, const q_shape *s, qmm_params *p,
                               const pxl_op_bindings *bd, double norm, int swiglu, int bias, int a_q8) {
     p->rpg = xl->rb * xl->steps;
@@ -644,7 +649,7 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* qmv_kernel=q: never qmv_xs (tuning only) */
     if (s->M == 1 && !tune->qmv_plain && xs_shape(tune, gi, s->K / PXL_QK, &xl)) {
         *bias_done = bias != 0;
-        return xs_dispatch(ctx, &xl, b->dtype, s, &p, &bd, norm, 0, bias, o->a_q8 && !tune->qmv_q8_off);
+        return xs_dispatch(ctx, &xl, b->dtype, s, &p, &bd, norm, 0, bias, xs_q8(tune, o));
     }
     if (s->M <= QMV_MAX_NCOL) {
         qmv_launch l = qmv_shape(tune, gi, (uint32_t)s->M, s->K / PXL_QK);
@@ -758,7 +763,7 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
     xs_launch xl;
     if (s.M == 1 && !tune->qmv_plain && xs_shape(tune, gi, s.K / PXL_QK, &xl) && xl.rb >= 2) {
         p.off_u2 = p.rpg; /* the up rows' offset, which qmv, kmv and xmv take in rpg's place */
-        return xs_dispatch(ctx, &xl, w->dtype, &s, &p, &bd, norm, 1, 0, o->a_q8 && !tune->qmv_q8_off);
+        return xs_dispatch(ctx, &xl, w->dtype, &s, &p, &bd, norm, 1, 0, xs_q8(tune, o));
     }
     qmv_launch l = qmv_shape(tune, gi, (uint32_t)s.M, s.K / PXL_QK);
     uint32_t R = l.rows;
@@ -883,7 +888,7 @@ pxl_status pxl_matmul_pair(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *
                               {"XRB", xl.rb},       {"Q4", b0->dtype != PXL_Q8_0}, {"Q5", b0->dtype == PXL_Q5_0},
                               {"Q4B", b1->dtype != PXL_Q8_0}, {"Q5B", b1->dtype == PXL_Q5_0},
                               {"NORM", o->norm != NULL}, {"BIAS", s0 != NULL}, {"BIAS2", s1 != NULL},
-                              {"Q8A", o->a_q8 && !tune->qmv_q8_off}};
+                              {"Q8A", xs_q8(tune, o)}};
         *taken = 1;
         return pxl_op_dispatch_ub(ctx, "qmv_pair.wgsl", pxl_wgsl_ops_qmv_pair, "qmv_pair", k, 12, &bd, 3, &p, sizeof p,
                                   g[0], g[1], 1);
