@@ -1685,8 +1685,10 @@ static const op_case k_cases[] = {
     MM(1, 1, 1, 131, 2816, PXL_Q4_K, CF_TB, 1, 1), MM(1, 1, 1, 9, 512, PXL_Q4_K, CF_TB | CF_VIEW, 1, 0),
     MM(1, 1, 1, 6, 768, PXL_Q4_K, CF_TB | CF_SLICE, -0.5f, 0), MM(3, 1, 1, 17, 256, PXL_Q4_K, CF_TB, 1, 0.5f),
     /* the same with A rounded to 8 bits (kmv4q.wgsl's entry kmv4q): a row longer than one pass of the
-     * workgroup over A (K = 4096: 256 pieces of 16), odd blocks with the residual, views, slices, a batch */
+     * workgroup over A (K = 4096: 256 pieces of 16; with few rows, also row groups of 64: the narrow rule,
+     * matmul_quant.c), odd blocks with the residual, views, slices, a batch */
     MM(1, 1, 1, 131, 2816, PXL_Q4_K, CF_TB | CF_Q8A, 1, 1), MM(1, 1, 1, 130, 4096, PXL_Q4_K, CF_TB | CF_Q8A, 1, 0),
+    MM(1, 1, 1, 35, 8192, PXL_Q5_K, CF_TB | CF_Q8A, 1, 0.5f),
     MM(1, 1, 1, 9, 512, PXL_Q4_K, CF_TB | CF_VIEW | CF_Q8A, 1, 0),
     MM(1, 1, 1, 6, 768, PXL_Q4_K, CF_TB | CF_SLICE | CF_Q8A, -0.5f, 0),
     MM(3, 1, 1, 17, 256, PXL_Q4_K, CF_TB | CF_Q8A, 1, 0.5f), MM(2, 2, 1, 19, 512, PXL_Q4_K, CF_TB | CF_Q8A, 1, 0),
@@ -1772,6 +1774,9 @@ static const op_case k_cases[] = {
     MM(1, 1, 1, 67, 1024, PXL_F16, CF_TB, 1, 0), MM(1, 1, 1, 33, 264, PXL_BF16, CF_TB, -0.5f, 1),
     MM(1, 3, 1, 19, 128, PXL_F16, CF_TB, 1, 0.5f), MM(1, 1, 1, 9, 512, PXL_F16, CF_TB | CF_VIEW, 1, 0),
     MM(1, 1, 1, 6, 768, PXL_BF16, CF_TB | CF_SLICE, 1, 0), MM(2, 2, 1, 5, 8, PXL_F16, CF_TB, 1, 0),
+    /* rows of 2048 and more, which take row groups of 128 (matmul.c, HMV_TPR_MAX): with the norm, the bias */
+    MM(1, 1, 1, 37, 2048, PXL_F16, CF_TB, 1, 0.5f), NMM(1, 1, 1, 19, 4096, PXL_BF16, CF_TB, 1, 0, 1e-5f),
+    MM(1, 1, 1, 21, 2056, PXL_F16, CF_TB | CF_BIAS, -0.5f, 0),
     /* quantized views: blocks at an offset of 3 blocks (102 / 54 / 432 / 630 bytes), row slices */
     MM(1, 1, 3, 9, 64, PXL_Q8_0, CF_TB | CF_VIEW, 1, 0), MM(1, 1, 1, 9, 64, PXL_Q4_0, CF_TB | CF_VIEW, 1, 0),
     MM(1, 1, 10, 5, 256, PXL_Q4_K, CF_TB | CF_VIEW, 1, 0), MM(1, 1, 1, 5, 256, PXL_Q6_K, CF_TB | CF_SLICE, 1, 0),
@@ -1907,7 +1912,7 @@ static const op_case k_cases[] = {
     /* -- matmul_swiglu: gate, up and SwiGLU, with and without the norm, M 1, 2, 8 and 9 */
     SWG(1, 33, 100, PXL_F32, 0, 0), SWG(1, 33, 100, PXL_F32, CF_NORM, 1e-5f), SWG(2, 9, 31, PXL_F32, CF_NORM, 1e-5f),
     SWG(8, 9, 40, PXL_F32, 0, 0), SWG(13, 20, 40, PXL_F32, CF_NORM, 1e-5f), SWG(1, 45, 257, PXL_F16, CF_NORM, 1e-5f),
-    SWG(2, 45, 33, PXL_F16, 0, 0), SWG(1, 33, 70, PXL_BF16, CF_NORM, 1e-5f),
+    SWG(2, 45, 33, PXL_F16, 0, 0), SWG(1, 33, 70, PXL_BF16, CF_NORM, 1e-5f), SWG(1, 13, 2048, PXL_F16, CF_NORM, 1e-5f),
     SWG(1, 45, 1056, PXL_Q8_0, CF_NORM, 1e-5f), SWG(1, 45, 96, PXL_Q8_0, 0, 0), SWG(2, 33, 96, PXL_Q8_0, CF_NORM, 1e-5f),
     SWG(8, 33, 160, PXL_Q8_0, CF_NORM, 1e-5f), SWG(9, 20, 64, PXL_Q8_0, CF_NORM, 1e-5f),
     SWG(1, 37, 4096, PXL_Q4_0, CF_NORM, 1e-5f), SWG(2, 37, 160, PXL_Q4_0, 0, 0), SWG(8, 37, 64, PXL_Q4_0, CF_NORM, 1e-5f),

@@ -468,8 +468,8 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
     double e = (double)rows * 4096.0, fb = (double)big, fh = (double)huge;
     double qbytes = (double)qn * (double)qk / 32.0;
     int64_t tl_ = small ? 256 : 2048, tf_ = small ? 512 : 5632, tv_ = small ? 1024 : 32000;
-    int64_t pp_ = small ? 64 : 512;
-    double tl = (double)tl_, tf = (double)tf_, tv = (double)tv_, fp = (double)pp_;
+    int64_t pp_ = small ? 64 : 512, kd_ = small ? 512 : 8192;
+    double tl = (double)tl_, tf = (double)tf_, tv = (double)tv_, fp = (double)pp_, kd = (double)kd_;
     bench_case cases[] = {
         {"matmul_f32_4096", "TFLOP/s", 2.0 * fb * fb * fb, mm_setup, mm_run, {0}, {big, big, big, PXL_F32}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"matmul_f32_8192", "TFLOP/s", 2.0 * fh * fh * fh, mm_setup, mm_run, {0}, {huge, huge, huge, PXL_F32}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
@@ -517,6 +517,14 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         /* Qwen2.5-0.5B's logits: 896 wide (not a multiple of 256, so Q8_0 in its Q4_K_M file too), 151,936 rows */
         {"q8_0_matvec_896x151936", "GB/s", 896.0 * (small ? 2048.0 : 151936.0) / 32.0 * 34.0, qmv_setup, qmv_run, {0}, {1, small ? 2048 : 151936, 896, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q8_0_q8a_matvec_896x151936", "GB/s", 896.0 * (small ? 2048.0 : 151936.0) / 32.0 * 34.0, qmv_setup, qmv8_run, {0}, {1, small ? 2048 : 151936, 896, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        /* few rows and long ones, the down products of decode (K x N): Llama-3.2-1B F16 and Q8_0
+         * (8192 x 2048), its F16 output product (2048 x 2048), TinyLlama Q4_K (5632 x 2048), Qwen2.5-0.5B
+         * Q8_0 (4864 x 896) */
+        {"f16_matvec_8192x2048", "GB/s", kd * tl / 32.0 * 64.0, qmv_setup, qmv_run, {0}, {1, tl_, kd_, PXL_F16}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"f16_matvec_2048x2048", "GB/s", tl * tl / 32.0 * 64.0, qmv_setup, qmv_run, {0}, {1, tl_, tl_, PXL_F16}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q8_0_q8a_matvec_8192x2048", "GB/s", kd * tl / 32.0 * 34.0, qmv_setup, qmv8_run, {0}, {1, tl_, kd_, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q4_k_q8a_matvec_5632x2048", "GB/s", tl * tf / 32.0 * 18.0, qmv_setup, qmv8_run, {0}, {1, tl_, tf_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"q8_0_q8a_matvec_4864x896", "GB/s", 896.0 * (small ? 512.0 : 4864.0) / 32.0 * 34.0, qmv_setup, qmv8_run, {0}, {1, 896, small ? 512 : 4864, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_k_matmul_32x2048x5632", "GFLOP/s", 2.0 * 32.0 * tl * tf, qmv_setup, qmv_run, {0}, {32, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         /* the same layer's products in a 512-token prefill: gate / up (Q4_K), down (Q6_K in Q4_K_M files) */
         {"q4_k_matmul_512x2048x5632", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv_run, {0}, {pp_, tf_, tl_, PXL_Q4_K}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},

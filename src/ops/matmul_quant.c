@@ -174,8 +174,16 @@ static qmv_launch qmv_shape(const pxl_tuning *t, const pxl_gpu_info *gi, uint32_
  * has fewer half blocks); XKCH = ceil(2 * nb / XT) half blocks per invocation;
  * XRB rows per step (XRB * XKCH <= 16, and what workgroup memory holds);
  * `steps` steps per row group. Defaults, from an H100 (Vulkan) sweep: WG 256
- * and one step of 8 rows; rows of more than 256 half blocks (K > 4096) take
- * WG 512 (XKCH <= 2) and two steps where the device allows. Rows of 32 to 63
+ * and steps of 8 rows; rows of more than 256 half blocks (K > 4096) take
+ * WG 512 (XKCH <= 2) where the device allows. Two steps a row group where
+ * that still makes XS_WIDE_GROUPS workgroups for the product's N rows (with
+ * SwiGLU, N outputs of two rows each), else one: H200, 2026-11-28, Q8_0 on
+ * 8-bit A (pxl bench ops), two steps against one: 4096 x 14336 (896
+ * workgroups) 20.64 us against 21.14, Q4_0 16.00 against 17.50, Q5_0 20.09
+ * against 22.42, 896 x 151,936 41.88 against 43.60; but 8192 x 2048 (128
+ * workgroups) 10.31 against 9.84 and 4864 x 896 (56) 7.90 against 6.30, and
+ * two steps for every product cost Llama-3.2-1B Q8_0 and Qwen2.5-0.5B
+ * decode 10-20%. Rows of 32 to 63
  * half blocks (K 512 to 1023) run here too since 2026-11-27: on an H200,
  * Q8_0 896 x 151,936 (Qwen2.5-0.5B's logits) 58.6 and 59.1 us against 77.8
  * and 78.2 for qmv, Qwen2.5-0.5B Q8_0 greedy decoding 776 and 784 tok/s
@@ -192,13 +200,16 @@ static uint32_t pow2_ceil(uint64_t v) {
     return r;
 }
 
-/* 0 if qmv_xs does not apply to rows of nb blocks on this device */
-static int xs_shape(const pxl_tuning *t, const pxl_gpu_info *gi, int64_t nb, xs_launch *l) {
+#define XS_WIDE_GROUPS 512u
+
+/* 0 if qmv_xs does not apply to rows of nb blocks on this device; n: the
+ * product's rows (outputs with SwiGLU, two rows each) */
+static int xs_shape(const pxl_tuning *t, const pxl_gpu_info *gi, int64_t nb, int64_t n, int swiglu, xs_launch *l) {
     uint64_t nh = 2 * (uint64_t)nb;
     int long_rows = nh > 256 && gi->max_invocations_per_workgroup >= 512;
     l->wg = long_rows ? 512u : 256u;
     l->rb = 8;
-    l->steps = long_rows ? 2u : 1u;
+    l->steps = 1;
     if (t->qmv_xs_n == 3) {
         l->wg = t->qmv_xs[0];
         l->rb = t->qmv_xs[1];
@@ -211,6 +222,10 @@ static int xs_shape(const pxl_tuning *t, const pxl_gpu_info *gi, int64_t nb, xs_
     while (l->rb * l->kch > 16) l->rb /= 2;
     while (l->rb > 1 && 4 * ((uint64_t)(l->wg / l->xt) * l->rb * (l->xt + 1) + l->wg) > gi->max_workgroup_storage_size)
         l->rb /= 2;
+    if (t->qmv_xs_n != 3) { /* two steps where the product still makes XS_WIDE_GROUPS workgroups */
+        uint64_t per2 = (uint64_t)(l->wg / l->xt) * l->rb * 2 / (swiglu ? 2u : 1u);
+        if (((uint64_t)n + per2 - 1) / per2 >= XS_WIDE_GROUPS) l->steps = 2;
+    }
     return 4 * ((uint64_t)(l->wg / l->xt) * l->rb * (l->xt + 1) + l->wg) <= gi->max_workgroup_storage_size;
 }
 
@@ -293,6 +308,14 @@ static pxl_status tiles_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape
  * 27.0 us against 27.9; TinyLlama unchanged (692 against 690). */
 #define KMV4_WIDE_GROUPS 1024u
 #define KMV4_WIDE_TPR 32u
+/* kmv4q products (one row, not SwiGLU) that would make fewer than
+ * KMV4Q_NARROW_GROUPS workgroups (few rows, such as a down product's) take
+ * row groups twice as wide while each invocation keeps at least two units
+ * (K / 32 a row): an invocation walks its units one after another, so few
+ * long row groups wait on that chain. H200, 2026-11-28, one call (pxl bench
+ * ops): TinyLlama's Q4_K down product on 8-bit A (5632 x 2048) 9.29 us in
+ * groups of 32 against 8.39 in groups of 64. */
+#define KMV4Q_NARROW_GROUPS 256u
 
 /* Whether kmv4 / kmv6 can take a product with B of dtype dt: Q6_K always,
  * Q4_K and Q5_K when every offset into B (off_b, the up rows' rpg, rows,
@@ -333,7 +356,8 @@ typedef struct {
 #define KMV6Q_MIN_N 1024
 
 /* The launch shape of kmv4, kmv4q, kmv6 or kmv6q for a product of K columns
- * and N rows with B of dtype dt, before the wide rule (kmv46 below): kmv4q
+ * and N rows (a batch's) with B of dtype dt, the narrow rule
+ * (KMV4Q_NARROW_GROUPS) applied and the wide rule not (kmv46 below): kmv4q
  * (Q4_K, Q5_K) or kmv6q (Q6_K, N > KMV6Q_MIN_N) where a_q8 asks for it and its
  * workgroup memory holds A's row. kmv46.wgsl runs each of its two products
  * in the shape its own kernel gets here. */
@@ -346,6 +370,10 @@ static kmv_launch kmv_shape(const pxl_tuning *tune, const pxl_gpu_info *gi, pxl_
     l.q8 = (dt == PXL_Q4_K || dt == PXL_Q5_K || (dt == PXL_Q6_K && N > KMV6Q_MIN_N)) && a_q8 &&
            kmv4q_bytes(K, l.wg, l.rows) <= gi->max_workgroup_storage_size;
     l.tpr = tune->kmv_tpr ? tune->kmv_tpr : l.q8 ? KMV4Q_TPR : KMV4_TPR;
+    if (!tune->kmv_tpr && l.q8 && dt != PXL_Q6_K && !swiglu)
+        while (2 * l.tpr <= l.wg && (uint64_t)K / 32 >= 4 * (uint64_t)l.tpr &&
+               ((uint64_t)N + (l.wg / l.tpr) * l.rows - 1) / ((l.wg / l.tpr) * l.rows) < KMV4Q_NARROW_GROUPS)
+            l.tpr *= 2;
     if (l.tpr > l.wg) l.tpr = l.wg;
     return l;
 }
@@ -647,7 +675,7 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
     double q4 = b->dtype != PXL_Q8_0, q5 = b->dtype == PXL_Q5_0;
     xs_launch xl;
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* qmv_kernel=q: never qmv_xs (tuning only) */
-    if (s->M == 1 && !tune->qmv_plain && xs_shape(tune, gi, s->K / PXL_QK, &xl)) {
+    if (s->M == 1 && !tune->qmv_plain && xs_shape(tune, gi, s->K / PXL_QK, s->N, 0, &xl)) {
         *bias_done = bias != 0;
         return xs_dispatch(ctx, &xl, b->dtype, s, &p, &bd, norm, 0, bias, xs_q8(tune, o));
     }
@@ -761,7 +789,7 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
     }
     /* one row: qmv_xs's split, XRB / 2 gate rows and their up rows a step */
     xs_launch xl;
-    if (s.M == 1 && !tune->qmv_plain && xs_shape(tune, gi, s.K / PXL_QK, &xl) && xl.rb >= 2) {
+    if (s.M == 1 && !tune->qmv_plain && xs_shape(tune, gi, s.K / PXL_QK, s.N, 1, &xl) && xl.rb >= 2) {
         p.off_u2 = p.rpg; /* the up rows' offset, which qmv, kmv and xmv take in rpg's place */
         return xs_dispatch(ctx, &xl, w->dtype, &s, &p, &bd, norm, 1, 0, xs_q8(tune, o));
     }
@@ -840,7 +868,7 @@ pxl_status pxl_matmul_pair(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *
     xs_launch xl = {0};
     kmv_launch l4 = {0}, l6 = {0};
     if (qpair) {
-        if (tune->qmv_plain || !xs_shape(tune, gi, K / PXL_QK, &xl)) return PXL_OK;
+        if (tune->qmv_plain || !xs_shape(tune, gi, K / PXL_QK, N0 + N1, 0, &xl)) return PXL_OK;
     } else {
         /* each part in the shape its own kernel takes alone: kmv4q's or kmv4's, and kmv6q's or kmv6's */
         l4 = kmv_shape(tune, gi, b0->dtype, K, N0, 0, o->a_q8);
