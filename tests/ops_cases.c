@@ -1655,6 +1655,12 @@ static const op_case k_cases[] = {
     MM(1, 1, 4, 5, 6, PXL_F32, CF_BAD, 1, 0.5f), MM(1, 1, 4, 5, 6, PXL_F32, CF_GRAD, 0.75f, 0.5f),
     MM(2, 1, 3, 4, 5, PXL_F32, CF_GRAD | CF_TA | CF_TB, 1, 0),
     MM(1, 1, 512, 384, 1000, PXL_F32, CF_CPU_ONLY, 1, 0), MM(1, 1, 200, 190, 300, PXL_F32, 0, 1, 0),
+    /* K split across workgroups (few tiles, long rows: matmul.c's gemm_split): 4 and 8 splits with every
+     * transpose, 2 with K off the 16-value step (bounds checks) and a batch over a shared B, a view, whole
+     * tiles (no checks) with batches */
+    MM4(130, 200, 1024, PXL_F32, 0, 1, 0), MM4(33, 65, 2048, PXL_F16, 0, -0.5f, 0.25f),
+    MM(3, 1, 40, 50, 777, PXL_BF16, CF_TB, 1, 0.5f), MM(1, 1, 20, 30, 600, PXL_F32, CF_VIEW, 1, 0.5f),
+    MM(2, 2, 128, 128, 512, PXL_F32, 0, 2, 0),
     /* quantized B (trans_b): matvec and tiled kernels, odd block counts, batches */
     MM(1, 1, 1, 7, 32, PXL_Q8_0, CF_TB, 1, 0), MM(1, 1, 2, 33, 64, PXL_Q4_0, CF_TB, -0.75f, 0.5f),
     MM(1, 1, 5, 1000, 4096, PXL_Q8_0, CF_TB, 1, 0.5f), MM(1, 1, 64, 33, 96, PXL_Q4_0, CF_TB, 1, 0),

@@ -268,6 +268,7 @@ static void test_tuning_option(void) {
     CHECK(tuned_ctx("kmm8=0", &t, msg, sizeof msg) == PXL_OK && t.kmm8 == 1);
     CHECK(tuned_ctx("kmm8=8", &t, msg, sizeof msg) == PXL_OK && t.kmm8 == 9);
     CHECK(tuned_ctx("kmm8_split=1", &t, msg, sizeof msg) == PXL_OK && t.kmm8_split == 1);
+    CHECK(tuned_ctx("gemm_split=4", &t, msg, sizeof msg) == PXL_OK && t.gemm_split == 4);
     CHECK(tuned_ctx("rka_wg=64", &t, msg, sizeof msg) == PXL_OK && t.rka_wg == 64);
     /* unknown keys and bad values fail, naming the key */
     static const struct {
@@ -283,7 +284,8 @@ static void test_tuning_option(void) {
         {"cpu_simd=2", "'cpu_simd'"},      {"cpu_q8=on", "'cpu_q8'"},      {"gpu_scopes=", "'gpu_scopes'"},
         {"llm_ahead=2", "'llm_ahead'"},    {"gpu_q8=3", "'gpu_q8'"},       {"rka=on", "'rka'"},
         {"kmm8=2", "'kmm8'"},              {"kmm8=", "'kmm8'"},            {"kmm8_split=3", "'kmm8_split'"},
-        {"kmm8_split=16", "'kmm8_split'"}, {"rka_wg=16", "'rka_wg'"}, {"rka_wg=96", "'rka_wg'"},
+        {"kmm8_split=16", "'kmm8_split'"}, {"gemm_split=3", "'gemm_split'"}, {"gemm_split=0", "'gemm_split'"},
+        {"rka_wg=16", "'rka_wg'"},         {"rka_wg=96", "'rka_wg'"},
         {"rka_wg=512", "'rka_wg'"},        {"llm_cut=0", "'llm_cut'"},     {"llm_cut=65", "'llm_cut'"},
         {"vm_mm=tile nonsense", "'vm_mm'"}, {"vm_mm=tile nonsense=1", "'nonsense'"}, {"=3", "''"},
     };

@@ -541,6 +541,11 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         {"q8_0_q8a_matmul_512x2048x5632", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv8_run, {0}, {pp_, tf_, tl_, PXL_Q8_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_0_matmul_512x2048x5632", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv_run, {0}, {pp_, tf_, tl_, PXL_Q4_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"q4_0_q8a_matmul_512x2048x5632", "GFLOP/s", 2.0 * fp * tl * tf, qmv_setup, qmv8_run, {0}, {pp_, tf_, tl_, PXL_Q4_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        /* Llama-3.2-1B F16's products in a 512-token prefill (M x K x N): Q, K and V, the output product, the
+         * down product (64 to 96 tiles of 128 x 128: K split, matmul.c's gemm_split) */
+        {"f16_matmul_512x2048x3072", "GFLOP/s", 2.0 * fp * tl * (small ? 384.0 : 3072.0), qmv_setup, qmv_run, {0}, {pp_, small ? 384 : 3072, tl_, PXL_F16}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"f16_matmul_512x2048x2048", "GFLOP/s", 2.0 * fp * tl * tl, qmv_setup, qmv_run, {0}, {pp_, tl_, tl_, PXL_F16}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"f16_matmul_512x8192x2048", "GFLOP/s", 2.0 * fp * kd * tl, qmv_setup, qmv_run, {0}, {pp_, tl_, kd_, PXL_F16}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         /* Qwen2.5-0.5B's gate / up in a prefill: Q5_0 in its Q4_K_M file (896 is not a multiple of 256) */
         {"q5_0_q8a_matmul_512x896x4864", "GFLOP/s", 2.0 * fp * 896.0 * (small ? 2048.0 : 4864.0), qmv_setup, qmv8_run, {0}, {pp_, small ? 2048 : 4864, 896, PXL_Q5_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"attention_decode_32x8x128_ctx4096", "us", 0, attn_setup, attn_run, {0}, {32, 8, 128, ctxlen}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},

@@ -122,6 +122,8 @@ typedef struct pxl_ctx_options {
      *                            tiles of 64 x 16N
      *   kmm8_split=N             1, 2, 4 or 8: the most splits of K in kmm8w.wgsl
      *                            (products with few tiles; 1: none)
+     *   gemm_split=N             1, 2, 4 or 8: the most splits of K in the f32,
+     *                            f16 and bf16 GEMM (few tiles; 1: none)
      *   llm_submit=N             the GGUF runtime's GPU pass submits its work every
      *                            N layers (0: once per pass)
      *   llm_cut=B                B in [1, 64]: a GPU token's pass recorded ahead

@@ -33,6 +33,7 @@ typedef struct pxl_tuning {
     uint32_t kmv_wg;     /* 0: default */
     uint32_t rka_wg;     /* 0: default; else rka_wg=N, rope_kv_attn.wgsl's workgroup */
     uint32_t kmm8_split; /* 0: default; else kmm8_split=N, the most splits of K in kmm8w (1: none) */
+    uint32_t gemm_split; /* 0: default; else gemm_split=N, the most splits of K in matmul.wgsl's gemm (1: none) */
     uint32_t kmm8;       /* 0: default; else 1 + kmm8=N (0: kmm8.wgsl, 4 or 8: kmm8w.wgsl's columns per invocation) */
     uint32_t llm_cut;    /* 0: default; else the growth of the parts of a GGUF token's pass
                           * recorded ahead (1: one part) */

@@ -118,6 +118,10 @@ static int apply(pxl_tuning *t, const char *key, const char *v, const char **wha
         *what = "1, 2, 4 or 8 (the most splits of K in kmm8w.wgsl)";
         if (parse_list(v, a, 1) != 1 || !pow2(a[0]) || a[0] > 8) return 1;
         t->kmm8_split = a[0];
+    } else if (!strcmp(key, "gemm_split")) {
+        *what = "1, 2, 4 or 8 (the most splits of K in matmul.wgsl's gemm)";
+        if (parse_list(v, a, 1) != 1 || !pow2(a[0]) || a[0] > 8) return 1;
+        t->gemm_split = a[0];
     } else if (!strcmp(key, "llm_submit")) {
         *what = "a number of layers in [0, 65536] (0: one submit per pass)";
         if (parse_list(v, a, 1) != 1 || a[0] > 65536) return 1;
@@ -201,7 +205,7 @@ pxl_status pxl_tuning_parse(pxl_ctx *ctx, const char *text, pxl_tuning *t) {
         if (apply(t, key, val, &what)) {
             if (!what)
                 return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
-                                "tuning: unknown key '%s' (known: dot, attn, qmv, qmv_xs, kmv_tpr, kmv_rows, kmv_wg, rka_wg, kmm8, kmm8_split, "
+                                "tuning: unknown key '%s' (known: dot, attn, qmv, qmv_xs, kmv_tpr, kmv_rows, kmv_wg, rka_wg, kmm8, kmm8_split, gemm_split, "
                                 "llm_submit, llm_cut, qmv_kernel, qmv_q8, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8, gpu_q8, gpu_scopes, llm_ahead, rka, gpu_spin, "
                                 "mv_sg)",
                                 key);

@@ -531,18 +531,30 @@ static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const
         return st;
     pxl_dispatch d2 = {k, mb, 3, &p8, sizeof p8, 3, {(uint32_t)(gx * split), g[1], (uint32_t)s->batch}};
     if ((st = pxl_recorder_dispatch(rec, &d2)) != PXL_OK || split == 1) return st;
-    /* kmm8_sum: the partial sums (0) into C (2) */
-    qmm_params ps = *p;
-    ps.nb = split;
-    ps.stride_a = (uint32_t)s->batch;
-    pxl_binding sb[2] = {{0, pbuf, 0, (size_t)(part + 15) / 16 * 16}, bd->b[2]};
+    pxl_splitk c8 = {pbuf, split, p->M, p->N, (uint32_t)s->batch, p->off_c, p->stride_c, p->alpha, p->beta};
+    return pxl_splitk_sum(ctx, rec, &c8, &bd->b[2]);
+}
+
+pxl_status pxl_splitk_sum(pxl_ctx *ctx, pxl_recorder *rec, const pxl_splitk *sk, const pxl_binding *c) {
+    uint64_t part = (uint64_t)sk->split * sk->batch * sk->M * sk->N * 4u;
+    qmm_params ps = {0};
+    ps.M = sk->M;
+    ps.N = sk->N;
+    ps.nb = sk->split;
+    ps.stride_a = sk->batch;
+    ps.stride_c = sk->stride_c;
+    ps.off_c = sk->off_c;
+    ps.alpha = sk->alpha;
+    ps.beta = sk->beta;
+    pxl_binding sb[2] = {{0, sk->partials, 0, (size_t)(part + 15) / 16 * 16}, *c};
     sb[1].binding = 2;
     uint32_t sg[2] = {0, 0};
-    if ((st = pxl_op_grid(ctx, OP, (part / 4 / split + 255) / 256, sg)) != PXL_OK) return st;
-    if ((st = pxl_kernel_get_static(ctx, "kmm8w.wgsl", pxl_wgsl_ops_kmm8w, "kmm8_sum", NULL, 0, &k)) != PXL_OK)
-        return st;
-    pxl_dispatch d3 = {k, sb, 2, &ps, sizeof ps, 3, {sg[0], sg[1], 1}};
-    return pxl_recorder_dispatch(rec, &d3);
+    pxl_status st = pxl_op_grid(ctx, OP, (part / 4 / sk->split + 255) / 256, sg);
+    pxl_kernel *k;
+    if (st == PXL_OK) st = pxl_kernel_get_static(ctx, "kmm8w.wgsl", pxl_wgsl_ops_kmm8w, "kmm8_sum", NULL, 0, &k);
+    if (st != PXL_OK) return st;
+    pxl_dispatch d = {k, sb, 2, &ps, sizeof ps, 3, {sg[0], sg[1], 1}};
+    return pxl_recorder_dispatch(rec, &d);
 }
 
 /* The kernels that declare no bias binding (5): bd without it. */

@@ -137,6 +137,20 @@ pxl_status pxl_op_grid(pxl_ctx *ctx, const char *op, uint64_t groups, uint32_t g
  * builds (kmv4.wgsl, not kmv4_sg.wgsl) run. */
 uint32_t pxl_mv_sgw(const pxl_ctx *ctx, const pxl_gpu_info *gi, uint32_t tpr);
 
+/* A product split along K (matmul.wgsl's gemm, kmm8w.wgsl): `split` partial
+ * sums of batch x M x N floats each, in that order, in recorder scratch. */
+typedef struct {
+    pxl_buffer *partials;
+    uint32_t split, M, N, batch;
+    uint32_t off_c, stride_c; /* C's view: its first float, the floats between batches */
+    float alpha, beta;
+} pxl_splitk;
+
+/* Records kmm8w.wgsl's kmm8_sum into rec: C (binding c) = alpha * (the
+ * splits' sums, in split order) + beta * C. Failure: a grid or pipeline
+ * error, set in ctx. (matmul_quant.c) */
+pxl_status pxl_splitk_sum(pxl_ctx *ctx, pxl_recorder *rec, const pxl_splitk *sk, const pxl_binding *c);
+
 /* The K-quant codecs (kquant.c); n is a multiple of 256, sizes checked by the caller. */
 void pxl_q4k_quantize(const float *x, int64_t n, uint8_t *o);
 void pxl_q4k_dequantize(const uint8_t *p, float *y, int64_t n);

@@ -11,12 +11,19 @@
 // code. B is bound as u32 words: f32 elements are bitcast, f16 elements
 // unpacked, bf16 elements shifted into the top half of an f32.
 // Batches run along the grid's z dimension (a stride of 0 broadcasts).
+//
+// Split K (override SPLITK > 1, for products of few tiles): workgroup x is
+// split * (tile columns) + tile column; each split takes its share of K's
+// steps of 16 and stores its raw sums at ((split * batches + z) * M + m) * N
+// + n of the buffer bound as C (scratch), and kmm8w.wgsl's kmm8_sum adds the
+// splits up into C with alpha and beta (src/ops/matmul.c).
 
 override TRANS_A: bool = false;
 override TRANS_B: bool = false;
 override B_F16: bool = false;
 override B_BF16: bool = false;   // B is bf16 (the top halves of f32s)
 override CHECK: bool = true;   // false only when M, N are multiples of 128 and K of 16
+override SPLITK: u32 = 1u;     // gemm's splits of K (see above)
 
 const BM: u32 = 128u;
 const BN: u32 = 128u;
@@ -82,6 +89,10 @@ fn store4(base_c: u32, m: u32, nb: u32, v: vec4<f32>) {
         let n = nb + c;
         if (n < p.N) {
             let idx = base_c + m * p.N + n;
+            if (SPLITK > 1u) {   // a split's raw sums
+                C[idx] = v[c];
+                continue;
+            }
             var out = p.alpha * v[c];
             if (p.beta != 0.0) { out = out + p.beta * C[idx]; }
             C[idx] = out;
@@ -90,15 +101,28 @@ fn store4(base_c: u32, m: u32, nb: u32, v: vec4<f32>) {
 }
 
 @compute @workgroup_size(16, 16)
-fn gemm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+fn gemm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
     let tx = lid.x;
     let ty = lid.y;
     let tid = ty * 16u + tx;
     let m0 = wid.y * BM;
-    let n0 = wid.x * BN;
+    var n0 = wid.x * BN;
     let base_a = p.off_a + wid.z * p.stride_a;
     let base_b = p.off_b + wid.z * p.stride_b;
-    let base_c = p.off_c + wid.z * p.stride_c;
+    var base_c = p.off_c + wid.z * p.stride_c;
+    var kb = 0u;      // this workgroup's steps of K: [kb, ke)
+    var ke = p.K;
+    if (SPLITK > 1u) {
+        let gx = (p.N + BN - 1u) / BN;
+        let split = wid.x / gx;
+        n0 = (wid.x % gx) * BN;
+        let steps = (p.K + BK - 1u) / BK;
+        let per = (steps + SPLITK - 1u) / SPLITK;
+        kb = min(split * per, steps) * BK;
+        ke = min(split * per + per, steps) * BK;
+        base_c = (split * nwg.z + wid.z) * p.M * p.N;
+    }
 
     var acc: array<vec4<f32>, 16>;   // zero-initialised; only constant indices, so it stays in registers
 
@@ -109,19 +133,25 @@ fn gemm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     let bk = select(tid >> 4u, tid & 15u, TRANS_B);
     let bg = select(tid & 15u, tid >> 4u, TRANS_B);
     // Registers hold the next tile while the current one is multiplied.
-    var pa0 = a4(base_a, m0 + ag * 4u, ak);
-    var pa1 = a4(base_a, m0 + 64u + ag * 4u, ak);
-    var pb0 = b4(base_b, bk, n0 + bg * 4u);
-    var pb1 = b4(base_b, bk, n0 + 64u + bg * 4u);
+    var pa0 = vec4<f32>(0.0);
+    var pa1 = vec4<f32>(0.0);
+    var pb0 = vec4<f32>(0.0);
+    var pb1 = vec4<f32>(0.0);
+    if (kb < ke) {   // (an empty split reads nothing: past K there may be no data)
+        pa0 = a4(base_a, m0 + ag * 4u, kb + ak);
+        pa1 = a4(base_a, m0 + 64u + ag * 4u, kb + ak);
+        pb0 = b4(base_b, kb + bk, n0 + bg * 4u);
+        pb1 = b4(base_b, kb + bk, n0 + 64u + bg * 4u);
+    }
 
-    for (var k0 = 0u; k0 < p.K; k0 = k0 + BK) {
+    for (var k0 = kb; k0 < ke; k0 = k0 + BK) {
         As[ak * LD + ag] = pa0;
         As[ak * LD + 16u + ag] = pa1;
         Bs[bk * LD + bg] = pb0;
         Bs[bk * LD + 16u + bg] = pb1;
         workgroupBarrier();
         let kn = k0 + BK;
-        if (kn < p.K) {
+        if (kn < ke) {
             pa0 = a4(base_a, m0 + ag * 4u, kn + ak);
             pa1 = a4(base_a, m0 + 64u + ag * 4u, kn + ak);
             pb0 = b4(base_b, kn + bk, n0 + bg * 4u);
