@@ -13,10 +13,10 @@
 # and quantize it (Q4_K_M, Q8_0; run.sh models), build llama-bench for sm_90
 # (run.sh cuda-build, about 4 to 6 minutes; NO_CUDA=1 skips it), then for each model
 # file (FILES, default PRESET-q4km) pxl bench llm --backend gpu, llama.cpp
-# Vulkan and llama.cpp CUDA, pp512 and tg128 (5 reps for the peers, 3 for
-# pxl), one after the other; PXL_TUNES ("a;b", tuning strings) adds a pxl run
-# per string after the default one; PXL_ARGS adds options to every pxl run
-# (e.g. --greedy). Every step is guarded by a deadline (DEADLINE_S,
+# Vulkan (after one short untimed run of it) and llama.cpp CUDA, pp512 and
+# tg128 (5 reps for the peers, 3 for pxl), one after the other; PXL_TUNES
+# ("a;b", tuning strings) adds a pxl run per string after the default one;
+# PXL_ARGS adds options to every pxl run (e.g. --greedy). Every step is guarded by a deadline (DEADLINE_S,
 # 570 s from the start): a step that would start after it is skipped and said so.
 # PHASE=prepare stops after the builds and models, PHASE=run starts at the
 # timings (the same machine, still warm: two device calls within 30 s of each
@@ -53,6 +53,11 @@ for f in $files; do
     PXL_TUNE="$t" step "pxl $f [$t]" 40 build-dev/pxl bench llm -m "$m" --backend gpu --pp 512 --tg 128 --reps 3 \
       ${PXL_ARGS:-}
   done
+  # llama.cpp's Vulkan build is slower in its first process on a file: on an H200 its second round of
+  # one call prefilled Llama-3.2-1B F16 3.7x faster than its first (docs/BENCHMARKS.md, "Split K in
+  # the f32, f16 and bf16 GEMM"); so one short untimed run first, its output kept apart from $LOG
+  [ "$(left)" -ge 80 ] && timeout 40 "$P/llbench" -L "$P/lib-vulkan" -m "$m" -p 512 -n 16 -r 1 \
+    >>"$OUT/vulkan_warmup.log" 2>&1
   step "llama.cpp vulkan $f" 40 bash .peers/tools/llamacpp/run.sh vulkan "$m"
   [ "${NO_CUDA:-0}" = 1 ] || step "llama.cpp cuda $f" 30 bash .peers/tools/llamacpp/run.sh cuda "$m"
 done
