@@ -16,8 +16,9 @@
 # Vulkan (after one short untimed run of it) and llama.cpp CUDA, pp512 and
 # tg128 (5 reps for the peers, 3 for pxl), one after the other; PXL_TUNES
 # ("a;b", tuning strings) adds a pxl run per string after the default one;
-# PXL_ARGS adds options to every pxl run (e.g. --greedy). Every step is guarded by a deadline (DEADLINE_S,
-# 570 s from the start): a step that would start after it is skipped and said so.
+# PXL_ARGS adds options to every pxl run (e.g. --greedy). Every step is
+# guarded by a deadline (DEADLINE_S, 570 s from the start): a step that would
+# start after it is skipped and said so.
 # PHASE=prepare stops after the builds and models, PHASE=run starts at the
 # timings (the same machine, still warm: two device calls within 30 s of each
 # other, when the CUDA build leaves too little of one call's 10 minutes).

@@ -74,26 +74,21 @@ static pxl_status hmv_dispatch(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_o
                               "hmv", k, 8, &b5, 3, p, sizeof *p, g[0], g[1], batch);
 }
 
-/* gemm's splits of K for a product of `tiles` 128 x 128 tiles (gx columns
- * of them): where the tiles alone would leave most of a large GPU idle
- * (fewer than GEMM_SPLIT_TILES: one 256-invocation workgroup a compute unit,
- * 132 of them on an H200), enough splits to reach that many, each at least
+/* gemm's splits of K for a product of `tiles` 128 x 128 tiles and K
+ * values: where the tiles alone would leave most of a large GPU idle (fewer
+ * than GEMM_SPLIT_TILES: one 256-invocation workgroup a compute unit, 132 of
+ * them on an H200), enough splits to reach that many, each at least
  * GEMM_SPLIT_STEPS steps of 16 along K, at most 8 (the tuning option
- * gemm_split=N caps them; 1: none), and only where the partial sums fit one
- * binding and the grid. A prompt's output and down products (512 rows of
- * 2048 outputs: 64 tiles) take 2. Measured on an H200: see
- * docs/BENCHMARKS.md, "Split K in the f32, f16 and bf16 GEMM". */
+ * gemm_split=N caps them; 1: none); the caller fits them to the device
+ * (pxl_splitk_fit). A prompt's output and down products (512 rows of 2048
+ * outputs: 64 tiles) take 2. Measured on an H200: see docs/BENCHMARKS.md,
+ * "Split K in the f32, f16 and bf16 GEMM". */
 #define GEMM_SPLIT_TILES 128u
 #define GEMM_SPLIT_STEPS 16u
-static uint32_t gemm_split(const pxl_ctx *ctx, const pxl_gpu_info *gi, uint64_t tiles, uint64_t gx,
-                           const mm_shape *s) {
+static uint32_t gemm_split(const pxl_ctx *ctx, uint64_t tiles, int64_t K) {
     uint32_t cap = pxl_ctx_tuning(ctx)->gemm_split ? pxl_ctx_tuning(ctx)->gemm_split : 8u, split = 1;
-    uint64_t steps = ((uint64_t)s->K + 15) / 16;
+    uint64_t steps = ((uint64_t)K + 15) / 16;
     while (split < cap && tiles * split < GEMM_SPLIT_TILES && steps / (split * 2u) >= GEMM_SPLIT_STEPS) split *= 2u;
-    while (split > 1 && ((uint64_t)split * (uint64_t)s->batch * (uint64_t)s->M * (uint64_t)s->N * 4u >
-                             gi->max_storage_binding_size ||
-                         gx * split > gi->max_workgroups_per_dimension))
-        split /= 2u;
     return split;
 }
 
@@ -314,27 +309,25 @@ static pxl_status matmul_run(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor
     if (gx > maxd || gy > maxd)
         return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "pxl_matmul: %lldx%lld output exceeds the device grid",
                         (long long)s.M, (long long)s.N);
-    uint32_t split = gemm_split(ctx, gi, gx * gy * (uint64_t)s.batch, gx, &s);
+    pxl_splitk sk = {NULL, 0, (uint32_t)s.M, (uint32_t)s.N, (uint32_t)s.batch, p.off_c, p.stride_c, o.alpha, o.beta};
+    sk.split = pxl_splitk_fit(gi, &sk, gemm_split(ctx, gx * gy * (uint64_t)s.batch, s.K), gx);
     pxl_constant k[6] = {{"TRANS_A", o.trans_a != 0}, {"TRANS_B", o.trans_b != 0}, {"B_F16", f16},
-                         {"B_BF16", bf16}, {"CHECK", check}, {"SPLITK", split}};
-    if (split == 1)
+                         {"B_BF16", bf16}, {"CHECK", check}, {"SPLITK", sk.split}};
+    if (sk.split == 1)
         return pxl_op_dispatch3(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemm", k, 5, &bd, &p, sizeof p,
                                 (uint32_t)gx, (uint32_t)gy, (uint32_t)s.batch);
     /* the splits' raw sums into recorder scratch, then kmm8_sum into C */
-    uint64_t part = (uint64_t)split * (uint64_t)s.batch * (uint64_t)s.M * (uint64_t)s.N * 4u;
     pxl_recorder *rec; /* after pxl_op_bind, which may submit a full stream */
-    pxl_buffer *pbuf;
     pxl_kernel *kern;
-    if ((st = pxl_gpu_stream(ctx, &rec)) != PXL_OK) return st;
-    if ((st = pxl_recorder_scratch(rec, (size_t)part, &pbuf)) != PXL_OK) return st;
-    if ((st = pxl_kernel_get_static(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemm", k, 6, &kern)) != PXL_OK)
-        return st;
-    pxl_binding mb[3] = {bd.b[0], bd.b[1], {2, pbuf, 0, (size_t)(part + 15) / 16 * 16}};
+    pxl_binding mb[3] = {bd.b[0], bd.b[1], {0}};
     mb[0].binding = 0;
     mb[1].binding = 1;
-    pxl_dispatch d = {kern, mb, 3, &p, sizeof p, 3, {(uint32_t)(gx * split), (uint32_t)gy, (uint32_t)s.batch}};
+    if ((st = pxl_gpu_stream(ctx, &rec)) != PXL_OK) return st;
+    if ((st = pxl_splitk_scratch(rec, &sk, &mb[2])) != PXL_OK) return st;
+    if ((st = pxl_kernel_get_static(ctx, "matmul.wgsl", pxl_wgsl_ops_matmul, "gemm", k, 6, &kern)) != PXL_OK)
+        return st;
+    pxl_dispatch d = {kern, mb, 3, &p, sizeof p, 3, {(uint32_t)(gx * sk.split), (uint32_t)gy, (uint32_t)s.batch}};
     if ((st = pxl_recorder_dispatch(rec, &d)) != PXL_OK) return st;
-    pxl_splitk sk = {pbuf, split, (uint32_t)s.M, (uint32_t)s.N, (uint32_t)s.batch, p.off_c, p.stride_c, o.alpha, o.beta};
     return pxl_splitk_sum(ctx, rec, &sk, &bd.b[2]);
 }
 

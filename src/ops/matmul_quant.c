@@ -516,14 +516,11 @@ static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const
     }
     /* kmm8w, kmm8w6: 64 x 16 tn tiles, K split where they are few */
     uint64_t gx = ((uint64_t)s->N + 16u * tn - 1) / (16u * tn);
-    uint32_t split = kmm8w_split(ctx, gx * (uint64_t)g[1] * (uint64_t)s->batch, (uint64_t)s->K / 64);
-    uint64_t part = (uint64_t)split * (uint64_t)s->batch * (uint64_t)s->M * (uint64_t)s->N * 4u;
-    if (split > 1 && (part > gi->max_storage_binding_size || gx * split > gi->max_workgroups_per_dimension)) split = 1;
-    pxl_buffer *pbuf = NULL;
-    if (split > 1) {
-        if ((st = pxl_recorder_scratch(rec, (size_t)part, &pbuf)) != PXL_OK) return st;
-        mb[2] = (pxl_binding){2, pbuf, 0, (size_t)(part + 15) / 16 * 16};
-    }
+    pxl_splitk sk = {NULL, 0, p->M, p->N, (uint32_t)s->batch, p->off_c, p->stride_c, p->alpha, p->beta};
+    sk.split = pxl_splitk_fit(gi, &sk, kmm8w_split(ctx, gx * (uint64_t)g[1] * (uint64_t)s->batch, (uint64_t)s->K / 64),
+                              gx);
+    uint32_t split = sk.split;
+    if (split > 1 && (st = pxl_splitk_scratch(rec, &sk, &mb[2])) != PXL_OK) return st;
     uint32_t qblk = dt == PXL_Q8_0 ? 34u : dt == PXL_Q4_0 ? 18u : dt == PXL_Q5_0 ? 22u : 0u;
     pxl_constant c[4] = {{"TN", tn}, {"SPLITK", split}, {"Q5", dt == PXL_Q5_K}, {"QB", qblk}};
     if ((st = pxl_kernel_get_static(ctx, "kmm8w.wgsl", pxl_wgsl_ops_kmm8w, dt == PXL_Q6_K ? "kmm8w6" : "kmm8w", c,
@@ -531,12 +528,30 @@ static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const
         return st;
     pxl_dispatch d2 = {k, mb, 3, &p8, sizeof p8, 3, {(uint32_t)(gx * split), g[1], (uint32_t)s->batch}};
     if ((st = pxl_recorder_dispatch(rec, &d2)) != PXL_OK || split == 1) return st;
-    pxl_splitk c8 = {pbuf, split, p->M, p->N, (uint32_t)s->batch, p->off_c, p->stride_c, p->alpha, p->beta};
-    return pxl_splitk_sum(ctx, rec, &c8, &bd->b[2]);
+    return pxl_splitk_sum(ctx, rec, &sk, &bd->b[2]);
+}
+
+/* bytes of sk's partial sums for `split` splits */
+static uint64_t splitk_bytes(const pxl_splitk *sk, uint32_t split) {
+    return (uint64_t)split * sk->batch * sk->M * sk->N * 4u;
+}
+
+uint32_t pxl_splitk_fit(const pxl_gpu_info *gi, const pxl_splitk *sk, uint32_t split, uint64_t gx) {
+    while (split > 1 && (splitk_bytes(sk, split) > gi->max_storage_binding_size ||
+                         gx * split > gi->max_workgroups_per_dimension))
+        split /= 2u;
+    return split;
+}
+
+pxl_status pxl_splitk_scratch(pxl_recorder *rec, pxl_splitk *sk, pxl_binding *b) {
+    uint64_t part = splitk_bytes(sk, sk->split);
+    pxl_status st = pxl_recorder_scratch(rec, (size_t)part, &sk->partials);
+    if (st == PXL_OK) *b = (pxl_binding){2, sk->partials, 0, (size_t)(part + 15) / 16 * 16};
+    return st;
 }
 
 pxl_status pxl_splitk_sum(pxl_ctx *ctx, pxl_recorder *rec, const pxl_splitk *sk, const pxl_binding *c) {
-    uint64_t part = (uint64_t)sk->split * sk->batch * sk->M * sk->N * 4u;
+    uint64_t part = splitk_bytes(sk, sk->split);
     qmm_params ps = {0};
     ps.M = sk->M;
     ps.N = sk->N;

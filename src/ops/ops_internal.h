@@ -138,7 +138,8 @@ pxl_status pxl_op_grid(pxl_ctx *ctx, const char *op, uint64_t groups, uint32_t g
 uint32_t pxl_mv_sgw(const pxl_ctx *ctx, const pxl_gpu_info *gi, uint32_t tpr);
 
 /* A product split along K (matmul.wgsl's gemm, kmm8w.wgsl): `split` partial
- * sums of batch x M x N floats each, in that order, in recorder scratch. */
+ * sums of batch x M x N floats each, in that order, in recorder scratch
+ * (partials). The functions below are in matmul_quant.c. */
 typedef struct {
     pxl_buffer *partials;
     uint32_t split, M, N, batch;
@@ -146,9 +147,18 @@ typedef struct {
     float alpha, beta;
 } pxl_splitk;
 
+/* `split` halved until sk's partial sums fit one binding and gx * split
+ * workgroups fit the grid's x dimension (1: no split) */
+uint32_t pxl_splitk_fit(const pxl_gpu_info *gi, const pxl_splitk *sk, uint32_t split, uint64_t gx);
+
+/* Recorder scratch for sk's partial sums (sk->partials, owned by rec) and
+ * its binding at slot 2, where the split kernels store them. Failure: as
+ * pxl_recorder_scratch. */
+pxl_status pxl_splitk_scratch(pxl_recorder *rec, pxl_splitk *sk, pxl_binding *b);
+
 /* Records kmm8w.wgsl's kmm8_sum into rec: C (binding c) = alpha * (the
  * splits' sums, in split order) + beta * C. Failure: a grid or pipeline
- * error, set in ctx. (matmul_quant.c) */
+ * error, set in ctx. */
 pxl_status pxl_splitk_sum(pxl_ctx *ctx, pxl_recorder *rec, const pxl_splitk *sk, const pxl_binding *c);
 
 /* The K-quant codecs (kquant.c); n is a multiple of 256, sizes checked by the caller. */
