@@ -12,6 +12,7 @@ Baselines per case:
                   (bytes read + written), the issue's reference, and the torch op
   q4_0/q5_0/q8_0/q4_k/q5_k/q6_k/f16 matvec: torch's copy bandwidth (torch has no GGUF kernels)
   attention decode: F.scaled_dot_product_attention (enable_gqa) on [1,32,1,128] x [1,8,4096,128]
+  attention prefill: the same, causal, f32, on [1,32,T,D] x [1,8,T,D] (T 512 and 2048, D 64 and 128)
   dispatch chain:   1000 dependent tiny torch ops (x.mul_(1.0) on 256 floats), per op
 
 usage: python3 bench/ops_compare.py [--pxl build/pxl] [--json OUT.json]
@@ -65,6 +66,14 @@ def torch_cases():
     v = torch.randn(1, 8, 4096, 128, device=dev)
     us = timed(lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True))
     r["attention_decode_32x8x128_ctx4096"] = ("us", us, us)
+    del q, k, v
+    for hq, hkv, d, t in ((32, 8, 64, 512), (32, 8, 64, 2048), (32, 8, 128, 2048)):
+        q = torch.randn(1, hq, t, d, device=dev)
+        k = torch.randn(1, hkv, t, d, device=dev)
+        v = torch.randn(1, hkv, t, d, device=dev)
+        us = timed(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True))
+        r[f"attention_prefill_{hq}x{hkv}x{d}_{t}"] = ("GFLOP/s", 2 * hq * d * t * (t + 1) / us / 1e3, us)
+        del q, k, v
     t = torch.randn(256, device=dev)
 
     def chain():

@@ -251,6 +251,16 @@ static pxl_status attn_run(pxl_ctx *ctx, bench_case *c) {
     return pxl_attention(ctx, c->t[0], c->t[1], c->t[2], c->t[3], c->n[3], 1.0f / sqrtf((float)c->n[2]));
 }
 
+/* prompt attention from an empty cache (kv_len = T, causal): n = {Hq, Hkv, D, T} */
+static pxl_status attn_pp_setup(pxl_ctx *ctx, bench_case *c) {
+    int64_t sq[3] = {c->n[3], c->n[0], c->n[2]}, skv[3] = {c->n[3], c->n[1], c->n[2]};
+    pxl_status s = make(ctx, PXL_F32, 3, sq, 1, &c->t[0]);
+    if (s == PXL_OK) s = make(ctx, PXL_F32, 3, skv, 1, &c->t[1]);
+    if (s == PXL_OK) s = make(ctx, PXL_F32, 3, skv, 1, &c->t[2]);
+    if (s == PXL_OK) s = make(ctx, PXL_F32, 3, sq, 0, &c->t[3]);
+    return s;
+}
+
 /* RoPE and the f16 KV-cache write of one decode token, q, k and v views of one QKV row: n = {Hq, Hkv, D}.
  * rope_kv: pxl_rope_kv; rope_kv_split: the four ops it replaces (its baseline, same run) */
 /* t[0]: one token's QKV row for n = {Hq, Hkv, D}; t[1], t[2], t[3]: its q [1, Hq, D], k [1, Hkv, D] and
@@ -469,6 +479,7 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
     double qbytes = (double)qn * (double)qk / 32.0;
     int64_t tl_ = small ? 256 : 2048, tf_ = small ? 512 : 5632, tv_ = small ? 1024 : 32000;
     int64_t pp_ = small ? 64 : 512, kd_ = small ? 512 : 8192;
+    int64_t pa_ = small ? 64 : 512, pb_ = small ? 128 : 2048; /* attention's prompts */
     double tl = (double)tl_, tf = (double)tf_, tv = (double)tv_, fp = (double)pp_, kd = (double)kd_;
     bench_case cases[] = {
         {"matmul_f32_4096", "TFLOP/s", 2.0 * fb * fb * fb, mm_setup, mm_run, {0}, {big, big, big, PXL_F32}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
@@ -549,6 +560,11 @@ int bench_ops(pxl_ctx *ctx, const char *only, uint32_t reps, int json, int small
         /* Qwen2.5-0.5B's gate / up in a prefill: Q5_0 in its Q4_K_M file (896 is not a multiple of 256) */
         {"q5_0_q8a_matmul_512x896x4864", "GFLOP/s", 2.0 * fp * 896.0 * (small ? 2048.0 : 4864.0), qmv_setup, qmv8_run, {0}, {pp_, small ? 2048 : 4864, 896, PXL_Q5_0}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"attention_decode_32x8x128_ctx4096", "us", 0, attn_setup, attn_run, {0}, {32, 8, 128, ctxlen}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        /* causal attention over a prompt of T from an empty cache: Llama-3.2-1B's heads (32 / 8, D = 64) at
+         * T = 512 and 2048, Llama-3-8B's (D = 128) at 2048; flops 4 Hq D T (T + 1) / 2 */
+        {"attention_prefill_32x8x64_512", "GFLOP/s", 2.0 * 32 * 64 * (double)pa_ * (double)(pa_ + 1), attn_pp_setup, attn_run, {0}, {32, 8, 64, pa_}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"attention_prefill_32x8x64_2048", "GFLOP/s", 2.0 * 32 * 64 * (double)pb_ * (double)(pb_ + 1), attn_pp_setup, attn_run, {0}, {32, 8, 64, pb_}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
+        {"attention_prefill_32x8x128_2048", "GFLOP/s", 2.0 * 32 * 128 * (double)pb_ * (double)(pb_ + 1), attn_pp_setup, attn_run, {0}, {32, 8, 128, pb_}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         /* TinyLlama's decode shape: 32 query heads, 4 KV heads of 64 */
         {"rope_kv_decode_32x4x64_f16", "us", 0, ropekv_setup, ropekv_run, {0}, {32, 4, 64}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},
         {"rope_kv_split_decode_32x4x64_f16", "us", 0, ropekv_setup, ropekv_split_run, {0}, {32, 4, 64}, 0, 0, 0, "", 0, 0, {0}, 0, {0}, 0},

@@ -24,6 +24,8 @@ typedef struct pxl_tuning {
     int dot_n;
     uint32_t attn[4];    /* wg, cpv, target, cwg; attn_n 3 (cwg not given) or 4 */
     int attn_n;
+    uint32_t attn_fa[2]; /* bq, bk of attn_fa.wgsl's tiles; attn_fa_n 2, or 1 for attn_fa=0 (never) */
+    int attn_fa_n;
     uint32_t qmv[4];     /* wg, tpr, rows, unroll; valid when qmv_n == 4 */
     int qmv_n;
     uint32_t qmv_xs[3];  /* wg, xrb, steps; valid when qmv_xs_n == 3 */

@@ -77,6 +77,16 @@ static int apply(pxl_tuning *t, const char *key, const char *v, const char **wha
         if (n == 3) a[3] = 0;
         memcpy(t->attn, a, sizeof t->attn);
         t->attn_n = n;
+    } else if (!strcmp(key, "attn_fa")) {
+        *what = "0 (never) or bq,bk: bq in {32, 64}, bk in {32, 64}";
+        n = parse_list(v, a, 2);
+        if (n == 1 && a[0] == 0) {
+            t->attn_fa_n = 1;
+            return 0;
+        }
+        if (n != 2 || (a[0] != 32 && a[0] != 64) || (a[1] != 32 && a[1] != 64)) return 1;
+        memcpy(t->attn_fa, a, sizeof t->attn_fa);
+        t->attn_fa_n = 2;
     } else if (!strcmp(key, "qmv")) {
         *what = "wg,tpr,rows,unroll: powers of two 4 <= tpr <= wg <= 1024, rows in [1, 8], unroll >= 1, "
                 "rows * unroll <= 16";
@@ -205,7 +215,7 @@ pxl_status pxl_tuning_parse(pxl_ctx *ctx, const char *text, pxl_tuning *t) {
         if (apply(t, key, val, &what)) {
             if (!what)
                 return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
-                                "tuning: unknown key '%s' (known: dot, attn, qmv, qmv_xs, kmv_tpr, kmv_rows, kmv_wg, rka_wg, kmm8, kmm8_split, gemm_split, "
+                                "tuning: unknown key '%s' (known: dot, attn, attn_fa, qmv, qmv_xs, kmv_tpr, kmv_rows, kmv_wg, rka_wg, kmm8, kmm8_split, gemm_split, "
                                 "llm_submit, llm_cut, qmv_kernel, qmv_q8, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8, gpu_q8, gpu_scopes, llm_ahead, rka, gpu_spin, "
                                 "mv_sg)",
                                 key);

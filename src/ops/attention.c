@@ -34,6 +34,17 @@
  * 23.7. kv_len 1024: 14 us (about 5 of them the two dispatches); 65536:
  * 196 us, 2.7 TB/s; the extra 49152 keys ran at 3.0 TB/s.
  *
+ * Prompts (attn_fa.wgsl, flash attention in f32): where the blocks of rows
+ * make at least ATTN_FA_MIN_WG workgroups, D % 4 == 0, D <= 4 *
+ * ATTN_FA_MAX_D4 and f16 caches start on even elements, one workgroup per
+ * block of BQ rows of one KV head walks the keys in chunks of BK, both
+ * products tiled through workgroup memory (4 x 4 scores and 4 rows x D / BK
+ * * 4 columns of the output an invocation), one pass. Tiles of 64 x 64 where
+ * the device's workgroup memory holds them (48 KiB at D = 64), else 64 x 32;
+ * neither fits: attention.wgsl (fa_choose has the measurements). The tuning
+ * option attn_fa=bq,bk picks the tiles (32 x 32 among them), attn_fa=0
+ * turns the kernel off.
+ *
  * The GPU path takes D up to ATTN_MAX_D (workgroup memory holds the block's
  * queries); larger D returns PXL_ERR_UNSUPPORTED there.
  */
@@ -53,6 +64,8 @@
 #define ATTN_MAX_SPLIT 256 /* NSMAX in attention.wgsl */
 #define ATTN_REGS 8u       /* CMAX and KMAX in attention.wgsl */
 #define ATTN_MAX_D 512
+#define ATTN_FA_MAX_D4 32u /* attn_fa.wgsl: D4 <= 4 TX (16 accumulators), TX >= 8 */
+#define ATTN_FA_MIN_WG 64u /* attn_fa.wgsl only where it makes this many workgroups */
 
 typedef struct {
     uint32_t T, Hq, Hkv, G;
@@ -284,6 +297,82 @@ static pxl_status attn_dispatch(pxl_ctx *ctx, pxl_recorder *rec, const char *ent
     return pxl_recorder_dispatch(rec, &d);
 }
 
+/* attn_fa.wgsl's tiles: TY x TX invocations, BQ = 4 TY rows and BK = 4 TX
+ * keys; xs and ys the vec4s of its two shared regions */
+typedef struct {
+    uint32_t ty, tx, xs, ys;
+    uint64_t shared; /* workgroup memory, bytes */
+} fa_shape;
+
+static int fa_fit(const pxl_gpu_info *gi, uint32_t d4, uint32_t bq, uint32_t bk, fa_shape *f) {
+    f->ty = bq / 4;
+    f->tx = bk / 4;
+    uint32_t d = 4 * d4;
+    f->xs = d * f->tx > bk * f->ty ? d * f->tx : bk * f->ty;
+    f->ys = bk * d4 > f->tx * f->ty ? bk * d4 : f->tx * f->ty;
+    f->shared = 16 * ((uint64_t)d * f->ty + f->xs + f->ys);
+    uint32_t wg = f->ty * f->tx;
+    return d4 <= 4 * f->tx && wg <= gi->max_invocations_per_workgroup && wg <= gi->max_workgroup_size[0] &&
+           f->shared <= gi->max_workgroup_storage_size;
+}
+
+/* Whether attn_fa.wgsl takes the call, and in which tiles (f): D % 4 == 0
+ * with D4 <= ATTN_FA_MAX_D4, f16 K and V on even elements (off_k, off_v:
+ * their element offsets), and tiles of 64 x 64 or else 64 x 32 that the
+ * device holds making at least ATTN_FA_MIN_WG blocks of rows in all (Hkv
+ * of them a block row), since it does not split the keys: attention.wgsl
+ * does, for short prompts over long caches. Tiles tuned with attn_fa=bq,bk
+ * take every call they fit, whatever its grid (so the op cases reach the
+ * kernel with small shapes).
+ * Measured on an H200 (2026-11-28, pxl bench ops --only attention_prefill,
+ * against --tune attn_fa=0): Llama-3.2-1B's heads (32 / 8, D = 64), T = 512
+ * from an empty cache, 99 us against 167 (64 x 64 tiles, 256 workgroups);
+ * T = 2048, 924 us against 1,992; D = 128 at T = 2048 in 32 x 32 tiles (48
+ * KiB of workgroup memory, 64 invocations) 4,385 us against 4,011, so those
+ * tiles are for tuning only; splitting the keys of T = 512 into 1,024
+ * workgroups, merged by attn_combine, 196 us. */
+static int fa_choose(const pxl_gpu_info *gi, const pxl_tuning *t, int64_t T, int64_t G, int64_t Hkv, int64_t D,
+                     int half, uint32_t off_k, uint32_t off_v, fa_shape *f) {
+    if ((t && t->attn_fa_n == 1) || D % 4 || D / 4 > ATTN_FA_MAX_D4) return 0;
+    if (half && ((off_k | off_v) & 1)) return 0;
+    uint32_t d4 = (uint32_t)(D / 4);
+    if (t && t->attn_fa_n == 2 && fa_fit(gi, d4, t->attn_fa[0], t->attn_fa[1], f)) return 1; /* any grid */
+    if (!fa_fit(gi, d4, 64, 64, f) && !fa_fit(gi, d4, 64, 32, f)) return 0;
+    uint64_t bq = 4 * (uint64_t)f->ty;
+    return ((uint64_t)T * (uint64_t)G + bq - 1) / bq * (uint64_t)Hkv >= ATTN_FA_MIN_WG;
+}
+
+typedef struct {
+    uint32_t T, Hq, Hkv, G;
+    uint32_t kv_len, D, nblocks;
+    float scale2;
+    uint32_t oq, ok, ov, oy;
+} fa_params;
+_Static_assert(sizeof(fa_params) == 48, "mirrors struct Params in attn_fa.wgsl");
+
+/* Records attn_fa.wgsl for the call (bd: attn_gpu's bindings) in tiles f. */
+static pxl_status fa_dispatch(pxl_ctx *ctx, const fa_shape *f, const pxl_op_bindings *bd, int64_t T, int64_t Hq,
+                              int64_t Hkv, int64_t D, int64_t kv_len, float scale, int half) {
+    int64_t G = Hq / Hkv;
+    uint64_t nblocks = ((uint64_t)T * (uint64_t)G + 4 * f->ty - 1) / (4 * f->ty);
+    fa_params p = {(uint32_t)T, (uint32_t)Hq,      (uint32_t)Hkv, (uint32_t)G, (uint32_t)kv_len, (uint32_t)D,
+                   (uint32_t)nblocks, scale * 1.4426950408889634f, bd->off[0], half ? bd->off[3] : bd->off[1],
+                   half ? bd->off[4] : bd->off[2], bd->off[5]};
+    uint32_t wg = f->ty * f->tx, d4 = (uint32_t)(D / 4), ki = (f->tx * d4 + wg - 1) / wg;
+    uint32_t vi = (4 * f->tx * d4 + wg - 1) / wg;
+    pxl_constant c[10] = {{"WG", wg},       {"TY", f->ty}, {"TX", f->tx}, {"D4", d4}, {"XS", f->xs},
+                          {"YS", f->ys},    {"HALF", half}, {"KI", ki},   {"VI", vi}, {"PRE", ki <= 2 && vi <= 8}};
+    uint32_t g[2];
+    pxl_status s = pxl_op_grid(ctx, "pxl_attention", nblocks * (uint64_t)Hkv, g);
+    pxl_kernel *k;
+    if (s == PXL_OK) s = pxl_kernel_get_static(ctx, "attn_fa.wgsl", pxl_wgsl_ops_attn_fa, "attn_fa", c, 10, &k);
+    pxl_recorder *rec; /* after pxl_op_bind, which may submit a full stream */
+    if (s == PXL_OK) s = pxl_gpu_stream(ctx, &rec);
+    if (s != PXL_OK) return s;
+    pxl_dispatch d = {k, bd->b, bd->n, &p, sizeof p, (uint32_t)bd->n, {g[0], g[1], 1}};
+    return pxl_recorder_dispatch(rec, &d);
+}
+
 static pxl_status attn_gpu(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *k, const pxl_tensor *v,
                            pxl_tensor *y, int64_t kv_len, float scale) {
     static const char *op = "pxl_attention";
@@ -339,6 +428,9 @@ static pxl_status attn_gpu(pxl_ctx *ctx, const pxl_tensor *q, const pxl_tensor *
     pxl_op_bindings bd;
     pxl_status s = pxl_op_bind(ctx, op, t, 6, 32u, aligned ? 6u : 0u, &bd);
     if (s != PXL_OK) return s;
+    fa_shape fs;
+    if (fa_choose(gi, tune, T, G, Hkv, D, half, bd.off[3], bd.off[4], &fs))
+        return fa_dispatch(ctx, &fs, &bd, T, Hq, Hkv, D, kv_len, scale, half);
     attn_params p = {(uint32_t)T, (uint32_t)Hq, (uint32_t)Hkv, (uint32_t)G, (uint32_t)kv_len, (uint32_t)D,
                      (uint32_t)nsplit, (uint32_t)split_len, (uint32_t)nblocks,
                      scale * 1.4426950408889634f, (uint32_t)ml_off,
