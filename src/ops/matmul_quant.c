@@ -481,7 +481,7 @@ static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const
     if (st != PXL_OK) return st;
     uint64_t R = (uint64_t)s->batch_a * (uint64_t)s->M, qbytes = kmm8_bytes(s);
     uint32_t qg[2] = {0, 0};
-    if ((st = pxl_op_grid(ctx, OP, (R * (uint64_t)s->K / 64 + 255) / 256, qg)) != PXL_OK) return st;
+    if ((st = pxl_op_grid(ctx, OP, (R * (uint64_t)s->K / 16 + 255) / 256, qg)) != PXL_OK) return st;
     pxl_recorder *rec; /* after pxl_op_bind, which may submit a full stream */
     pxl_buffer *buf;
     if ((st = pxl_gpu_stream(ctx, &rec)) != PXL_OK) return st;

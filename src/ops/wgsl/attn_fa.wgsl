@@ -23,7 +23,11 @@
 //   3. O += P V: invocation (ty, tx) owns the same rows and the vec4 columns
 //      tx, tx + TX, ... of D, reading pt and the chunk's values vs[j][c].
 // At the end the TX parts of each row's l are added up, and the row's output
-// is acc / l.
+// is acc / l. With PRE, K and V pass through registers one phase ahead: a
+// chunk's values are requested before its scores, the next chunk's keys
+// before this chunk's O += P V, so their latency hides behind arithmetic;
+// without it (shapes with more to load per invocation than the registers
+// set aside) each is loaded straight into workgroup memory when needed.
 // A key a row does not see adds nothing, by index: its weight is 0 and, on
 // the chunks that reach past the block's first row's keys (the diagonal),
 // its V row is not multiplied; below them every row sees every key. So
@@ -47,7 +51,7 @@ override YS: u32 = 1024u;    // vec4s of the mx / vs region
 override HALF: bool = false; // K and V are f16 pairs (k1 / v1)
 override KI: u32 = 1u;       // K items (4 keys x one vec4 column) an invocation loads a chunk: ceil(TX D4 / WG)
 override VI: u32 = 4u;       // V vec4s an invocation loads a chunk: ceil(BK D4 / WG)
-override PRE: bool = true;   // KI <= 2 and VI <= 8: loads through registers, one phase ahead (see above)
+override PRE: bool = true;   // KI <= 2 and VI <= 8: loads through registers one phase ahead (see above)
 
 const NEG: f32 = -3.0e38;    // "no score yet" (finite: NEG - NEG = 0, never inf - inf)
 
@@ -161,7 +165,7 @@ fn attn_fa(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid:
 
     var m = vec4<f32>(NEG);
     var l = vec4<f32>(0.0);
-    var o: array<vec4<f32>, 16>;   // [a * 4 + i]: row 4 ty + a, vec4 column tx + TX i
+    var o: array<vec4<f32>, 16>;   // [a * CO + i]: row 4 ty + a, vec4 column tx + TX i
     let CO = (D4 + TX - 1u) / TX;
 
     // PRE: the first chunk's keys requested now, each next chunk's before this one's O += P V, and each
