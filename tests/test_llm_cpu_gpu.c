@@ -1,7 +1,7 @@
 /*
  * The same model on the CPU and on the GPU gives the same logits.
  *
- *   test_llm_cpu_gpu MODEL.gguf TOL [STEPS]
+ *   test_llm_cpu_gpu MODEL.gguf TOL [STEPS [TUNING]]
  *
  * Both backends evaluate a fixed prompt (BOS and 15 ids spread over the
  * vocabulary) in one prefill, then STEPS (default 16) tokens one at a time
@@ -17,7 +17,8 @@
  * steps also leave that path in every way it can be left, the same on both
  * sides: a rewind (step 5: back 2 positions, then a different token), a
  * chunk of 3 tokens (step 9), and a token without logits (step 12, compared
- * at step 13).
+ * at step 13). TUNING, when given, is added to the GPU's tuning (e.g.
+ * attn_fa=64,32: prompt attention in attn_fa.wgsl whatever the prompt's size).
  *
  *   test_llm_cpu_gpu MODEL.gguf --no-late-pipelines N
  *
@@ -241,15 +242,17 @@ int main(int argc, char **argv) {
     if (argc > 4 && !strcmp(argv[2], "--greedy"))
         return greedy(argv[1], atoi(argv[3]), argv[4], argc > 5 ? argv[5] : NULL);
     if (argc < 3) {
-        fprintf(stderr, "usage: test_llm_cpu_gpu MODEL.gguf TOL [STEPS] | MODEL.gguf --no-late-pipelines N\n");
+        fprintf(stderr, "usage: test_llm_cpu_gpu MODEL.gguf TOL [STEPS [TUNING]] | MODEL.gguf --no-late-pipelines N\n");
         return 2;
     }
     if (argc > 3 && !strcmp(argv[2], "--no-late-pipelines")) return no_late_pipelines(argv[1], atoi(argv[3]));
     float tol = strtof(argv[2], NULL);
     int steps = argc > 3 ? atoi(argv[3]) : 16;
+    char gtune[256]; /* the GPU's tuning: activations as given, plus TUNING */
+    snprintf(gtune, sizeof gtune, "gpu_q8=0%s%s", argc > 4 ? " " : "", argc > 4 ? argv[4] : "");
     side c, g;
     int rc = open_side(argv[1], PXL_BACKEND_CPU, &c);
-    if (!rc) rc = open_side(argv[1], PXL_BACKEND_GPU, &g);
+    if (!rc) rc = open_side_tuned(argv[1], PXL_BACKEND_GPU, gtune, &g);
     if (rc) {
         close_side(&c);
         return rc;
