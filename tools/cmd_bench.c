@@ -37,7 +37,7 @@ static const char *k_about =
     "     read, the GPU/CPU ratio, and the GPU result's error against the CPU reference.\n"
     "ops: times the kernel library on the GPU: f32/f16 matmul, softmax, RMSNorm, add,\n"
     "     SiLU, Q4_0/Q5_0/Q8_0/Q4_K/Q5_K/Q6_K/f16 matvec, the quantized products of a 512-token\n"
-    "     prefill, decode attention, a chain of 1000 scale ops, and\n"
+    "     prefill, decode and prompt attention, a chain of 1000 scale ops, and\n"
     "     1000 raw recorder dispatches (alternating two bind groups, or one): host cost per dispatch.\n"
     "     Each case is warmed up until the GPU's clocks have risen (at least 0.4 s).\n"
     "     bench/ops_compare.py runs the same cases in PyTorch and prints ratios.\n"

@@ -326,11 +326,12 @@ static int fa_fit(const pxl_gpu_info *gi, uint32_t d4, uint32_t bq, uint32_t bk,
  * kernel with small shapes).
  * Measured on an H200 (2026-11-28, pxl bench ops --only attention_prefill,
  * against --tune attn_fa=0): Llama-3.2-1B's heads (32 / 8, D = 64), T = 512
- * from an empty cache, 99 us against 167 (64 x 64 tiles, 256 workgroups);
- * T = 2048, 924 us against 1,992; D = 128 at T = 2048 in 32 x 32 tiles (48
- * KiB of workgroup memory, 64 invocations) 4,385 us against 4,011, so those
- * tiles are for tuning only; splitting the keys of T = 512 into 1,024
- * workgroups, merged by attn_combine, 196 us. */
+ * from an empty cache, 96.9 us against 167.2 (64 x 64 tiles, 256
+ * workgroups); T = 2048, 852.9 us against 1,991.6; D = 128 at T = 2048 in
+ * 32 x 32 tiles (48 KiB of workgroup memory, 64 invocations) 4,385 us
+ * against 4,011 (an earlier version of the kernel), so those tiles are for
+ * tuning only; splitting the keys of T = 512 into 1,024 workgroups, merged
+ * by attn_combine, 196 us (the same). */
 static int fa_choose(const pxl_gpu_info *gi, const pxl_tuning *t, int64_t T, int64_t G, int64_t Hkv, int64_t D,
                      int half, uint32_t off_k, uint32_t off_v, fa_shape *f) {
     if ((t && t->attn_fa_n == 1) || D % 4 || D / 4 > ATTN_FA_MAX_D4) return 0;
