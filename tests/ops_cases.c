@@ -2171,7 +2171,8 @@ static const op_case k_cases[] = {
      * workgroups, as the first two rows do; ops_cases_gpu_fa and _fa32 take it for every row): a last block
      * part full, a prompt after cached keys, MHA, GQA and MQA, D from 8 to 128 (a row's vec4s fewer than,
      * equal to and more than an invocation's columns, off their step at D = 80), NaNs, views, slices */
-    ATT(128, 32, 8, 64, 128, 0), ATT(120, 32, 8, 64, 300, 0), ATT(70, 8, 2, 64, 70, 0), ATT(40, 8, 2, 64, 300, 0), ATT(65, 4, 4, 64, 65, 0), ATT(33, 16, 1, 32, 97, 0),
+    ATT(128, 32, 8, 64, 128, 0), ATT(120, 32, 8, 64, 300, 0), ATT(70, 8, 2, 64, 70, 0), ATT(40, 8, 2, 64, 300, 0),
+    ATT(65, 4, 4, 64, 65, 0), ATT(33, 16, 1, 32, 97, 0),
     ATT(80, 8, 8, 8, 80, 0), ATT(48, 8, 2, 80, 200, 0), ATT(24, 12, 4, 128, 130, 0), ATT(20, 8, 2, 16, 20, 0),
     ATT(64, 8, 2, 64, 100, CF_SPECIAL), ATT(32, 8, 2, 64, 90, CF_VIEW), ATT(40, 4, 2, 32, 45, CF_SLICE),
     /* f16 K and V (an f16 KV cache): decode and prefill, MHA / GQA / MQA, odd D, views at odd elements, slices */
@@ -2181,7 +2182,8 @@ static const op_case k_cases[] = {
     ATTH(256, 8, 2, 64, 256, CF_CPU_ONLY), ATTH(17, 8, 2, 64, 17, CF_SPECIAL), ATTH(3, 8, 2, 64, 20, CF_VIEW),
     ATTH(1, 4, 2, 32, 9, CF_VIEW), ATTH(2, 6, 3, 7, 11, CF_VIEW), ATTH(1, 4, 2, 32, 9, CF_SLICE),
     ATTH(5, 8, 2, 6, 30, CF_SLICE), ATTH(2, 8, 2, 16, 4, CF_BAD),
-    ATTH(128, 32, 8, 64, 140, 0), ATTH(70, 8, 2, 64, 70, 0), ATTH(40, 8, 2, 64, 300, 0), ATTH(48, 8, 2, 80, 200, 0), ATTH(80, 8, 8, 8, 80, 0),
+    ATTH(128, 32, 8, 64, 140, 0), ATTH(70, 8, 2, 64, 70, 0), ATTH(40, 8, 2, 64, 300, 0), ATTH(48, 8, 2, 80, 200, 0),
+    ATTH(80, 8, 8, 8, 80, 0),
     ATTH(64, 8, 2, 64, 100, CF_SPECIAL), ATTH(32, 8, 2, 64, 90, CF_VIEW), ATTH(40, 4, 2, 32, 45, CF_SLICE),
 
     /* -- copy: every dtype, a flat destination (shapes may differ), row copies between slices, itself */

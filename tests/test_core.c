@@ -288,8 +288,9 @@ static void test_tuning_option(void) {
         {"llm_ahead=2", "'llm_ahead'"},    {"gpu_q8=3", "'gpu_q8'"},       {"rka=on", "'rka'"},
         {"kmm8=2", "'kmm8'"},              {"kmm8=", "'kmm8'"},            {"kmm8_split=3", "'kmm8_split'"},
         {"kmm8_split=16", "'kmm8_split'"}, {"gemm_split=3", "'gemm_split'"}, {"gemm_split=0", "'gemm_split'"},
-        {"rka_wg=16", "'rka_wg'"},         {"attn_fa=64", "'attn_fa'"},  {"attn_fa=16,64", "'attn_fa'"},
-        {"attn_fa=64,128", "'attn_fa'"}, {"attn_fa=64,64,1", "'attn_fa'"},   {"attn_fa=1", "'attn_fa'"},         {"rka_wg=96", "'rka_wg'"},
+        {"rka_wg=16", "'rka_wg'"},         {"attn_fa=64", "'attn_fa'"},    {"attn_fa=16,64", "'attn_fa'"},
+        {"attn_fa=64,128", "'attn_fa'"},   {"attn_fa=64,64,1", "'attn_fa'"}, {"attn_fa=1", "'attn_fa'"},
+        {"rka_wg=96", "'rka_wg'"},
         {"rka_wg=512", "'rka_wg'"},        {"llm_cut=0", "'llm_cut'"},     {"llm_cut=65", "'llm_cut'"},
         {"vm_mm=tile nonsense", "'vm_mm'"}, {"vm_mm=tile nonsense=1", "'nonsense'"}, {"=3", "''"},
     };
