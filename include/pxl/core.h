@@ -108,8 +108,10 @@ typedef struct pxl_ctx_options {
      *                            target in [1, 65536] (a call the shape cannot
      *                            take on the device keeps the default shape)
      *   attn_fa=bq,bk|0          bq, bk in {32, 64}: the tiles of attention's
-     *                            prompt kernel (rows x keys; a call they cannot
-     *                            take keeps the default); 0: never that kernel
+     *                            prompt kernel (rows x keys), which then takes
+     *                            every call they fit, whatever its size (a call
+     *                            they cannot take keeps the default); 0: never
+     *                            that kernel
      *   qmv=wg,tpr,rows,unroll   wg, tpr powers of two, 4 <= tpr <= wg <= 1024,
      *                            rows in [1, 8], unroll >= 1, rows * unroll <= 16
      *   qmv_xs=wg,xrb,steps      wg a power of two in [64, 1024], xrb a power of
