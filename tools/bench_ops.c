@@ -238,28 +238,24 @@ static pxl_status rmsnorm_run(pxl_ctx *ctx, bench_case *c) { return pxl_rmsnorm(
 static pxl_status add_run(pxl_ctx *ctx, bench_case *c) { return pxl_add(ctx, c->t[0], c->t[1], c->t[2]); }
 static pxl_status silu_run(pxl_ctx *ctx, bench_case *c) { return pxl_silu(ctx, c->t[0], c->t[2]); }
 
-/* decode attention: n = {Hq, Hkv, D, kv_len} */
-static pxl_status attn_setup(pxl_ctx *ctx, bench_case *c) {
-    int64_t sq[3] = {1, c->n[0], c->n[2]}, skv[3] = {c->n[3], c->n[1], c->n[2]};
+/* attention's q, k, v and y for T query positions over n[3] cache rows: n = {Hq, Hkv, D, kv_len} */
+static pxl_status attn_make(pxl_ctx *ctx, bench_case *c, int64_t T) {
+    int64_t sq[3] = {T, c->n[0], c->n[2]}, skv[3] = {c->n[3], c->n[1], c->n[2]};
     pxl_status s = make(ctx, PXL_F32, 3, sq, 1, &c->t[0]);
     if (s == PXL_OK) s = make(ctx, PXL_F32, 3, skv, 1, &c->t[1]);
     if (s == PXL_OK) s = make(ctx, PXL_F32, 3, skv, 1, &c->t[2]);
     if (s == PXL_OK) s = make(ctx, PXL_F32, 3, sq, 0, &c->t[3]);
     return s;
 }
+
+/* decode attention: n = {Hq, Hkv, D, kv_len} */
+static pxl_status attn_setup(pxl_ctx *ctx, bench_case *c) { return attn_make(ctx, c, 1); }
 static pxl_status attn_run(pxl_ctx *ctx, bench_case *c) {
     return pxl_attention(ctx, c->t[0], c->t[1], c->t[2], c->t[3], c->n[3], 1.0f / sqrtf((float)c->n[2]));
 }
 
 /* prompt attention from an empty cache (kv_len = T, causal): n = {Hq, Hkv, D, T} */
-static pxl_status attn_pp_setup(pxl_ctx *ctx, bench_case *c) {
-    int64_t sq[3] = {c->n[3], c->n[0], c->n[2]}, skv[3] = {c->n[3], c->n[1], c->n[2]};
-    pxl_status s = make(ctx, PXL_F32, 3, sq, 1, &c->t[0]);
-    if (s == PXL_OK) s = make(ctx, PXL_F32, 3, skv, 1, &c->t[1]);
-    if (s == PXL_OK) s = make(ctx, PXL_F32, 3, skv, 1, &c->t[2]);
-    if (s == PXL_OK) s = make(ctx, PXL_F32, 3, sq, 0, &c->t[3]);
-    return s;
-}
+static pxl_status attn_pp_setup(pxl_ctx *ctx, bench_case *c) { return attn_make(ctx, c, c->n[3]); }
 
 /* RoPE and the f16 KV-cache write of one decode token, q, k and v views of one QKV row: n = {Hq, Hkv, D}.
  * rope_kv: pxl_rope_kv; rope_kv_split: the four ops it replaces (its baseline, same run) */
