@@ -3,7 +3,7 @@
 // with its reduction in workgroup memory (rows_out.wgsl, SGW = 1). kmv4_sg.wgsl
 // is the same kernel for devices with subgroups.
 
-#include "lanes.wgsl"   // lane_xor_add (not called)
+#include "lanes.wgsl"   // lane_xor_add, lane_xor (not called)
 #include "kmv4_body.wgsl"
 
 // kmv6q_sums' reader of the Q6_K weights: B's 16-byte word i

@@ -11,5 +11,5 @@
 // and off_s2) as C is stored; one row of A, no batch, no SWIGLU. kmv46_sg.wgsl is the same
 // kernel for devices with subgroups.
 
-#include "lanes.wgsl"   // lane_xor_add (not called)
+#include "lanes.wgsl"   // lane_xor_add, lane_xor (not called)
 #include "kmv46_body.wgsl"

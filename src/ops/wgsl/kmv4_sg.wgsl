@@ -5,7 +5,7 @@ enable subgroups;
 // with its row groups' sums begun by subgroup shuffles (rows_out.wgsl, SGW > 1),
 // for devices with subgroups of one fixed size (pxl_mv_sgw in src/ops/matmul.c).
 
-#include "lanes_sg.wgsl"   // lane_xor_add
+#include "lanes_sg.wgsl"   // lane_xor_add, lane_xor
 #include "kmv4_body.wgsl"
 
 // kmv6q_sums' reader of the Q6_K weights: B's 16-byte word i

@@ -147,8 +147,12 @@ var<workgroup> ad: array<vec4<f32>, KQ / 32u>;   // per 32 values: (d, d * sum q
 
 // Rounds the workgroup's row of A, at vec4 abase, into aq and ad. Piece i is
 // values 16 i .. 16 i + 15 (word aq[i]); the two pieces of a 32-block are
-// neighbouring invocations, which trade their maxima and sums through `red`
-// (3 WG floats). Every invocation must call it (barriers).
+// neighbouring invocations, which trade their maxima and sums by subgroup
+// shuffles (SGW > 1: the _sg builds; one barrier in all) or through `red`
+// (3 WG floats, three barriers a pass). The same values either way. Every
+// invocation must call it (barriers). Its latency comes before any weight
+// is read: the shuffles took 0.2-0.7 us off an H200's products (2048 x
+// 2048 to 4096 x 14336, docs/BENCHMARKS.md).
 fn round_a(lid: u32, abase: u32) {
     let np = p.K / 16u;
     for (var it = 0u; it < (np + WG - 1u) / WG; it = it + 1u) {
@@ -168,23 +172,37 @@ fn round_a(lid: u32, abase: u32) {
             x3 = nweight(x3, aj + 3u);
         }
         let m = q8_amax16(x0, x1, x2, x3);
-        red[lid] = m;
-        red[WG + lid] = ss;
-        workgroupBarrier();
-        let sc = q8_scale(max(m, red[lid ^ 1u]));
+        var mo: f32;    // the other piece's maximum, and sum of squares
+        var sso: f32;
+        if (SGW > 1u) {
+            mo = lane_xor(m, 1u);
+            sso = lane_xor(ss, 1u);
+        } else {
+            red[lid] = m;
+            red[WG + lid] = ss;
+            workgroupBarrier();
+            mo = red[lid ^ 1u];
+            sso = red[WG + (lid ^ 1u)];
+        }
+        let sc = q8_scale(max(m, mo));
         let d = sc.x;
         let w = q8_pack16(x0, x1, x2, x3, sc.y);
-        let qs = q8_sum16(w);
-        red[2u * WG + lid] = f32(qs);   // exact: |qs| <= 16 * 127
-        workgroupBarrier();
+        let qs = f32(q8_sum16(w));   // exact: |qs| <= 16 * 127
+        var qo: f32;
+        if (SGW > 1u) {
+            qo = lane_xor(qs, 1u);
+        } else {
+            red[2u * WG + lid] = qs;
+            workgroupBarrier();
+            qo = red[2u * WG + (lid ^ 1u)];
+        }
         if (i < np) {
             aq[i] = w;
-            if ((lid & 1u) == 0u) {
-                ad[i >> 1u] = vec4<f32>(d, d * (f32(qs) + red[2u * WG + lid + 1u]), ss + red[WG + lid + 1u], 0.0);
-            }
+            if ((lid & 1u) == 0u) { ad[i >> 1u] = vec4<f32>(d, d * (qs + qo), ss + sso, 0.0); }
         }
-        workgroupBarrier();
+        if (SGW == 1u) { workgroupBarrier(); }   // red is used again
     }
+    if (SGW > 1u) { workgroupBarrier(); }
 }
 
 // Invocation t's sums over its units of the ROWS rows of B starting at
