@@ -11,8 +11,7 @@
 // _sg builds, kmv4_sg.wgsl etc., on devices with subgroups of one fixed
 // size S, SGW = min(TPR, S)) first a butterfly over SGW neighbouring lanes
 // through subgroup shuffles (lane_xor_add: lanes.wgsl, or lanes_sg.wgsl),
-// then the TPR / SGW lane sums through workgroup memory (none where a row
-// group is one subgroup, TPR = SGW: its first lane stores). The butterfly takes
+// then the TPR / SGW lane sums through workgroup memory. The butterfly takes
 // invocations lid and lid ^ o (o < SGW) to share a subgroup: subgroups of
 // consecutive, aligned local indices, as the Vulkan, Metal and D3D12 drivers
 // make them (WGSL leaves the mapping to the implementation).
@@ -65,7 +64,6 @@ fn rows_out(lid: u32, t: u32, n0: u32, z: u32, acc: array<f32, 8>, ss: f32) {
 fn rows_out_at(lid: u32, t: u32, tpr: u32, n0: u32, cbase: u32, n: u32, sbase: u32, bias: bool, acc: array<f32, 8>,
                ss: f32) {
     let nr = select(ROWS, ROWS + 1u, NORM);   // the squares in row ROWS
-    var sums: array<f32, 9>;   // the group's sums, at t = 0 (the squares' in sums[ROWS])
     if (SGW > 1u) {
         var v: array<f32, 9>;
         for (var r = 0u; r < ROWS; r = r + 1u) { v[r] = acc[r]; }
@@ -73,18 +71,13 @@ fn rows_out_at(lid: u32, t: u32, tpr: u32, n0: u32, cbase: u32, n: u32, sbase: u
         for (var o = SGW / 2u; o > 0u; o = o >> 1u) {
             for (var r = 0u; r < nr; r = r + 1u) { v[r] = lane_xor_add(v[r], o); }
         }
-        if (tpr == SGW) {
-            sums = v;   // the group is one subgroup: its lanes hold the sums (no workgroup memory, no barrier)
-        } else {
-            if (t % SGW == 0u) {
-                for (var r = 0u; r < nr; r = r + 1u) { red[r * WG + lid] = v[r]; }
-            }
-            workgroupBarrier();
-            if (t == 0u) {   // the group's tpr / SGW lane sums, in order
-                for (var w = SGW; w < tpr; w = w + SGW) {
-                    for (var r = 0u; r < nr; r = r + 1u) { red[r * WG + lid] = red[r * WG + lid] + red[r * WG + lid + w]; }
-                }
-                for (var r = 0u; r < nr; r = r + 1u) { sums[r] = red[r * WG + lid]; }
+        if (t % SGW == 0u) {
+            for (var r = 0u; r < nr; r = r + 1u) { red[r * WG + lid] = v[r]; }
+        }
+        workgroupBarrier();
+        if (t == 0u) {   // the group's tpr / SGW lane sums, in order
+            for (var w = SGW; w < tpr; w = w + SGW) {
+                for (var r = 0u; r < nr; r = r + 1u) { red[r * WG + lid] = red[r * WG + lid] + red[r * WG + lid + w]; }
             }
         }
     } else {
@@ -97,18 +90,15 @@ fn rows_out_at(lid: u32, t: u32, tpr: u32, n0: u32, cbase: u32, n: u32, sbase: u
             }
             workgroupBarrier();
         }
-        if (t == 0u) {
-            for (var r = 0u; r < nr; r = r + 1u) { sums[r] = red[r * WG + lid]; }
-        }
     }
     if (t == 0u) {
         var inv = 1.0;
-        if (NORM) { inv = inverseSqrt(sums[ROWS] / f32(p.K) + p.eps); }
+        if (NORM) { inv = inverseSqrt(red[ROWS * WG + lid] / f32(p.K) + p.eps); }
         for (var r = 0u; r < out_rows(); r = r + 1u) {
             if (n0 + r < n) {
                 let idx = cbase + n0 + r;
-                var v = sums[r] * inv;
-                if (SWIGLU) { v = silu_mul(v, sums[r + ROWS / 2u] * inv); }
+                var v = red[r * WG + lid] * inv;
+                if (SWIGLU) { v = silu_mul(v, red[(r + ROWS / 2u) * WG + lid] * inv); }
                 var out = p.alpha * v;
                 if (p.beta != 0.0) { out = out + p.beta * C[idx]; }
                 if (bias) { out = out + BS[sbase + n0 + r]; }
