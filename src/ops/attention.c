@@ -155,11 +155,75 @@ ATTN_AVX static void axpy_f32_avx(double *acc, double w, const float *v, int64_t
                                                 _mm256_mul_pd(wv, _mm256_cvtps_pd(_mm_loadu_ps(v + d)))));
     for (; d < D; d++) acc[d] += w * (double)v[d];
 }
+
+/* s[i] = scale * dot_f32_avx(q, key i) for the keys i < lim of one KV
+ * head (rows kstride floats apart from k): four keys at a time, so that
+ * their four chains of additions overlap; each key's sums are
+ * dot_f32_avx's, in its order. */
+ATTN_AVX static void scores_f32_avx(const float *q, const float *k, int64_t kstride, int64_t lim, int64_t D,
+                                    double scale, double *s) {
+    int64_t i = 0;
+    for (; i + 4 <= lim; i += 4) {
+        const float *kr[4] = {k + i * kstride, k + (i + 1) * kstride, k + (i + 2) * kstride, k + (i + 3) * kstride};
+        __m256d a[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd()};
+        int64_t d = 0;
+        for (; d + 4 <= D; d += 4) {
+            __m256d qv = _mm256_cvtps_pd(_mm_loadu_ps(q + d));
+            for (int r = 0; r < 4; r++) a[r] = _mm256_add_pd(a[r], _mm256_mul_pd(qv, _mm256_cvtps_pd(_mm_loadu_ps(kr[r] + d))));
+        }
+        for (int r = 0; r < 4; r++) {
+            double l[4];
+            _mm256_storeu_pd(l, a[r]);
+            for (int64_t e = d; e < D; e++) l[0] += (double)q[e] * (double)kr[r][e];
+            s[i + r] = scale * ((l[0] + l[1]) + (l[2] + l[3]));
+        }
+    }
+    for (; i < lim; i++) s[i] = scale * dot_f32_avx(q, k + i * kstride, D);
+}
+
+/* acc[d] = sum over keys i < lim of w[i] * v_i[d], added key by key as
+ * axpy_f32_avx adds them (from 0), value rows vstride floats apart: 32 of
+ * the D sums at a time held in registers across all the keys, instead of
+ * one load and store of every sum a key. */
+ATTN_AVX static void values_f32_avx(const double *w, const float *v, int64_t vstride, int64_t lim, int64_t D,
+                                    double *acc) {
+    int64_t d0 = 0;
+    for (; d0 + 32 <= D; d0 += 32) {
+        __m256d a[8];
+        for (int c = 0; c < 8; c++) a[c] = _mm256_setzero_pd();
+        for (int64_t i = 0; i < lim; i++) {
+            __m256d wv = _mm256_set1_pd(w[i]);
+            const float *vr = v + i * vstride + d0;
+            for (int c = 0; c < 8; c++) a[c] = _mm256_add_pd(a[c], _mm256_mul_pd(wv, _mm256_cvtps_pd(_mm_loadu_ps(vr + 4 * c))));
+        }
+        for (int c = 0; c < 8; c++) _mm256_storeu_pd(acc + d0 + 4 * c, a[c]);
+    }
+    for (int64_t d = d0; d < D; d++) acc[d] = 0;
+    if (d0 < D)
+        for (int64_t i = 0; i < lim; i++) axpy_f32_avx(acc + d0, w[i], v + i * vstride + d0, D - d0);
+}
 #endif
 
 static void attn_row(const attn_job *j, int64_t t, int64_t h, double *s, double *acc) {
     int64_t D = j->D, hk = h / (j->Hq / j->Hkv), lim = j->kv_len - j->T + t + 1;
     const float *q = j->q + (t * j->Hq + h) * D;
+#ifdef ATTN_HAVE_AVX
+    if (j->simd && !j->half) { /* the same sums in the same order, several keys or columns at a time */
+        const float *k = (const float *)j->k + hk * D, *v = (const float *)j->v + hk * D;
+        scores_f32_avx(q, k, j->Hkv * D, lim, D, j->scale, s);
+        double m = -HUGE_VAL, l = 0;
+        for (int64_t i = 0; i < lim; i++)
+            if (s[i] > m) m = s[i];
+        for (int64_t i = 0; i < lim; i++) {
+            s[i] = exp(s[i] - m); /* the weights, in place of the scores */
+            l += s[i];
+        }
+        values_f32_avx(s, v, j->Hkv * D, lim, D, acc);
+        float *y = j->y + (t * j->Hq + h) * D;
+        for (int64_t d = 0; d < D; d++) y[d] = (float)(acc[d] / l);
+        return;
+    }
+#endif
     double m = -HUGE_VAL;
     for (int64_t i = 0; i < lim; i++) {
         int64_t r = (i * j->Hkv + hk) * D;
