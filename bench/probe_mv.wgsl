@@ -1,5 +1,7 @@
 // Kernels of bench/probe_mv_wgsl.c (a finding, not product code): what a
 // WGSL one-row Q4_K product on 8-bit A can read, against plain streaming.
+// The harness puts src/ops/wgsl/common's half_bits.wgsl, q8_round.wgsl and
+// bytes.wgsl (k_scale_min) before it.
 
 @group(0) @binding(0) var<storage, read> B: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read> AQ: array<vec4<u32>>;   // A rounded, 16 values a word
@@ -32,14 +34,23 @@ fn readall(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups)
     if (acc.x == 0x9e3779b9u && acc.y == 1u) { C[g.x] = f32(acc.z); }
 }
 
-fn k_scale_min(s0: u32, s1: u32, s2: u32, s: u32) -> vec2<u32> {
-    let sh = 8u * (s & 3u);
-    let b0 = (s0 >> sh) & 255u;
-    let b1 = (s1 >> sh) & 255u;
-    let b2 = (s2 >> sh) & 255u;
-    let lo = vec2<u32>(b0 & 63u, b1 & 63u);
-    let hi = vec2<u32>((b2 & 15u) | ((b0 >> 6u) << 4u), (b2 >> 4u) | ((b1 >> 6u) << 4u));
-    return select(hi, lo, s < 4u);
+// kmv4q's sum for one unit of one row: quant word q of the block whose
+// header is hdr (sub-blocks 2 j and 2 j + 1), A's words qa0, qa1 and their
+// blocks' (d, d * sum q) e0, e1; hm 1 where the unit adds the min terms
+fn unit_sum(hdr: vec4<u32>, q: vec4<u32>, qa0: vec4<u32>, qa1: vec4<u32>, e0: vec4<f32>, e1: vec4<f32>, j: u32,
+            hm: f32) -> f32 {
+    let lo = vec4<u32>(0x0f0f0f0fu);
+    let dm = unpack2x16float(hdr.x);
+    let sm0 = k_scale_min(hdr.y, hdr.z, hdr.w, 2u * j);
+    let sm1 = k_scale_min(hdr.y, hdr.z, hdr.w, 2u * j + 1u);
+    let ql = q & lo;
+    let qu = (q >> vec4<u32>(4u)) & lo;
+    let i0 = dot4I8Packed(ql.x, qa0.x) + dot4I8Packed(ql.y, qa0.y) + dot4I8Packed(ql.z, qa0.z) +
+             dot4I8Packed(ql.w, qa0.w);
+    let i1 = dot4I8Packed(qu.x, qa1.x) + dot4I8Packed(qu.y, qa1.y) + dot4I8Packed(qu.z, qa1.z) +
+             dot4I8Packed(qu.w, qa1.w);
+    return dm.x * (f32(sm0.x) * e0.x * f32(i0) + f32(sm1.x) * e1.x * f32(i1)) -
+           hm * dm.y * (f32(sm0.y) * e0.y + f32(sm1.y) * e1.y);
 }
 
 fn aq_at(i: u32) -> vec4<u32> {
@@ -65,7 +76,6 @@ fn kmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
     }
     var acc: array<f32, 4>;
     let units = NB * 8u;
-    let lo = vec4<u32>(0x0f0f0f0fu);
     for (var u0 = t; u0 < units; u0 = u0 + TPR * UNR) {
         var hd: array<vec4<u32>, 16>;
         var qw: array<vec4<u32>, 16>;
@@ -89,20 +99,7 @@ fn kmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
             let e1 = ad_at(blk * 8u + 2u * j + 1u);
             let hm = select(0.0, 1.0, h == 0u);
             for (var r = 0u; r < ROWS; r = r + 1u) {
-                let hdr = hd[x * ROWS + r];
-                let q = qw[x * ROWS + r];
-                let dm = unpack2x16float(hdr.x);
-                let sm0 = k_scale_min(hdr.y, hdr.z, hdr.w, 2u * j);
-                let sm1 = k_scale_min(hdr.y, hdr.z, hdr.w, 2u * j + 1u);
-                let ql = q & lo;
-                let qu = (q >> vec4<u32>(4u)) & lo;
-                let i0 = dot4I8Packed(ql.x, qa0.x) + dot4I8Packed(ql.y, qa0.y) + dot4I8Packed(ql.z, qa0.z) +
-                         dot4I8Packed(ql.w, qa0.w);
-                let i1 = dot4I8Packed(qu.x, qa1.x) + dot4I8Packed(qu.y, qa1.y) + dot4I8Packed(qu.z, qa1.z) +
-                         dot4I8Packed(qu.w, qa1.w);
-                let s = dm.x * (f32(sm0.x) * e0.x * f32(i0) + f32(sm1.x) * e1.x * f32(i1)) -
-                        hm * dm.y * (f32(sm0.y) * e0.y + f32(sm1.y) * e1.y);
-                acc[r] = acc[r] + s;
+                acc[r] = acc[r] + unit_sum(hd[x * ROWS + r], qw[x * ROWS + r], qa0, qa1, e0, e1, j, hm);
             }
         }
     }
@@ -134,7 +131,7 @@ fn kread(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wi
 }
 
 // ---- A rounded in the product's workgroups (kmv4q's round_a), or by a kernel of its own ----
-// (needs half_bits.wgsl and q8_round.wgsl of src/ops/wgsl/common before this file)
+// (half_bits.wgsl and q8_round.wgsl of src/ops/wgsl/common come before this file)
 
 @group(0) @binding(4) var<storage, read> AF: array<vec4<f32>>;        // A as f32
 @group(0) @binding(5) var<storage, read_write> AQW: array<vec4<u32>>;  // rnd's outputs (AQ, AD)
@@ -232,7 +229,6 @@ fn kmvr(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     if (FAST) { round_a_fast(lid.x); } else { round_a(lid.x); }
     var acc: array<f32, 4>;
     let units = NB * 8u;
-    let lo = vec4<u32>(0x0f0f0f0fu);
     for (var u = t; u < units; u = u + TPR) {
         let blk = u >> 3u;
         let c = u & 7u;
@@ -254,18 +250,7 @@ fn kmvr(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
                 hdr = B[wb];
                 q = B[wb + 1u + c];
             }
-            let dm = unpack2x16float(hdr.x);
-            let sm0 = k_scale_min(hdr.y, hdr.z, hdr.w, 2u * j);
-            let sm1 = k_scale_min(hdr.y, hdr.z, hdr.w, 2u * j + 1u);
-            let ql = q & lo;
-            let qu = (q >> vec4<u32>(4u)) & lo;
-            let i0 = dot4I8Packed(ql.x, qa0.x) + dot4I8Packed(ql.y, qa0.y) + dot4I8Packed(ql.z, qa0.z) +
-                     dot4I8Packed(ql.w, qa0.w);
-            let i1 = dot4I8Packed(qu.x, qa1.x) + dot4I8Packed(qu.y, qa1.y) + dot4I8Packed(qu.z, qa1.z) +
-                     dot4I8Packed(qu.w, qa1.w);
-            let s = dm.x * (f32(sm0.x) * e0.x * f32(i0) + f32(sm1.x) * e1.x * f32(i1)) -
-                    hm * dm.y * (f32(sm0.y) * e0.y + f32(sm1.y) * e1.y);
-            acc[r] = acc[r] + s;
+            acc[r] = acc[r] + unit_sum(hdr, q, qa0, qa1, e0, e1, j, hm);
         }
     }
     for (var r = 0u; r < ROWS; r = r + 1u) {

@@ -1,21 +1,28 @@
 /*
  * Probe (a finding, not a test): how near copy bandwidth can a WGSL one-row
  * Q4_K product on 8-bit A come, and what holds it back? Times, on random
- * bytes of a 14336 x 4096 Q4_K matrix (four copies in turn, so the weights
- * stream from memory and not the L2), the kernels of bench/probe_mv.wgsl:
+ * bytes of an N x K Q4_K matrix (default 14336 x 4096; four copies in turn,
+ * so the weights stream from memory and not the L2), the kernels of
+ * bench/probe_mv.wgsl:
  *   readall  every 16-byte word of B once (UNR loads in flight): streaming;
  *   kread    kmv4q's reads (the header and one quant word a unit, ROWS rows
  *            a row group of 32 invocations) with no arithmetic;
  *   kmv      kmv4q's arithmetic on A already rounded (in global memory, or
  *            copied to workgroup memory first: SHA), UNR units' words asked
- *            for before any is used.
+ *            for before any is used;
+ *   kmvr     A rounded in each workgroup first, as kmv4q's round_a did
+ *            (FAST: by subgroup shuffles and the quick f16 scale; its
+ *            outputs are compared with the slow rounding's, bit for bit);
+ *   rnd      A rounded by one workgroup of its own, before each kmv;
+ *   empty    one workgroup that stores a float: the chain's floor.
  * GPU time of 100 dispatches in one timed recording, after 0.5 s of warm-up;
- * the best of 5.
+ * the best of 5. Findings: docs/BENCHMARKS.md, "What rounding A costs
+ * decode's products".
  *
  *   cc -std=c11 -O2 -Iinclude bench/probe_mv_wgsl.c build-dev/libpxl.a \
  *      -lpng -lz -lpcre2-8 -lcholmod -lm -ldl -lpthread -o /tmp/probe_mv
- *   /tmp/probe_mv .   (the repository's root: reads bench/probe_mv.wgsl and two of
- *                      src/ops/wgsl/common)
+ *   /tmp/probe_mv ROOT [N K]   (ROOT: the repository, whose bench/probe_mv.wgsl
+ *                               and three files of src/ops/wgsl/common it reads)
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pxl/core.h"
@@ -150,8 +157,9 @@ int main(int argc, char **argv) {
     char path[4096];
     wgsl = calloc(1, 1 << 20);
     char *end = wgsl + sprintf(wgsl, "enable subgroups;\n");
-    const char *parts[] = {"src/ops/wgsl/common/half_bits.wgsl", "src/ops/wgsl/common/q8_round.wgsl", "bench/probe_mv.wgsl"};
-    for (int i = 0; i < 3; i++) {
+    const char *parts[] = {"src/ops/wgsl/common/half_bits.wgsl", "src/ops/wgsl/common/q8_round.wgsl",
+                           "src/ops/wgsl/common/bytes.wgsl", "bench/probe_mv.wgsl"};
+    for (int i = 0; i < 4; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, parts[i]);
         end = slurp(path, end);
     }
