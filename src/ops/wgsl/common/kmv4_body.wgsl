@@ -151,8 +151,8 @@ var<workgroup> ad: array<vec4<f32>, KQ / 32u>;   // per 32 values: (d, d * sum q
 // shuffles (SGW > 1: the _sg builds; one barrier in all) or through `red`
 // (3 WG floats, three barriers a pass). The same values either way. Every
 // invocation must call it (barriers). Its latency comes before any weight
-// is read: the shuffles took 0.2-0.7 us off an H200's products (2048 x
-// 2048 to 4096 x 14336, docs/BENCHMARKS.md).
+// is read: the shuffles and q8_scale's quick f16 rounding took 0.3-0.7 us
+// off an H200's products (2048 x 2048 to 4096 x 14336, docs/BENCHMARKS.md).
 fn round_a(lid: u32, abase: u32) {
     let np = p.K / 16u;
     for (var it = 0u; it < (np + WG - 1u) / WG; it = it + 1u) {
