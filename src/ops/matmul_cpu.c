@@ -611,7 +611,7 @@ AVX2 static void qgemv_rows_dt(pxl_dtype dt, int nr, const q8blk *ak, const uint
  * of this chunk, else its first G rows of the next chunk, else the first
  * chunk of the next tile's rows, never past the job's B. row0 is the tile's
  * first row in B, off and cbytes this chunk's place in a row, first the
- * bytes of a row's first chunk. The shipped model decodes 8-10% faster for
+ * bytes of a row's first chunk. The shipped model decodes 8-11% faster for
  * it (docs/BENCHMARKS.md). */
 static inline void fetch_next_group(const bt_job *j, size_t row0, int nt, int n, int G, int64_t k0, size_t off,
                                     size_t cbytes, size_t first) {
