@@ -140,20 +140,35 @@ override PRE: bool = false;  // kmvr: the first unit's words asked for before ro
 override FAST: bool = false; // kmvr: round_a_fast
 var<workgroup> red: array<f32, 768>;
 
-// kmv4q's round_a (no norm): pieces of 16 values, two a 32-block
+// Values 16 pi .. 16 pi + 15 of A
+fn piece(pi: u32) -> array<vec4<f32>, 4> {
+    return array<vec4<f32>, 4>(AF[pi * 4u], AF[pi * 4u + 1u], AF[pi * 4u + 2u], AF[pi * 4u + 3u]);
+}
+
+// q8_scale as q8_round.wgsl had it before its quick f16 rounding: d through
+// f32_to_f16_bits and back for every s (the same values)
+fn q8_scale_bits(amax: f32) -> vec2<f32> {
+    let s = select(0.0, amax / 127.0, amax >= 7.8886091e-31);
+    let id = select(0.0, 1.0 / s, s != 0.0);
+    let d16 = bitcast<f32>(f16_to_f32_bits(f32_to_f16_bits(bitcast<u32>(s))));
+    return vec2<f32>(select(s, d16, s <= 65504.0), id);
+}
+
+// kmv4q's round_a as it was (no norm): pieces of 16 values, two a 32-block,
+// trading through workgroup memory, the scale by q8_scale_bits
 fn round_a(lid: u32) {
     let np = NB * 16u;
     for (var it = 0u; it < (np + WG - 1u) / WG; it = it + 1u) {
         let i = it * WG + lid;
-        let pi = min(i, np - 1u);
-        let x0 = AF[pi * 4u];
-        let x1 = AF[pi * 4u + 1u];
-        let x2 = AF[pi * 4u + 2u];
-        let x3 = AF[pi * 4u + 3u];
+        let x = piece(min(i, np - 1u));
+        let x0 = x[0];
+        let x1 = x[1];
+        let x2 = x[2];
+        let x3 = x[3];
         let m = q8_amax16(x0, x1, x2, x3);
         red[lid] = m;
         workgroupBarrier();
-        let sc = q8_scale(max(m, red[lid ^ 1u]));
+        let sc = q8_scale_bits(max(m, red[lid ^ 1u]));
         let w = q8_pack16(x0, x1, x2, x3, sc.y);
         let qs = q8_sum16(w);
         red[2u * WG + lid] = f32(qs);
@@ -166,34 +181,21 @@ fn round_a(lid: u32) {
     }
 }
 
-// q8_scale with d rounded to f16 in five integer operations where s is in
-// f16's normal range (the bit-exact f32_to_f16_bits below it)
-fn q8_scale_fast(amax: f32) -> vec2<f32> {
-    let s = select(0.0, amax / 127.0, amax >= 7.8886091e-31);
-    let id = select(0.0, 1.0 / s, s != 0.0);
-    var d = s;
-    if (s >= 6.1035156e-5 && s <= 65504.0) {
-        let b = bitcast<u32>(s);
-        d = bitcast<f32>((b + 0xfffu + ((b >> 13u) & 1u)) & 0xffffe000u);
-    } else if (s <= 65504.0) {
-        d = bitcast<f32>(f16_to_f32_bits(f32_to_f16_bits(bitcast<u32>(s))));
-    }
-    return vec2<f32>(d, id);
-}
-
 // round_a with the two pieces of a block trading their maxima and sums by
-// subgroup shuffles (neighbouring lanes): one barrier in all
+// subgroup shuffles (neighbouring lanes): one barrier in all; the scale by
+// q8_round.wgsl's q8_scale (its quick f16 rounding). The library's round_a
+// and q8_scale now work this way.
 fn round_a_fast(lid: u32) {
     let np = NB * 16u;
     for (var it = 0u; it < (np + WG - 1u) / WG; it = it + 1u) {
         let i = it * WG + lid;
-        let pi = min(i, np - 1u);
-        let x0 = AF[pi * 4u];
-        let x1 = AF[pi * 4u + 1u];
-        let x2 = AF[pi * 4u + 2u];
-        let x3 = AF[pi * 4u + 3u];
+        let x = piece(min(i, np - 1u));
+        let x0 = x[0];
+        let x1 = x[1];
+        let x2 = x[2];
+        let x3 = x[3];
         let m = q8_amax16(x0, x1, x2, x3);
-        let sc = q8_scale_fast(max(m, subgroupShuffleXor(m, 1u)));
+        let sc = q8_scale(max(m, subgroupShuffleXor(m, 1u)));
         let w = q8_pack16(x0, x1, x2, x3, sc.y);
         let qs = q8_sum16(w);
         let qo = subgroupShuffleXor(qs, 1u);
