@@ -8,10 +8,11 @@
  * tiles of 16 B rows per task, f32 sums over 256-element chunks added in
  * double, AVX2 / FMA kernels on x86-64 where the CPU has them.
  *
- * GPU (wgsl/quant.wgsl): M = 1 uses qmv_xs, which keeps the A vector in
- * registers and streams B (K from 1024 to 16384, or 32768 where workgroups
- * of 512 are allowed; 4096-wide weights stream at about 2.3 TB/s in Q8_0 and
- * 1.5 TB/s in Q4_0 on an H100); M <= 8, and M = 1 outside that K range, use
+ * GPU (wgsl/qmv_xs.wgsl, wgsl/quant.wgsl): M = 1 uses qmv_xs (qmv_xs_sg.wgsl
+ * on devices with subgroups), which keeps the A vector in registers and
+ * streams B (K from 512 to 16384, or 32768 where workgroups of 512 are
+ * allowed; 4096-wide weights stream at about 3.1 TB/s in Q8_0 and 2.1 TB/s
+ * in Q4_0 on an H200, on 8-bit A); M <= 8, and M = 1 outside that K range, use
  * qmv, which streams B once for all M rows of A; M > 8 uses qmm, a 64x64-tiled
  * kernel that decodes B tiles into workgroup memory. Launch shapes are
  * override constants, chosen below and open to tuning through environment
@@ -27,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The uniform block of quant.wgsl and qmv_pair.wgsl (common/quant_params.wgsl)
+/* The uniform block of quant.wgsl, qmv_xs.wgsl and qmv_pair.wgsl (common/quant_params.wgsl)
  * and of the kernels that include common/qmm_params.wgsl (kquant, xquant,
  * kmv4, kmv6, kmv46, kmm8, kmm8w). */
 typedef struct {
@@ -131,8 +132,8 @@ static pxl_status q_cpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
 /* Q8_0, Q4_0 and Q5_0: 32-element blocks of 8 or 4 (5) bits and one f16 scale (quant.wgsl's formats) */
 static int legacy_q(pxl_dtype dt) { return dt == PXL_Q8_0 || dt == PXL_Q4_0 || dt == PXL_Q5_0; }
 
-/* Whether wgsl/quant.wgsl takes B of dtype dt with M rows of A: Q8_0 and
- * Q4_0 at any M (qmv_xs, qmv, qmm), Q5_0 (override Q5) in the
+/* Whether wgsl/quant.wgsl (and qmv_xs.wgsl) takes B of dtype dt with M
+ * rows of A: Q8_0 and Q4_0 at any M (qmv_xs, qmv, qmm), Q5_0 (override Q5) in the
  * matrix-vector kernels only (M <= QMV_MAX_NCOL; its prompts take xmm). */
 static int quant_takes(pxl_dtype dt, int64_t M) {
     return legacy_q(dt) && (dt != PXL_Q5_0 || M <= QMV_MAX_NCOL);
@@ -189,9 +190,15 @@ static qmv_launch qmv_shape(const pxl_tuning *t, const pxl_gpu_info *gi, uint32_
  * and 78.2 for qmv, Qwen2.5-0.5B Q8_0 greedy decoding 776 and 784 tok/s
  * against 766 and 768.
  * The context's tuning option qmv_xs=wg,xrb,steps overrides them, for tuning
- * benchmarks only. */
+ * benchmarks only. sgw > 1 (pxl_mv_sgw: subgroups of one size) takes the _sg
+ * builds, whose sums go through subgroup shuffles: on an H200 (2026-11-29,
+ * pxl bench ops, against the build without them in the same call) Q8_0
+ * 4096 x 14336 took 19.98 us against 20.22, 8192 x 2048 9.25 against 9.66,
+ * Q5_0 4096 x 14336 19.52 against 20.06, and Llama-3.2-1B Q8_0 decoded
+ * (greedy) at 1,202 tok/s against 1,169 and 1,180. */
 typedef struct {
     uint32_t wg, xt, kch, rb, steps;
+    uint32_t sgw; /* lanes summed by shuffles (override SGW; 1: the plain builds) */
 } xs_launch;
 
 static uint32_t pow2_ceil(uint64_t v) {
@@ -204,7 +211,8 @@ static uint32_t pow2_ceil(uint64_t v) {
 
 /* 0 if qmv_xs does not apply to rows of nb blocks on this device; n: the
  * product's rows (outputs with SwiGLU, two rows each) */
-static int xs_shape(const pxl_tuning *t, const pxl_gpu_info *gi, int64_t nb, int64_t n, int swiglu, xs_launch *l) {
+static int xs_shape(const pxl_ctx *ctx, const pxl_gpu_info *gi, int64_t nb, int64_t n, int swiglu, xs_launch *l) {
+    const pxl_tuning *t = pxl_ctx_tuning(ctx);
     uint64_t nh = 2 * (uint64_t)nb;
     int long_rows = nh > 256 && gi->max_invocations_per_workgroup >= 512;
     l->wg = long_rows ? 512u : 256u;
@@ -219,6 +227,7 @@ static int xs_shape(const pxl_tuning *t, const pxl_gpu_info *gi, int64_t nb, int
     if (nh < 32 || nh > 4 * (uint64_t)l->wg) return 0;
     l->xt = nh >= l->wg ? l->wg : pow2_ceil(nh);
     l->kch = (uint32_t)((nh + l->xt - 1) / l->xt);
+    l->sgw = pxl_mv_sgw(ctx, gi, l->xt);
     while (l->rb * l->kch > 16) l->rb /= 2;
     while (l->rb > 1 && 4 * ((uint64_t)(l->wg / l->xt) * l->rb * (l->xt + 1) + l->wg) > gi->max_workgroup_storage_size)
         l->rb /= 2;
@@ -238,7 +247,7 @@ static pxl_status rows_grid(pxl_ctx *ctx, const q_shape *s, uint64_t per_wg, uin
  * asks, unless the tuning option qmv_q8=0 turns it off (measurements). */
 static int xs_q8(const pxl_tuning *t, const pxl_matmul_options *o) { return o->a_q8 && !t->qmv_q8_off; }
 
-/* One dispatch of quant.wgsl's qmv_xs (M = 1, batches along z) in launch
+/* One dispatch of qmv_xs (qmv_xs.wgsl, or qmv_xs_sg.wgsl; M = 1, batches along z) in launch
  * shape xl for B of dtype dt: p->rpg set to the row groups' rows; with
  * swiglu, gate and up rows (half as many outputs a workgroup), else with
  * bias (override BIAS); a_q8: A rounded to 8 bits (override Q8A, xs_q8).
@@ -251,12 +260,14 @@ static pxl_status xs_dispatch(pxl_ctx *ctx, const xs_launch *xl, pxl_dtype dt, c
     pxl_status st = rows_grid(ctx, s, (uint64_t)(xl->wg / xl->xt) * p->rpg / (swiglu ? 2u : 1u), g);
     if (st != PXL_OK) return st;
     pxl_op_bindings b5 = pxl_op_bias_binding(bd);
-    pxl_constant k[10] = {{"WG", xl->wg},       {"XT", xl->xt},          {"XKCH", xl->kch},
+    pxl_constant k[11] = {{"WG", xl->wg},       {"XT", xl->xt},          {"XKCH", xl->kch},
                           {"XRB", xl->rb},       {"Q4", dt != PXL_Q8_0}, {"Q5", dt == PXL_Q5_0},
                           {"NORM", norm},        {"BIAS", bias != 0},     {"SWIGLU", swiglu != 0},
-                          {"Q8A", a_q8 != 0}};
-    return pxl_op_dispatch_ub(ctx, "quant.wgsl", pxl_wgsl_ops_quant, "qmv_xs", k, 10, &b5, 3, p, sizeof *p, g[0], g[1],
-                              (uint32_t)s->batch);
+                          {"Q8A", a_q8 != 0},    {"SGW", xl->sgw}};
+    int sg = xl->sgw > 1;
+    return pxl_op_dispatch_ub(ctx, sg ? "qmv_xs_sg.wgsl" : "qmv_xs.wgsl",
+                              sg ? pxl_wgsl_ops_qmv_xs_sg : pxl_wgsl_ops_qmv_xs, "qmv_xs", k, 11, &b5, 3, p,
+                              sizeof *p, g[0], g[1], (uint32_t)s->batch);
 }
 
 /* The grid of the 64 x 64-tiled kernels (qmm, kmm), which need 256 invocations. */
@@ -316,6 +327,11 @@ static pxl_status tiles_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape
  * ops): TinyLlama's Q4_K down product on 8-bit A (5632 x 2048) 9.29 us in
  * groups of 32 against 8.39 in groups of 64. */
 #define KMV4Q_NARROW_GROUPS 256u
+/* kmv4q products (not SwiGLU) with rows of at least KMV4Q_LONG_K values
+ * (down products, wide FFNs) take KMV4Q_LONG_ROWS rows a row group: each
+ * pass over A's row serves more rows of B. */
+#define KMV4Q_LONG_K 4096
+#define KMV4Q_LONG_ROWS 4u
 
 /* Whether kmv4 / kmv6 can take a product with B of dtype dt: Q6_K always,
  * Q4_K and Q5_K when every offset into B (off_b, the up rows' rpg, rows,
@@ -366,7 +382,8 @@ static kmv_launch kmv_shape(const pxl_tuning *tune, const pxl_gpu_info *gi, pxl_
     kmv_launch l;
     l.wg = tune->kmv_wg ? tune->kmv_wg : KMV4_WG;
     while (l.wg > gi->max_invocations_per_workgroup) l.wg /= 2;
-    l.rows = swiglu ? 2u : tune->kmv_rows ? tune->kmv_rows : KMV4_ROWS;
+    int long_q4 = (dt == PXL_Q4_K || dt == PXL_Q5_K) && a_q8 && K >= KMV4Q_LONG_K;
+    l.rows = swiglu ? 2u : tune->kmv_rows ? tune->kmv_rows : long_q4 ? KMV4Q_LONG_ROWS : KMV4_ROWS;
     l.q8 = (dt == PXL_Q4_K || dt == PXL_Q5_K || (dt == PXL_Q6_K && N > KMV6Q_MIN_N)) && a_q8 &&
            kmv4q_bytes(K, l.wg, l.rows) <= gi->max_workgroup_storage_size;
     l.tpr = tune->kmv_tpr ? tune->kmv_tpr : l.q8 ? KMV4Q_TPR : KMV4_TPR;
@@ -702,7 +719,7 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
     double q4 = b->dtype != PXL_Q8_0, q5 = b->dtype == PXL_Q5_0;
     xs_launch xl;
     const pxl_tuning *tune = pxl_ctx_tuning(ctx); /* qmv_kernel=q: never qmv_xs (tuning only) */
-    if (s->M == 1 && !tune->qmv_plain && xs_shape(tune, gi, s->K / PXL_QK, s->N, 0, &xl)) {
+    if (s->M == 1 && !tune->qmv_plain && xs_shape(ctx, gi, s->K / PXL_QK, s->N, 0, &xl)) {
         *bias_done = bias != 0;
         return xs_dispatch(ctx, &xl, b->dtype, s, &p, &bd, norm, 0, bias, xs_q8(tune, o));
     }
@@ -816,7 +833,7 @@ pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
     }
     /* one row: qmv_xs's split, XRB / 2 gate rows and their up rows a step */
     xs_launch xl;
-    if (s.M == 1 && !tune->qmv_plain && xs_shape(tune, gi, s.K / PXL_QK, s.N, 1, &xl) && xl.rb >= 2) {
+    if (s.M == 1 && !tune->qmv_plain && xs_shape(ctx, gi, s.K / PXL_QK, s.N, 1, &xl) && xl.rb >= 2) {
         p.off_u2 = p.rpg; /* the up rows' offset, which qmv, kmv and xmv take in rpg's place */
         return xs_dispatch(ctx, &xl, w->dtype, &s, &p, &bd, norm, 1, 0, xs_q8(tune, o));
     }
@@ -895,7 +912,7 @@ pxl_status pxl_matmul_pair(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *
     xs_launch xl = {0};
     kmv_launch l4 = {0}, l6 = {0};
     if (qpair) {
-        if (tune->qmv_plain || !xs_shape(tune, gi, K / PXL_QK, N0 + N1, 0, &xl)) return PXL_OK;
+        if (tune->qmv_plain || !xs_shape(ctx, gi, K / PXL_QK, N0 + N1, 0, &xl)) return PXL_OK;
     } else {
         /* each part in the shape its own kernel takes alone: kmv4q's or kmv4's, and kmv6q's or kmv6's */
         l4 = kmv_shape(tune, gi, b0->dtype, K, N0, 0, o->a_q8);
@@ -939,14 +956,16 @@ pxl_status pxl_matmul_pair(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *
         uint64_t per = (uint64_t)(xl.wg / xl.xt) * p.rpg; /* rows a workgroup, both products */
         if ((st = pxl_op_grid(ctx, op, ((uint64_t)N0 + per - 1) / per + ((uint64_t)N1 + per - 1) / per, g)) != PXL_OK)
             return st;
-        pxl_constant k[12] = {{"WG", xl.wg},        {"XT", xl.xt},         {"XKCH", xl.kch},
+        pxl_constant k[13] = {{"WG", xl.wg},        {"XT", xl.xt},         {"XKCH", xl.kch},
                               {"XRB", xl.rb},       {"Q4", b0->dtype != PXL_Q8_0}, {"Q5", b0->dtype == PXL_Q5_0},
                               {"Q4B", b1->dtype != PXL_Q8_0}, {"Q5B", b1->dtype == PXL_Q5_0},
                               {"NORM", o->norm != NULL}, {"BIAS", s0 != NULL}, {"BIAS2", s1 != NULL},
-                              {"Q8A", xs_q8(tune, o)}};
+                              {"Q8A", xs_q8(tune, o)}, {"SGW", xl.sgw}};
         *taken = 1;
-        return pxl_op_dispatch_ub(ctx, "qmv_pair.wgsl", pxl_wgsl_ops_qmv_pair, "qmv_pair", k, 12, &bd, 3, &p, sizeof p,
-                                  g[0], g[1], 1);
+        int sg = xl.sgw > 1;
+        return pxl_op_dispatch_ub(ctx, sg ? "qmv_pair_sg.wgsl" : "qmv_pair.wgsl",
+                                  sg ? pxl_wgsl_ops_qmv_pair_sg : pxl_wgsl_ops_qmv_pair, "qmv_pair", k, 13, &bd, 3, &p,
+                                  sizeof p, g[0], g[1], 1);
     }
     uint32_t wg = l4.wg, rows = l4.rows, tpr = l4.tpr, tpr2 = l6.tpr;
     uint64_t per = (uint64_t)(wg / tpr) * rows, per2 = (uint64_t)(wg / tpr2) * rows;

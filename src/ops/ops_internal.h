@@ -131,7 +131,8 @@ pxl_status pxl_op_dispatch_ub(pxl_ctx *ctx, const char *label, const char *wgsl,
  * dimension; fails naming op when even that grid is too small. */
 pxl_status pxl_op_grid(pxl_ctx *ctx, const char *op, uint64_t groups, uint32_t g[2]);
 /* The lanes that the one-row products kmv4, kmv6 and hmv (wgsl/common/rows_out.wgsl,
- * override SGW) sum by subgroup shuffles, for row groups of tpr invocations:
+ * override SGW), qmv_xs and qmv_pair (wgsl/common/qmv_xs_body.wgsl) sum by
+ * subgroup shuffles, for row groups of tpr invocations:
  * min(tpr, S) on a device with subgroups of one fixed size S (a power of two
  * >= 2), unless the tuning option mv_sg=0; else 1, and the kernels' plain
  * builds (kmv4.wgsl, not kmv4_sg.wgsl) run. */

@@ -7,11 +7,7 @@
 // read holds at least one byte of B, and the buffer is padded to 16 bytes, so
 // no read leaves the buffer.
 //
-// Three kernels:
-//
-// qmv_xs (M = 1, the decode case, rows of 32 to 2048 blocks): A stays in
-// registers and invocations own fixed half blocks of every row
-// (common/qmv_xs_body.wgsl, shared with qmv_pair.wgsl).
+// Two kernels (one-row products whose rows qmv_xs takes run in qmv_xs.wgsl):
 //
 // qmv (M <= 8, and M = 1 rows outside qmv_xs's range): the work unit is a
 // quarter block, 8 of its 32 elements:
@@ -31,7 +27,7 @@
 // K advances one block (32) at a time: A's 64 x 32 tile and B's 32 x 64 tile,
 // decoded to f32, are stored k-major in workgroup memory.
 //
-// Batches run along grid z in all three. Quants become floats without
+// Batches run along grid z in both. Quants become floats without
 // int-to-float conversions (q_elems.wgsl's MAGIC); every product d * q * a is formed
 // exactly as on the CPU, only the order of the f32 sums differs.
 
@@ -44,7 +40,7 @@ override Q5: bool = false;   // with Q4: Q5_0 (element i's fifth bit is bit i of
 @group(0) @binding(1) var<storage, read> B: array<u32>;
 @group(0) @binding(2) var<storage, read_write> C: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
-// qmv and qmv_xs: the bias row added to C last (override BIAS; without it
+// qmv: the bias row added to C last (override BIAS; without it
 // the host binds A here, unread): pxl_matmul_options.bias
 @group(0) @binding(5) var<storage, read> BS: array<f32>;
 
@@ -130,7 +126,7 @@ override NCOL: u32 = 1u;     // rows of A done at once (M <= 8; ROWS * NCOL <= 3
 
 var<workgroup> red: array<f32, WG * ROWS * NCOL>;
 
-#include "norm_mv.wgsl"   // NORM: rmsnorm fused into qmv and qmv_xs (norm_inv, nscale, NW)
+#include "norm_mv.wgsl"   // NORM: rmsnorm fused into qmv (norm_inv, nscale, NW)
 #include "swiglu_mv.wgsl"   // SWIGLU (qmv): gate and up rows in one row group (out_rows, w_out, w_is_up, silu_mul)
 
 @compute @workgroup_size(WG)
@@ -200,24 +196,6 @@ fn qmv(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
         if (SWIGLU) { v = silu_mul(v, red[rbase + (i + ROWS / 2u * NCOL) * TPR]); }
         if (n < p.N) { store_cb(p.off_c + wid.z * p.stride_c + c * p.N + n, n, v); }
     }
-}
-
-// ---- qmv_xs -----------------------------------------------------------------------
-
-// M = 1 with 32 <= 2 * nb <= 4 * WG: common/qmv_xs_body.wgsl, one product of
-// B's weights (batches along grid z); with SWIGLU the gate rows at off_b and
-// the up rows at off_u2, p.rpg / 2 outputs a row group.
-
-fn bword(i: u32, second: bool) -> u32 { return B[i]; }   // qmv_xs_body.wgsl's reader: one product here
-
-#include "qmv_xs_body.wgsl"   // XT, XKCH, XRB, xs_rows
-
-@compute @workgroup_size(WG)
-fn qmv_xs(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
-          @builtin(num_workgroups) nwg: vec3<u32>) {
-    let grp = (wid.y * nwg.x + wid.x) * (WG / XT) + lid.x / XT;
-    xs_rows(lid.x, grp, (p.off_a + wid.z * p.stride_a) / 4u, Q4, Q5, false, p.N, p.off_b + wid.z * p.stride_b,
-            p.row_bytes, p.off_c + wid.z * p.stride_c, p.off_s, BIAS, SWIGLU, p.off_u2 + wid.z * p.stride_b);
 }
 
 // ---- qmm ------------------------------------------------------------------------
