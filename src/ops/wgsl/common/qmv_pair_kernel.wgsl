@@ -21,21 +21,9 @@ override BIAS: bool = false;    // the first product's bias row (off_s)
 override BIAS2: bool = false;   // the second's (off_s2)
 override WG: u32 = 256u;        // invocations per workgroup (power of two)
 
-#include "quant_params.wgsl"   // Params: qmm_params of src/ops/matmul_quant.c
+#include "qmv_xs_io.wgsl"   // A, B, C, p, BS (the bias rows of BIAS and BIAS2), norm_mv.wgsl, q_elems.wgsl
 
-@group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> B: array<u32>;
-@group(0) @binding(2) var<storage, read_write> C: array<f32>;
-@group(0) @binding(3) var<uniform> p: Params;
-// the bias rows (BIAS, BIAS2; without either the host binds A here, unread)
-@group(0) @binding(5) var<storage, read> BS: array<f32>;
 @group(0) @binding(6) var<storage, read> B2: array<u32>;
-
-const NCOL: u32 = 1u;                   // norm_mv.wgsl: one row of A
-var<workgroup> red: array<f32, WG>;     // norm_mv.wgsl's norm_inv (not called here)
-
-#include "norm_mv.wgsl"   // NORM, NW, nscale
-#include "q_elems.wgsl"
 
 // qmv_xs_body.wgsl's reader: word i of B, or of B2 (second)
 fn bword(i: u32, second: bool) -> u32 {

@@ -14,20 +14,7 @@ override BIAS: bool = false;
 override SWIGLU: bool = false;
 override WG: u32 = 256u;     // invocations per workgroup (power of two)
 
-#include "quant_params.wgsl"   // Params: qmm_params of src/ops/matmul_quant.c
-
-@group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> B: array<u32>;
-@group(0) @binding(2) var<storage, read_write> C: array<f32>;
-@group(0) @binding(3) var<uniform> p: Params;
-// the bias row (BIAS; without it the host binds A here, unread): pxl_matmul_options.bias
-@group(0) @binding(5) var<storage, read> BS: array<f32>;
-
-const NCOL: u32 = 1u;                   // norm_mv.wgsl: one row of A
-var<workgroup> red: array<f32, WG>;     // norm_mv.wgsl's norm_inv (not called here)
-
-#include "norm_mv.wgsl"   // NORM, NW, nscale
-#include "q_elems.wgsl"
+#include "qmv_xs_io.wgsl"   // A, B, C, p, BS (the bias row of BIAS: pxl_matmul_options.bias), norm_mv.wgsl, q_elems.wgsl
 
 fn bword(i: u32, second: bool) -> u32 { return B[i]; }   // qmv_xs_body.wgsl's reader: one product here
 

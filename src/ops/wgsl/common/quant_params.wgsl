@@ -1,4 +1,4 @@
-// The uniform block of quant.wgsl, qmv_xs_kernel.wgsl and qmv_pair_kernel.wgsl: qmm_params of
+// The uniform block of quant.wgsl and qmv_xs_io.wgsl: qmm_params of
 // src/ops/matmul_quant.c (common/qmm_params.wgsl's layout, with rpg in
 // off_u's place). Needs nothing from the including module.
 
