@@ -327,9 +327,11 @@ static pxl_status tiles_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape
  * ops): TinyLlama's Q4_K down product on 8-bit A (5632 x 2048) 9.29 us in
  * groups of 32 against 8.39 in groups of 64. */
 #define KMV4Q_NARROW_GROUPS 256u
-/* kmv4q products (not SwiGLU) with rows of at least KMV4Q_LONG_K values
- * (down products, wide FFNs) take KMV4Q_LONG_ROWS rows a row group: each
- * pass over A's row serves more rows of B. */
+/* Q4_K and Q5_K products on 8-bit A (not SwiGLU) with rows of at least
+ * KMV4Q_LONG_K values (down products, wide FFNs) take KMV4Q_LONG_ROWS rows a
+ * row group: each pass over A's row serves more rows of B. Measured for
+ * kmv4q only (docs/BENCHMARKS.md, "Four rows a row group"); a row too long
+ * for kmv4q's workgroup memory falls back to kmv4 in the same shape. */
 #define KMV4Q_LONG_K 4096
 #define KMV4Q_LONG_ROWS 4u
 
