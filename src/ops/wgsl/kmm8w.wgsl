@@ -84,8 +84,8 @@ var<workgroup> Bsw: array<vec4<f32>, BNMAX>;
 // One step's words, as each invocation loads them.
 struct Stage {
     a: vec4<u32>,    // A values: tile row lid / 4, word lid % 4
-    b: vec4<u32>,    // B quants: tile column lid / 2, half lid % 2 (lid < 2 BN)
-    h: vec4<u32>,    // Q5: their fifth bits (the qh word of that half)
+    b: vec4<u32>,    // B quants: tile column lid / 2, half lid % 2 (lid < 2 BN); QB: q_words' words 0 .. 3
+    h: vec4<u32>,    // Q5: their fifth bits (the qh word of that half); QB: q_words' words 4 .. 7
     s: vec4<u32>,    // A's scales (lid < 64) or B's block header (64 <= lid < 64 + BN)
 }
 
@@ -93,18 +93,41 @@ struct Bases {
     a: u32,          // vec4 index of this invocation's row of A's values
     b: u32,          // vec4 index of its B quant row (QB != 0: its first byte)
     s: u32,          // vec4 index of its A scale row or B row (header; QB != 0: a B row's first byte)
+    bz: u32,         // QB: the byte where B's batch starts
+    n0: u32,         // QB: the tile's first column
 }
 
-// QB != 0: the block's words from even byte offset o on (o % 4 == 2: each
-// from two words, both read and one selected, as bword_at): 8 for Q8_0 (its
-// quants), 5 for Q5_0 (qh, then the quants), 4 for Q4_0.
-fn legacy_words(o: u32) -> array<u32, 8> {
-    let nw = select(select(4u, 5u, QB == 22u), 8u, QB == 34u);
+// Q8_0 and Q4_0: the quant words of the step's blocks 2 st and 2 st + 1 of
+// the tile's bn columns, NQ a row (Q8_0: 16, 8 a block; Q4_0: 8, 4 a block).
+// Invocation lid assembles words c = lid % NQ of rows lid / NQ + (256 / NQ) e,
+// e < bn NQ / 256 (TN for Q8_0, TN / 2 for Q4_0), into w[e], each from the
+// two words of B around it (bword_at: blocks sit on 2-byte offsets), so that
+// the NQ invocations of a row read its neighbouring bytes and a subgroup's
+// loads fall on a few rows' 68 (36) bytes. One block an invocation (q5_block)
+// spread them over 32 blocks' bytes, and took Q8_0 prompts 14% longer and
+// Q4_0's 5% on an H200; Q5_0, whose four words of a block would each need the
+// block's qh word too, keeps it (docs/BENCHMARKS.md).
+fn q_nq() -> u32 { return select(8u, 16u, QB == 34u); }
+fn q_words(bs: Bases, lid: u32, st: u32) -> array<u32, 8> {
+    var w: array<u32, 8>;
+    let nq = q_nq();
+    let c = lid % nq;
+    let cb = (2u * st + c / (nq / 2u)) * QB + 2u + 4u * (c % (nq / 2u));   // its byte in a row
+    for (var e = 0u; e < TN * nq / 16u; e = e + 1u) {
+        w[e] = bword_at(bs.bz + min(bs.n0 + lid / nq + (256u / nq) * e, p.N - 1u) * p.row_bytes + cb);
+    }
+    return w;
+}
+
+// Q5_0: the 5 words of the block from even byte offset o on (qh, then the
+// quants; o % 4 == 2: each from two words, both read and one selected, as
+// bword_at), one block an invocation
+fn q5_block(o: u32) -> array<u32, 5> {
     let i = o >> 2u;
     let odd = (o & 2u) != 0u;
-    var w: array<u32, 8>;
+    var w: array<u32, 5>;
     var lo = bword(i);
-    for (var k = 0u; k < nw; k = k + 1u) {
+    for (var k = 0u; k < 5u; k = k + 1u) {
         let hi = bword(i + k + 1u);
         w[k] = select(lo, (lo >> 16u) | (hi << 16u), odd);
         lo = hi;
@@ -118,16 +141,17 @@ fn stage_load(bs: Bases, lid: u32, st: u32, bn: u32) -> Stage {
     let j = st & 3u;
     let bw = select(9u, 11u, Q5);   // the block's words
     g.a = Q[bs.a + st * 4u + (lid & 3u)];
-    if (QB != 0u) {   // blocks 2 st and 2 st + 1: this invocation's is 2 st + lid % 2
-        if (lid < 2u * bn) {
-            let w = legacy_words(bs.b + (2u * st + (lid & 1u)) * QB + 2u);
-            if (QB == 22u) {
+    if (QB != 0u) {
+        if (QB == 22u) {   // blocks 2 st and 2 st + 1: this invocation's is 2 st + lid % 2
+            if (lid < 2u * bn) {
+                let w = q5_block(bs.b + (2u * st + (lid & 1u)) * QB + 2u);
                 g.b = vec4<u32>(w[1], w[2], w[3], w[4]);
                 g.h = vec4<u32>(w[0], 0u, 0u, 0u);
-            } else {
-                g.b = vec4<u32>(w[0], w[1], w[2], w[3]);
-                g.h = vec4<u32>(w[4], w[5], w[6], w[7]);
             }
+        } else {
+            let w = q_words(bs, lid, st);
+            g.b = vec4<u32>(w[0], w[1], w[2], w[3]);
+            g.h = vec4<u32>(w[4], w[5], w[6], w[7]);
         }
         if (lid < 64u) {
             g.s = Q[bs.s + st];
@@ -152,24 +176,30 @@ fn stage_load(bs: Bases, lid: u32, st: u32, bn: u32) -> Stage {
 fn stage_store(g: Stage, lid: u32, st: u32, bn: u32) {
     let lo = 0x0f0f0f0fu;
     Aw[(lid >> 2u) * RS + (lid & 3u)] = g.a;
-    if (QB != 0u) {   // the block's 32 values as words v = 2 (lid % 2), + 1 of the step
-        if (lid < 2u * bn) {
-            let r = (lid >> 1u) * RS + 2u * (lid & 1u);
+    if (QB == 22u && lid < 2u * bn) {   // Q5_0: the block's 32 values as words v = 2 (lid % 2), + 1 of the step
+        let r = (lid >> 1u) * RS + 2u * (lid & 1u);
+        let qh = g.h.x;
+        Bw[r] = (g.b & vec4<u32>(lo)) |
+                vec4<u32>(bit4_of(qh), bit4_of(qh >> 4u), bit4_of(qh >> 8u), bit4_of(qh >> 12u));   // values 0..15
+        Bw[r + 1u] = ((g.b >> vec4<u32>(4u)) & vec4<u32>(lo)) |
+                     vec4<u32>(bit4_of(qh >> 16u), bit4_of(qh >> 20u), bit4_of(qh >> 24u), bit4_of(qh >> 28u));
+    }
+    if (QB == 34u || QB == 18u) {   // q_words' words: word c of a row is values 4 c .. 4 c + 3 (Q8_0), or
+        // 4 c' .. 4 c' + 3 of block 2 st + c / 4 (c' = c % 4) as low nibbles and 16 + 4 c' .. as high ones (Q4_0)
+        let nq = q_nq();
+        let c = lid % nq;
+        for (var e = 0u; e < TN * nq / 16u; e = e + 1u) {
+            let r = (lid / nq + (256u / nq) * e) * RS;
+            let w = select(g.h[e & 3u], g.b[e & 3u], e < 4u);
             if (QB == 34u) {
-                Bw[r] = g.b;
-                Bw[r + 1u] = g.h;
+                Bw[r + (c >> 2u)][c & 3u] = w;
             } else {
-                var b0 = g.b & vec4<u32>(lo);                  // values 0..15
-                var b1 = (g.b >> vec4<u32>(4u)) & vec4<u32>(lo);   // 16..31
-                if (QB == 22u) {
-                    let qh = g.h.x;
-                    b0 = b0 | vec4<u32>(bit4_of(qh), bit4_of(qh >> 4u), bit4_of(qh >> 8u), bit4_of(qh >> 12u));
-                    b1 = b1 | vec4<u32>(bit4_of(qh >> 16u), bit4_of(qh >> 20u), bit4_of(qh >> 24u), bit4_of(qh >> 28u));
-                }
-                Bw[r] = b0;
-                Bw[r + 1u] = b1;
+                Bw[r + 2u * (c >> 2u)][c & 3u] = w & lo;
+                Bw[r + 2u * (c >> 2u) + 1u][c & 3u] = (w >> 4u) & lo;
             }
         }
+    }
+    if (QB != 0u) {
         if (lid < 64u) {
             Asw[lid] = bitcast<vec4<f32>>(g.s);
         } else if (lid < 64u + bn) {
@@ -246,6 +276,8 @@ fn kmm8w(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) w
     let bz = p.off_b + wid.z * p.stride_b;
     let sh = select(4u, 0u, QB != 0u);   // B's bases in 16-byte words, or in bytes (QB)
     bs.b = (bz + min(n0 + (lid >> 1u), p.N - 1u) * p.row_bytes) >> sh;
+    bs.bz = bz;
+    bs.n0 = n0;
     if (lid < 64u) {
         bs.s = p.off_a + (wid.z * p.stride_a + min(m0 + lid, p.M - 1u)) * (p.K / 64u);
     } else {
