@@ -84,17 +84,18 @@ var<workgroup> Bsw: array<vec4<f32>, BNMAX>;
 // One step's words, as each invocation loads them.
 struct Stage {
     a: vec4<u32>,    // A values: tile row lid / 4, word lid % 4
-    b: vec4<u32>,    // B quants: tile column lid / 2, half lid % 2 (lid < 2 BN); QB: q_words' words 0 .. 3
-    h: vec4<u32>,    // Q5: their fifth bits (the qh word of that half); QB: q_words' words 4 .. 7
+    b: vec4<u32>,    // B quants: tile column lid / 2, half lid % 2 (lid < 2 BN; Q5_0: block lid % 2);
+                     // Q8_0, Q4_0: q_words' words 0 .. 3
+    h: vec4<u32>,    // Q5, Q5_0: their fifth bits (the qh word of that half or block); Q8_0, Q4_0: words 4 .. 7
     s: vec4<u32>,    // A's scales (lid < 64) or B's block header (64 <= lid < 64 + BN)
 }
 
 struct Bases {
     a: u32,          // vec4 index of this invocation's row of A's values
-    b: u32,          // vec4 index of its B quant row (QB != 0: its first byte)
+    b: u32,          // vec4 index of its B quant row (Q5_0: its first byte; Q8_0, Q4_0: unused)
     s: u32,          // vec4 index of its A scale row or B row (header; QB != 0: a B row's first byte)
-    bz: u32,         // QB: the byte where B's batch starts
-    n0: u32,         // QB: the tile's first column
+    bz: u32,         // Q8_0, Q4_0: the byte where B's batch starts
+    n0: u32,         // Q8_0, Q4_0: the tile's first column
 }
 
 // Q8_0 and Q4_0: the quant words of the step's blocks 2 st and 2 st + 1 of
