@@ -327,11 +327,12 @@ static pxl_status tiles_grid(pxl_ctx *ctx, const pxl_gpu_info *gi, const q_shape
  * ops): TinyLlama's Q4_K down product on 8-bit A (5632 x 2048) 9.29 us in
  * groups of 32 against 8.39 in groups of 64. */
 #define KMV4Q_NARROW_GROUPS 256u
-/* Q4_K and Q5_K products on 8-bit A (not SwiGLU) with rows of at least
- * KMV4Q_LONG_K values (down products, wide FFNs) take KMV4Q_LONG_ROWS rows a
- * row group: each pass over A's row serves more rows of B. Measured for
- * kmv4q only (docs/BENCHMARKS.md, "Four rows a row group"); a row too long
- * for kmv4q's workgroup memory falls back to kmv4 in the same shape. */
+/* Q4_K and Q5_K products in kmv4q (8-bit A, not SwiGLU) with rows of at
+ * least KMV4Q_LONG_K values (down products, wide FFNs) take KMV4Q_LONG_ROWS
+ * rows a row group: each pass over A's row serves more rows of B
+ * (docs/BENCHMARKS.md, "Four rows a row group"). Where kmv4q's workgroup
+ * memory does not hold the row with that many rows, the product keeps
+ * KMV4_ROWS (kmv4q if it fits so, else kmv4): the shapes measured for them. */
 #define KMV4Q_LONG_K 4096
 #define KMV4Q_LONG_ROWS 4u
 
@@ -384,10 +385,12 @@ static kmv_launch kmv_shape(const pxl_tuning *tune, const pxl_gpu_info *gi, pxl_
     kmv_launch l;
     l.wg = tune->kmv_wg ? tune->kmv_wg : KMV4_WG;
     while (l.wg > gi->max_invocations_per_workgroup) l.wg /= 2;
-    int long_q4 = (dt == PXL_Q4_K || dt == PXL_Q5_K) && a_q8 && K >= KMV4Q_LONG_K;
-    l.rows = swiglu ? 2u : tune->kmv_rows ? tune->kmv_rows : long_q4 ? KMV4Q_LONG_ROWS : KMV4_ROWS;
+    l.rows = swiglu ? 2u : tune->kmv_rows ? tune->kmv_rows : KMV4_ROWS;
     l.q8 = (dt == PXL_Q4_K || dt == PXL_Q5_K || (dt == PXL_Q6_K && N > KMV6Q_MIN_N)) && a_q8 &&
            kmv4q_bytes(K, l.wg, l.rows) <= gi->max_workgroup_storage_size;
+    if (l.q8 && dt != PXL_Q6_K && !swiglu && !tune->kmv_rows && K >= KMV4Q_LONG_K &&
+        kmv4q_bytes(K, l.wg, KMV4Q_LONG_ROWS) <= gi->max_workgroup_storage_size)
+        l.rows = KMV4Q_LONG_ROWS;
     l.tpr = tune->kmv_tpr ? tune->kmv_tpr : l.q8 ? KMV4Q_TPR : KMV4_TPR;
     if (!tune->kmv_tpr && l.q8 && dt != PXL_Q6_K && !swiglu)
         while (2 * l.tpr <= l.wg && (uint64_t)K / 32 >= 4 * (uint64_t)l.tpr &&
