@@ -149,13 +149,15 @@ fn xs_store(idx: u32, sidx: u32, v: f32, bias: bool) {
 
 // One halving exchange of xs_lanes: of the 2 n sums v[0 .. 2n), the lower
 // lane of each pair across o keeps the first n and the upper one the last n,
-// each adding its partner's copy of them
-fn xs_halve(v: ptr<function, array<f32, 16>>, n: u32, o: u32, hi: bool) {
+// each adding its partner's copy of them. Returns where the kept rows start
+// among the 2 n (0 or n).
+fn xs_halve(v: ptr<function, array<f32, 16>>, n: u32, o: u32, hi: bool) -> u32 {
     for (var i = 0u; i < n; i = i + 1u) {
         let lo_v = (*v)[i];
         let hi_v = (*v)[i + n];
         (*v)[i] = select(lo_v, hi_v, hi) + lane_xor(select(hi_v, lo_v, hi), o);
     }
+    return select(0u, n, hi);
 }
 
 // One step's reduction with SGW > 1 (see the top): v the invocation's
@@ -169,13 +171,10 @@ fn xs_lanes(lane: u32, g: u32, buf: u32, v: ptr<function, array<f32, 16>>, n0: u
     let hw = min(XRB, SGW);   // lanes the halvings span
     let nv = XRB / hw;        // sums each invocation holds after them: rows r0 .. r0 + nv - 1
     var r0 = 0u;
-    if (hw >= 2u) { xs_halve(v, XRB / 2u, 1u, (lane & 1u) != 0u); r0 = r0 + select(0u, XRB / 2u, (lane & 1u) != 0u); }
-    if (hw >= 4u) { xs_halve(v, XRB / 4u, 2u, (lane & 2u) != 0u); r0 = r0 + select(0u, XRB / 4u, (lane & 2u) != 0u); }
-    if (hw >= 8u) { xs_halve(v, XRB / 8u, 4u, (lane & 4u) != 0u); r0 = r0 + select(0u, XRB / 8u, (lane & 4u) != 0u); }
-    if (hw >= 16u) {
-        xs_halve(v, XRB / 16u, 8u, (lane & 8u) != 0u);
-        r0 = r0 + select(0u, XRB / 16u, (lane & 8u) != 0u);
-    }
+    if (hw >= 2u) { r0 = r0 + xs_halve(v, XRB / 2u, 1u, (lane & 1u) != 0u); }
+    if (hw >= 4u) { r0 = r0 + xs_halve(v, XRB / 4u, 2u, (lane & 2u) != 0u); }
+    if (hw >= 8u) { r0 = r0 + xs_halve(v, XRB / 8u, 4u, (lane & 4u) != 0u); }
+    if (hw >= 16u) { r0 = r0 + xs_halve(v, XRB / 16u, 8u, (lane & 8u) != 0u); }
     for (var o = hw; o < SGW; o = o << 1u) {
         for (var i = 0u; i < nv; i = i + 1u) { (*v)[i] = lane_xor_add((*v)[i], o); }
     }
