@@ -1791,7 +1791,7 @@ static const op_case k_cases[] = {
      * (M > 8), batches and broadcasts, alpha / beta, views at 3 blocks (66 / 60 / 72 / 528 bytes), row slices */
     MM(1, 1, 1, 7, 32, PXL_Q5_0, CF_TB, 1, 0), MM(1, 1, 2, 33, 96, PXL_Q5_0, CF_TB, -0.75f, 0.5f),
     MM(1, 1, 1, 130, 1024, PXL_Q5_0, CF_TB, 1, 0), MM(1, 1, 8, 37, 160, PXL_Q5_0, CF_TB, 1, 0),
-    /* Q5_0 one-row products (qmv_xs from K = 1024, quant.wgsl's qmv below): two halves an invocation,
+    /* Q5_0 one-row products (qmv_xs from K = 512, quant.wgsl's qmv below): two halves an invocation,
      * the norm, Qwen2.5-0.5B's width 896, a slice of odd-block rows, views of several rows of A, SwiGLU */
     MM(1, 1, 1, 65, 4096, PXL_Q5_0, CF_TB, 1, 0.5f), NMM(1, 1, 1, 33, 2048, PXL_Q5_0, CF_TB, 1, 0, 1e-5f),
     NMM(1, 1, 1, 40, 896, PXL_Q5_0, CF_TB, 1, 1, 1e-5f), MM(1, 1, 1, 9, 1056, PXL_Q5_0, CF_TB | CF_SLICE, -0.5f, 0),
