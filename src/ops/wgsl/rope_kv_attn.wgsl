@@ -23,7 +23,11 @@
 //      loaded together; the slices are summed in workgroup memory, SG at a
 //      time and then those sums, and y = sum / L.
 // Everything is latency at these sizes, so each invocation issues several
-// independent loads before it uses them. The caches are f32 or f16
+// independent loads before it uses them: the first score pass's key words
+// and the value phase's first four rows are asked for before step 1 (they
+// are cache rows before pos, which no workgroup writes), and each
+// invocation turns its own pair with an angle it computes itself, no
+// barrier between. The caches are f32 or f16
 // (override K16: both), bound as 16-byte words (4 f32 or 8 f16 values; the
 // host keeps rows and D on whole words). k and v are read from x (q's
 // binding: the fused QKV product's output, one buffer).
@@ -73,7 +77,6 @@ struct Params {
 #include "rope_turn.wgsl"   // turns_per_pos, cos_sin, rope_theta, div_keep, rope_rot
 #include "half_bits.wgsl"   // f32_to_f16_bits, f16_to_f32_bits
 
-var<workgroup> ths: array<f32, DMAX / 2u>;   // theta' of each pair (after the factors)
 var<workgroup> qs: array<vec4<f32>, DMAX / 4u>;   // the turned query, times scale * log2 e (values 4 i .. 4 i + 3: qs[i])
 var<workgroup> kn: array<f32, DMAX>;         // the new key row, as the cache holds it
 var<workgroup> vn: array<f32, DMAX>;         // the new value row, as the cache holds it
@@ -157,19 +160,46 @@ fn new_word(w: u32, is_v: bool) -> vec4<u32> {
     return bitcast<vec4<u32>>(vec4<f32>(a[0], a[1], a[2], a[3]));
 }
 
-// Steps 1 to 3 for head h, with ths filled (and a barrier after it).
-fn body(li: u32, h: u32) {
+// Steps 1 to 3 for head h; th: theta' of the invocation's pair li (li <
+// D / 2 <= WG: one pair an invocation), the entry point's.
+fn body(li: u32, h: u32, th: f32) {
     let D = p.D;
     let half = D / 2u;
     let hk = h / (p.Hq / p.Hkv);
     let P = u32(p.pos);
     let kv = P + 1u;
     let vpr = D / per_word();   // 16-byte words per cache row
+    // The first score pass's key words and the value phase's first four
+    // rows, asked for before step 1 so that their loads overlap it: they
+    // are rows before P, which this dispatch does not write.
+    let pk = (vpr + CV - 1u) / CV;
+    let kpp = WG / pk;
+    let part = li % pk;
+    let jl = li / pk;
+    var wk0: array<vec4<u32>, CV>;
+    if (jl < kv && jl < kpp && jl != P) {
+        let e0 = p.ock + (jl * p.Hkv + hk) * vpr;
+        for (var c = 0u; c < CV; c = c + 1u) {
+            let cc = part * CV + c;
+            if (cc < vpr) { wk0[c] = ck[e0 + cc]; }
+        }
+    }
+    let slices = min(WG / vpr, SLICES);
+    let slice = li / vpr;
+    let c = li % vpr;
+    var wv0: array<vec4<u32>, 4>;
+    if (slice < slices) {
+        for (var u = 0u; u < 4u; u = u + 1u) {
+            let j = slice + u * slices;
+            if (j < kv && j != P) { wv0[u] = cv[p.ocv + hk * vpr + c + j * p.Hkv * vpr]; }
+        }
+    }
     // 1. turn q and k, take v
     let qb = p.oq + h * D;
     let kb = p.ok + hk * D;
-    for (var i = li; i < half; i = i + WG) {
-        let cs = cos_sin(turns_per_pos(ths[i]), p.pos);
+    if (li < half) {
+        let i = li;
+        let cs = cos_sin(turns_per_pos(th), p.pos);
         var a = i;
         var b = i + half;
         if (p.lay == 0u) {
@@ -214,20 +244,18 @@ fn body(li: u32, h: u32) {
     }
     workgroupBarrier();
     // 2. scores: PK invocations a key, CV words each, WG / PK keys a pass
-    let pk = (vpr + CV - 1u) / CV;
-    let kpp = WG / pk;
-    let part = li % pk;
-    let jl = li / pk;
     var mx = NEG;
     for (var base = 0u; base < kv; base = base + kpp) {
         let j = base + jl;
         var s = 0.0;
         if (j < kv && jl < kpp) {
             let e0 = p.ock + (j * p.Hkv + hk) * vpr;
-            var w: array<vec4<u32>, CV>;
-            for (var c = 0u; c < CV; c = c + 1u) {
-                let cc = part * CV + c;
-                if (cc < vpr && j != P) { w[c] = ck[e0 + cc]; }
+            var w = wk0;   // the first pass's, loaded at the start
+            if (base > 0u) {
+                for (var c = 0u; c < CV; c = c + 1u) {
+                    let cc = part * CV + c;
+                    if (cc < vpr && j != P) { w[c] = ck[e0 + cc]; }
+                }
             }
             for (var c = 0u; c < CV; c = c + 1u) {
                 let cc = part * CV + c;
@@ -268,18 +296,17 @@ fn body(li: u32, h: u32) {
     let L = wg_reduce(li, l, false);   // its barriers also publish sc
     // 3. values: invocation (slice, word column c), four rows at a time; at
     // most SLICES slices, whose sums the first vpr invocations add serially
-    let slices = min(WG / vpr, SLICES);
-    let slice = li / vpr;
-    let c = li % vpr;
     var a0 = vec4<f32>(0.0);
     var a1 = vec4<f32>(0.0);
     if (slice < slices) {
         let e0 = p.ocv + hk * vpr + c;
         for (var j0 = slice; j0 < kv; j0 = j0 + 4u * slices) {
-            var w: array<vec4<u32>, 4>;
-            for (var u = 0u; u < 4u; u = u + 1u) {
-                let j = j0 + u * slices;
-                if (j < kv && j != P) { w[u] = cv[e0 + j * p.Hkv * vpr]; }
+            var w = wv0;   // the first four rows', loaded at the start
+            if (j0 != slice) {
+                for (var u = 0u; u < 4u; u = u + 1u) {
+                    let j = j0 + u * slices;
+                    if (j < kv && j != P) { w[u] = cv[e0 + j * p.Hkv * vpr]; }
+                }
             }
             for (var u = 0u; u < 4u; u = u + 1u) {
                 let j = j0 + u * slices;
@@ -338,9 +365,9 @@ fn rope_kv_attn(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id)
                 @builtin(num_workgroups) nwg: vec3<u32>) {
     let h = wid.y * nwg.x + wid.x;
     if (h >= p.Hq) { return; }
-    for (var i = li; i < p.D / 2u; i = i + WG) { ths[i] = pair_theta(i); }
-    workgroupBarrier();
-    body(li, h);
+    var th = 0.0;
+    if (li < p.D / 2u) { th = pair_theta(li); }
+    body(li, h, th);
 }
 
 @compute @workgroup_size(WG)
@@ -348,7 +375,7 @@ fn rope_kv_attn_ff(@builtin(local_invocation_index) li: u32, @builtin(workgroup_
                    @builtin(num_workgroups) nwg: vec3<u32>) {
     let h = wid.y * nwg.x + wid.x;
     if (h >= p.Hq) { return; }
-    for (var i = li; i < p.D / 2u; i = i + WG) { ths[i] = div_keep(pair_theta(i), ff[p.off_ff + i]); }
-    workgroupBarrier();
-    body(li, h);
+    var th = 0.0;
+    if (li < p.D / 2u) { th = div_keep(pair_theta(li), ff[p.off_ff + li]); }
+    body(li, h, th);
 }
