@@ -1961,6 +1961,16 @@ static const op_case k_cases[] = {
     MMM(1, 1024, 128, 896, PXL_Q5_0, PXL_Q8_0, CF_PACKED | CF_NORM | CF_BIAS | CF_Q8A, 0, 0, 1e-6f),
     MMM(1, 17, 70, 8192, PXL_Q4_0, PXL_Q8_0, CF_PACKED | CF_Q8A, 0.5f, 0.25f, 0),
     MMM(1, 40, 9, 256, PXL_Q8_0, PXL_Q5_0, CF_PACKED | CF_BIAS | CF_Q8A, 0, 0, 0),
+    /* prompts on 8-bit A (a GPU rounds A once for both products: pxl_matmul_multi_q8): K-quants with the outputs
+     * apart and as views of one tensor, the legacy formats with alpha and beta, Q5_K beside Q5_0, tiles part
+     * full; and what runs the products in turn: an f32 product, a norm, a bias */
+    MMM(16, 40, 72, 256, PXL_Q4_K, PXL_Q6_K, CF_Q8A, 0, 0, 0),
+    MMM(70, 130, 33, 512, PXL_Q6_K, PXL_Q4_K, CF_PACKED | CF_Q8A, 0, 0, 0),
+    MMM(70, 33, 130, 512, PXL_Q8_0, PXL_Q4_0, CF_Q8A, 0.5f, 0.25f, 0),
+    MMM(9, 64, 65, 256, PXL_Q5_0, PXL_Q5_K, CF_Q8A, 0, 0, 0),
+    MMM(16, 40, 9, 256, PXL_Q4_K, PXL_F32, CF_Q8A, 0, 0, 0),
+    MMM(16, 40, 9, 256, PXL_Q4_K, PXL_Q6_K, CF_Q8A | CF_NORM, 0, 0, 1e-5f),
+    MMM(16, 40, 9, 256, PXL_Q8_0, PXL_Q4_K, CF_Q8A | CF_BIAS, 0, 0, 0),
     /* wide FFNs' SwiGLU; one-row products of more than 1024 workgroups at the default shape (kmv4 / kmv6's
      * wide row groups, src/ops/matmul_quant.c): Q4_K, Q5_K, and Q6_K with the output norm as for logits */
     SWG(1, 4100, 512, PXL_Q4_K, CF_NORM, 1e-5f), SWG(1, 4097, 256, PXL_Q5_K, 0, 0),

@@ -220,6 +220,13 @@ pxl_status pxl_matmul_multi(pxl_ctx *ctx, const pxl_tensor *a, size_t n, const p
         }
     }
     o.bias = NULL;
+    int any_bias = 0;
+    for (size_t j = 0; j < n && bias; j++) any_bias |= bias[j] != NULL;
+    if (pxl_on_gpu(ctx) && !any_bias) { /* prompts on 8-bit A: one rounding of A for all */
+        int taken = 0;
+        st = pxl_matmul_multi_q8(ctx, a, n, b, c, &o, &taken);
+        if (st != PXL_OK || taken) return st;
+    }
     if (pxl_on_gpu(ctx) && n == 2 && o.trans_b && !o.trans_a) {
         int taken = 0;
         st = pxl_matmul_pair(ctx, a, b, c, bias, &o, &taken);

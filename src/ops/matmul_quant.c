@@ -496,36 +496,52 @@ static uint32_t kmm8w_split(const pxl_ctx *ctx, uint64_t tiles, uint64_t steps) 
     return split;
 }
 
-static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const pxl_op_bindings *bd,
-                       const q_shape *s, const qmm_params *p) {
-    uint32_t g[2] = {0, 0};
-    pxl_status st = tiles_grid(ctx, gi, s, g);
-    if (st != PXL_OK) return st;
+/* qa8: the R = batch_a * M rows of A (bound as bd->b[0], from float
+ * bd->off[0]) rounded into a new scratch buffer of the stream, which *rec
+ * returns and *qbind binds (at 0). The products on it must be recorded into
+ * *rec itself (pxl_recorder_dispatch): pxl_gpu_stream may submit a full
+ * stream, and the scratch lives as long as its recorder. */
+static pxl_status kmm8_round(pxl_ctx *ctx, const pxl_op_bindings *bd, const q_shape *s, pxl_recorder **rec,
+                             pxl_binding *qbind) {
     uint64_t R = (uint64_t)s->batch_a * (uint64_t)s->M, qbytes = kmm8_bytes(s);
     uint32_t qg[2] = {0, 0};
-    if ((st = pxl_op_grid(ctx, OP, (R * (uint64_t)s->K / 16 + 255) / 256, qg)) != PXL_OK) return st;
-    pxl_recorder *rec; /* after pxl_op_bind, which may submit a full stream */
+    pxl_status st = pxl_op_grid(ctx, OP, (R * (uint64_t)s->K / 16 + 255) / 256, qg);
+    if (st != PXL_OK) return st;
     pxl_buffer *buf;
-    if ((st = pxl_gpu_stream(ctx, &rec)) != PXL_OK) return st;
-    if ((st = pxl_recorder_scratch(rec, (size_t)qbytes, &buf)) != PXL_OK) return st;
-    pxl_binding qbind = {0, buf, 0, (size_t)(qbytes + 15) / 16 * 16};
+    if ((st = pxl_gpu_stream(ctx, rec)) != PXL_OK) return st;
+    if ((st = pxl_recorder_scratch(*rec, (size_t)qbytes, &buf)) != PXL_OK) return st;
+    *qbind = (pxl_binding){0, buf, 0, (size_t)(qbytes + 15) / 16 * 16};
     /* qa8: A (binding 0, as bound for the product) into the scratch (1) */
     qa8_params qp = {(uint32_t)R, (uint32_t)s->K, bd->off[0], 0};
-    pxl_binding qb[2] = {bd->b[0], qbind};
+    pxl_binding qb[2] = {bd->b[0], *qbind};
     qb[0].binding = 0;
     qb[1].binding = 1;
     pxl_constant wg[1] = {{"WG", 256}};
     pxl_kernel *k;
     if ((st = pxl_kernel_get_static(ctx, "qa8.wgsl", pxl_wgsl_ops_qa8, "qa8", wg, 1, &k)) != PXL_OK) return st;
     pxl_dispatch d = {k, qb, 2, &qp, sizeof qp, 2, {qg[0], qg[1], 1}};
-    if ((st = pxl_recorder_dispatch(rec, &d)) != PXL_OK) return st;
+    return pxl_recorder_dispatch(*rec, &d);
+}
+
+/* The tiled product of A rounded by kmm8_round (qbind, in rec) with B and C
+ * as bound in bb and bc (p's off_b and off_c from their bindings):
+ * kmm8.wgsl, or kmm8w.wgsl's tiles (kmm8w_tn) with K split where they are
+ * few, then the splits' sum. */
+static pxl_status kmm8_mul(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, pxl_recorder *rec,
+                           const pxl_binding *qbind, const pxl_binding *bb, const pxl_binding *bc, const q_shape *s,
+                           const qmm_params *p) {
+    uint32_t g[2] = {0, 0};
+    pxl_status st = tiles_grid(ctx, gi, s, g);
+    if (st != PXL_OK) return st;
+    uint64_t R = (uint64_t)s->batch_a * (uint64_t)s->M;
     /* kmm8: the rounded rows (0), B (1), C (2) */
     qmm_params p8 = *p;
     p8.off_a = (uint32_t)(R * (uint64_t)s->K / 16);
     p8.stride_a = s->batch_a == 1 ? 0u : (uint32_t)s->M;
-    pxl_binding mb[3] = {qbind, bd->b[1], bd->b[2]};
+    pxl_binding mb[3] = {*qbind, *bb, *bc};
     mb[1].binding = 1;
     mb[2].binding = 2;
+    pxl_kernel *k;
     uint32_t tn = kmm8w_tn(ctx, dt, s, p);
     if (!tn) {
         pxl_constant kq[4] = {{"KQ6", dt == PXL_Q6_K},
@@ -550,7 +566,16 @@ static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const
         return st;
     pxl_dispatch d2 = {k, mb, 3, &p8, sizeof p8, 3, {(uint32_t)(gx * split), g[1], (uint32_t)s->batch}};
     if ((st = pxl_recorder_dispatch(rec, &d2)) != PXL_OK || split == 1) return st;
-    return pxl_splitk_sum(ctx, rec, &sk, &bd->b[2]);
+    return pxl_splitk_sum(ctx, rec, &sk, bc);
+}
+
+static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const pxl_op_bindings *bd,
+                       const q_shape *s, const qmm_params *p) {
+    pxl_recorder *rec; /* after pxl_op_bind, which may submit a full stream */
+    pxl_binding qbind;
+    pxl_status st = kmm8_round(ctx, bd, s, &rec, &qbind);
+    if (st != PXL_OK) return st;
+    return kmm8_mul(ctx, gi, dt, rec, &qbind, &bd->b[1], &bd->b[2], s, p);
 }
 
 /* bytes of sk's partial sums for `split` splits */
@@ -677,6 +702,22 @@ static pxl_status x_gpu(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *
                             (uint32_t)s->batch);
 }
 
+/* The uniform block of a product of shape s with B of b's dtype, the
+ * bindings' offsets still 0. */
+static qmm_params q_params(const q_shape *s, const pxl_tensor *b, const pxl_matmul_options *o) {
+    return (qmm_params){(uint32_t)s->M,
+                        (uint32_t)s->N,
+                        (uint32_t)s->K,
+                        (uint32_t)(s->K / pxl_dtype_block(b->dtype)),
+                        (uint32_t)s->row_bytes,
+                        (uint32_t)(s->batch_a == 1 ? 0 : s->M * s->K),
+                        (uint32_t)(s->batch_b == 1 ? 0 : (size_t)s->N * s->row_bytes),
+                        (uint32_t)(s->M * s->N),
+                        o->alpha,
+                        o->beta,
+                        0, 0, 0, 0, 0, o->norm_eps, 0, 0, 0, 0, 0, 0, {0, 0}};
+}
+
 static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c, const q_shape *s,
                         const pxl_matmul_options *o, int *bias_done) {
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
@@ -686,17 +727,7 @@ static pxl_status q_gpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
     if (s->batch > maxd)
         return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: batch %lld exceeds the device grid", OP,
                         (long long)s->batch);
-    qmm_params p = {(uint32_t)s->M,
-                    (uint32_t)s->N,
-                    (uint32_t)s->K,
-                    (uint32_t)(s->K / pxl_dtype_block(b->dtype)),
-                    (uint32_t)s->row_bytes,
-                    (uint32_t)(s->batch_a == 1 ? 0 : s->M * s->K),
-                    (uint32_t)(s->batch_b == 1 ? 0 : (size_t)s->N * s->row_bytes),
-                    (uint32_t)(s->M * s->N),
-                    o->alpha,
-                    o->beta,
-                    0, 0, 0, 0, 0, o->norm_eps, 0, 0, 0, 0, 0, 0, {0, 0}};
+    qmm_params p = q_params(s, b, o);
     /* The matrix-vector kernels (M <= 8) bind a fourth tensor at binding 4
      * (after the uniform block at 3): the norm (override NORM), or A again
      * (bound, not read). A and the norm are read as vec4. qmv_xs, qmv (Q8_0,
@@ -762,6 +793,53 @@ pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor 
     if (o->norm && !(pxl_on_gpu(ctx) && s.M <= QMV_MAX_NCOL)) /* fused only into the matrix-vector kernels */
         return pxl_matmul_norm_split(ctx, a, b, c, o);
     return pxl_on_gpu(ctx) ? q_gpu(ctx, a, b, c, &s, o, bias_done) : q_cpu(ctx, a, b, c, &s, o);
+}
+
+/* ---- several prompt products of one A on 8-bit A (pxl_matmul_multi) ------------------ */
+
+/* c[i] = alpha A . b[i]^T + beta c[i] for the n products of pxl_matmul_multi
+ * (checked) where each would take the tiled kernels on 8-bit A alone (a_q8,
+ * M > QMV_MAX_NCOL, kmm8_fits, no norm): A is rounded once (kmm8_round) and
+ * every product's tiles read that (kmm8_mul), where each product alone
+ * would round it again. The same floats as the products in turn. Taken
+ * (*taken = 1) only where no operand needs a copy to be bound (A on 16
+ * bytes; A and every b[i] in buffers apart from every c[j]'s), so that the
+ * rounding and the products go into one recorder; else nothing is
+ * recorded. */
+pxl_status pxl_matmul_multi_q8(pxl_ctx *ctx, const pxl_tensor *a, size_t n, const pxl_tensor *const *b,
+                               pxl_tensor *const *c, const pxl_matmul_options *o, int *taken) {
+    *taken = 0;
+    if (!o->a_q8 || o->norm || o->bias || o->trans_a || !o->trans_b || n < 2 || n > PXL_MATMUL_MULTI_MAX ||
+        a->offset % 16 != 0)
+        return PXL_OK;
+    const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
+    q_shape s[PXL_MATMUL_MULTI_MAX];
+    qmm_params p[PXL_MATMUL_MULTI_MAX];
+    pxl_op_bindings bd[PXL_MATMUL_MULTI_MAX];
+    for (size_t i = 0; i < n; i++) {
+        if (!pxl_dtype_is_quantized(b[i]->dtype)) return PXL_OK;
+        for (size_t j = 0; j < n; j++)
+            if (c[j]->buf == a->buf || c[j]->buf == b[i]->buf) return PXL_OK;
+        pxl_status st = q_check(ctx, a, b[i], c[i], o, &s[i]);
+        if (st != PXL_OK) return st;
+        if (s[i].M <= QMV_MAX_NCOL || a->nelem > UINT32_MAX || c[i]->nelem > UINT32_MAX ||
+            b[i]->bytes > UINT32_MAX - 64 || s[i].batch > gi->max_workgroups_per_dimension)
+            return PXL_OK;
+        p[i] = q_params(&s[i], b[i], o);
+        const pxl_tensor *t[3] = {a, b[i], c[i]};
+        if ((st = pxl_op_bind(ctx, OP, t, 3, 4u, 1u, &bd[i])) != PXL_OK) return st;
+        p[i].off_a = bd[i].off[0];
+        p[i].off_b = bd[i].off[1];
+        p[i].off_c = bd[i].off[2];
+        if (!kmm8_fits(gi, b[i]->dtype, &s[i], &p[i])) return PXL_OK;
+    }
+    *taken = 1;
+    pxl_recorder *rec;
+    pxl_binding qbind;
+    pxl_status st = kmm8_round(ctx, &bd[0], &s[0], &rec, &qbind);
+    for (size_t i = 0; i < n && st == PXL_OK; i++)
+        st = kmm8_mul(ctx, gi, b[i]->dtype, rec, &qbind, &bd[i].b[1], &bd[i].b[2], &s[i], &p[i]);
+    return st;
 }
 
 /* ---- gate, up and SwiGLU in one matrix-vector dispatch (pxl_matmul_swiglu) ----------- */

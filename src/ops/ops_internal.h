@@ -214,6 +214,11 @@ pxl_status pxl_matmul_swiglu_dense(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
                                    size_t up_off, int64_t F, pxl_tensor *out, const pxl_matmul_options *o);
 pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *w, size_t gate_off,
                                    size_t up_off, int64_t F, pxl_tensor *out, const pxl_matmul_options *o);
+/* pxl_matmul_multi's prompt products on 8-bit A: A rounded once for all of
+ * them (matmul_quant.c). *taken stays 0, and nothing is recorded, where a
+ * product would not take the tiled 8-bit kernels alone. */
+pxl_status pxl_matmul_multi_q8(pxl_ctx *ctx, const pxl_tensor *a, size_t n, const pxl_tensor *const *b,
+                               pxl_tensor *const *c, const pxl_matmul_options *o, int *taken);
 /* Two products of one row of A (c[i] = A' . b[i]^T + s[i], s NULL or
  * entries NULL: no bias) in one dispatch where a kernel fits (matmul_quant.c:
  * kmv46.wgsl for a Q4_K or Q5_K product with a Q6_K one, qmv_pair.wgsl for
