@@ -1969,8 +1969,14 @@ static const op_case k_cases[] = {
     MMM(70, 33, 130, 512, PXL_Q8_0, PXL_Q4_0, CF_Q8A, 0.5f, 0.25f, 0),
     MMM(9, 64, 65, 256, PXL_Q5_0, PXL_Q5_K, CF_Q8A, 0, 0, 0),
     MMM(16, 40, 9, 256, PXL_Q4_K, PXL_F32, CF_Q8A, 0, 0, 0),
-    MMM(16, 40, 9, 256, PXL_Q4_K, PXL_Q6_K, CF_Q8A | CF_NORM, 0, 0, 1e-5f),
     MMM(16, 40, 9, 256, PXL_Q8_0, PXL_Q4_K, CF_Q8A | CF_BIAS, 0, 0, 0),
+    /* the same with the norm, made and rounded once (qa8n: one workgroup a row, rows of fewer and more groups
+     * of 16 than its invocations); without 8-bit A or on the CPU, one pxl_rmsnorm for both */
+    MMM(16, 40, 9, 256, PXL_Q4_K, PXL_Q6_K, CF_Q8A | CF_NORM, 0, 0, 1e-5f),
+    MMM(70, 130, 33, 5632, PXL_Q8_0, PXL_Q4_K, CF_PACKED | CF_Q8A | CF_NORM, 0.5f, 0.25f, 1e-6f),
+    MMM(9, 64, 65, 576, PXL_Q5_0, PXL_Q4_0, CF_Q8A | CF_NORM, 0, 0, 0),
+    MMM(16, 40, 72, 512, PXL_Q4_K, PXL_Q6_K, CF_NORM, 0, 0, 1e-5f),
+    MMM(12, 40, 9, 256, PXL_Q8_0, PXL_F32, CF_Q8A | CF_NORM, 0, 0, 1e-5f),
     /* wide FFNs' SwiGLU; one-row products of more than 1024 workgroups at the default shape (kmv4 / kmv6's
      * wide row groups, src/ops/matmul_quant.c): Q4_K, Q5_K, and Q6_K with the output norm as for logits */
     SWG(1, 4100, 512, PXL_Q4_K, CF_NORM, 1e-5f), SWG(1, 4097, 256, PXL_Q5_K, 0, 0),

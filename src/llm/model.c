@@ -662,17 +662,6 @@ static pxl_status matmul_t(pxl_llm *m, const pxl_tensor *a, const pxl_tensor *w,
     return pxl_matmul(m->ctx, a, w, c, &o);
 }
 
-/* c[i] = a . w[i]^T for i < n in one call (pxl_matmul_multi): the products
- * of matmul_t in turn, except that a GPU rounds a prompt's A to 8 bits once
- * for all of them (the same floats). */
-static pxl_status matmul_t_multi(pxl_llm *m, const pxl_tensor *a, size_t n, const pxl_tensor *const *w,
-                                 pxl_tensor *const *c) {
-    pxl_matmul_options o = {0};
-    o.trans_b = 1;
-    o.a_q8 = m->a_q8_pass;
-    return pxl_matmul_multi(m->ctx, a, n, w, c, NULL, &o);
-}
-
 /* c = c + a . w^T: a residual add inside the product (beta 1); the same
  * floats as the product into a temporary and pxl_add. */
 static pxl_status matmul_t_add(pxl_llm *m, const pxl_tensor *a, const pxl_tensor *w, pxl_tensor *c) {
@@ -692,6 +681,16 @@ static pxl_matmul_options norm_opts(const pxl_llm *m, const pxl_tensor *norm) {
     o.norm_eps = m->info.norm_eps;
     o.a_q8 = m->a_q8_pass;
     return o;
+}
+
+/* c[i] = (rmsnorm(x) * norm) . w[i]^T for i < n in one call
+ * (pxl_matmul_multi): the norm made once, except where the products
+ * normalize A as they load it (a GPU's one-row kernels), and a GPU rounds a
+ * prompt's normalized rows to 8 bits once for all of them (a_q8). */
+static pxl_status matmul_t_multi(pxl_llm *m, const pxl_tensor *x, const pxl_tensor *norm, size_t n,
+                                 const pxl_tensor *const *w, pxl_tensor *const *c) {
+    pxl_matmul_options o = norm_opts(m, norm);
+    return pxl_matmul_multi(m->ctx, x, n, w, c, NULL, &o);
 }
 
 /* c = rmsnorm(x) * norm . w^T (+ bias, a row; NULL: none), the norm inside
@@ -961,11 +960,10 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t P, int64_t T, 
         if (s == PXL_OK) s = view(m, &v, L->cache_v, 2, T, Hkv * D, 0, (size_t)P * row_kv, &cv);
         vv = cv;
         if (s == PXL_OK && f16) s = view(m, &v, m->v, 2, T, Hkv * D, 0, 0, &vv);
-        if (s == PXL_OK) s = pxl_rmsnorm(ctx, x, L->attn_norm, h, I->norm_eps);
-        if (s == PXL_OK) { /* one call: a GPU rounds h to 8 bits once for the three (a_q8) */
+        if (s == PXL_OK) { /* one call, one norm: a GPU normalizes and rounds x once for the three (a_q8) */
             const pxl_tensor *w3[3] = {L->wq, L->wk, L->wv};
             pxl_tensor *c3[3] = {q, k, vv};
-            s = matmul_t_multi(m, h, 3, w3, c3);
+            s = matmul_t_multi(m, x, L->attn_norm, 3, w3, c3);
         }
         if (s == PXL_OK && L->bq) s = pxl_add(ctx, q, L->bq, q);
         if (s == PXL_OK && L->bk) s = pxl_add(ctx, k, L->bk, k);
@@ -976,11 +974,10 @@ static pxl_status forward(pxl_llm *m, const int32_t *tok, int64_t P, int64_t T, 
         if (s == PXL_OK && f16) s = pxl_convert(ctx, vv, cv);
         if (s == PXL_OK) s = pxl_attention(ctx, q3, L->cache_k, L->cache_v, att3, P + T, scale);
         if (s == PXL_OK) s = matmul_t_add(m, att, L->wo, x);
-        if (s == PXL_OK) s = pxl_rmsnorm(ctx, x, L->ffn_norm, h, I->norm_eps);
         if (s == PXL_OK) {
             const pxl_tensor *w2[2] = {L->wg, L->wu};
             pxl_tensor *c2[2] = {g, u};
-            s = matmul_t_multi(m, h, 2, w2, c2);
+            s = matmul_t_multi(m, x, L->ffn_norm, 2, w2, c2);
         }
         if (s == PXL_OK) s = pxl_swiglu(ctx, g, u, g);
         if (s == PXL_OK) s = matmul_t_add(m, g, L->wd, x);

@@ -232,9 +232,31 @@ pxl_status pxl_matmul_multi(pxl_ctx *ctx, const pxl_tensor *a, size_t n, const p
         st = pxl_matmul_pair(ctx, a, b, c, bias, &o, &taken);
         if (st != PXL_OK || taken) return st;
     }
-    for (size_t i = 0; i < n; i++) {
-        o.bias = bias ? bias[i] : NULL;
-        if ((st = pxl_matmul(ctx, a, b[i], c[i], &o)) != PXL_OK) return st;
+    /* a norm that every product alone would apply as a pxl_rmsnorm of its own
+     * (pxl_matmul_norm_split: on the CPU; on a GPU but for one row of A, or
+     * up to 8 with quantized weights, which the kernels normalize as they
+     * load): one pxl_rmsnorm for all, the same floats */
+    pxl_tensor *an = NULL;
+    st = PXL_OK;
+    int64_t M = a->ndim >= 2 ? a->shape[a->ndim - 2] : 1;
+    int split_all = o.norm != NULL;
+    for (size_t i = 0; i < n && split_all; i++)
+        if (pxl_on_gpu(ctx) && (pxl_dtype_is_quantized(b[i]->dtype) ? M <= 8 : M == 1)) split_all = 0;
+    if (split_all) {
+        int64_t shape[PXL_MAX_DIMS];
+        memcpy(shape, a->shape, sizeof shape);
+        if ((st = pxl_tensor_create(ctx, PXL_F32, a->ndim, shape, &an)) != PXL_OK) return st;
+        if ((st = pxl_rmsnorm(ctx, a, o.norm, an, o.norm_eps)) != PXL_OK) {
+            pxl_tensor_free(an);
+            return st;
+        }
+        o.norm = NULL;
+        o.norm_eps = 0.0f;
     }
-    return PXL_OK;
+    for (size_t i = 0; i < n && st == PXL_OK; i++) {
+        o.bias = bias ? bias[i] : NULL;
+        st = pxl_matmul(ctx, an ? an : a, b[i], c[i], &o);
+    }
+    pxl_tensor_free(an); /* recorded GPU work that reads it still completes */
+    return st;
 }

@@ -441,11 +441,14 @@ static pxl_status kmv46(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, cons
  * one binding and B's offsets are on 4 bytes for Q4_K, on 16 for Q5_K
  * (kmm8w only), on 2 for Q8_0, Q4_0 and Q5_0 with K a multiple of 64
  * (kmm8_fits); else kmm, xmm or qmm, A as given. */
-/* The uniform block of wgsl/qa8.wgsl: R rows of K values of A from float offset off_a. */
+/* The uniform block of wgsl/qa8.wgsl: R rows of K values of A from float
+ * offset off_a; qa8n: the norm from float offset off_w, its epsilon. */
 typedef struct {
-    uint32_t R, K, off_a, pad;
+    uint32_t R, K, off_a, off_w;
+    float eps;
+    uint32_t pad[3];
 } qa8_params;
-_Static_assert(sizeof(qa8_params) == 16, "mirrors struct Params in qa8.wgsl");
+_Static_assert(sizeof(qa8_params) == 32, "mirrors struct Params in qa8.wgsl");
 
 static uint64_t kmm8_bytes(const q_shape *s) {
     uint64_t rk = (uint64_t)s->batch_a * (uint64_t)s->M * (uint64_t)s->K;
@@ -498,28 +501,32 @@ static uint32_t kmm8w_split(const pxl_ctx *ctx, uint64_t tiles, uint64_t steps) 
 
 /* qa8: the R = batch_a * M rows of A (bound as bd->b[0], from float
  * bd->off[0]) rounded into a new scratch buffer of the stream, which *rec
- * returns and *qbind binds (at 0). The products on it must be recorded into
- * *rec itself (pxl_recorder_dispatch): pxl_gpu_stream may submit a full
- * stream, and the scratch lives as long as its recorder. */
-static pxl_status kmm8_round(pxl_ctx *ctx, const pxl_op_bindings *bd, const q_shape *s, pxl_recorder **rec,
-                             pxl_binding *qbind) {
+ * returns and *qbind binds (at 0); with nb (NULL: none) qa8n: rmsnorm(A) *
+ * w rounded, w bound as nb->b[0] from float nb->off[0], epsilon eps. The
+ * products on it must be recorded into *rec itself (pxl_recorder_dispatch):
+ * pxl_gpu_stream may submit a full stream, and the scratch lives as long as
+ * its recorder. */
+static pxl_status kmm8_round(pxl_ctx *ctx, const pxl_op_bindings *bd, const pxl_op_bindings *nb, float eps,
+                             const q_shape *s, pxl_recorder **rec, pxl_binding *qbind) {
     uint64_t R = (uint64_t)s->batch_a * (uint64_t)s->M, qbytes = kmm8_bytes(s);
     uint32_t qg[2] = {0, 0};
-    pxl_status st = pxl_op_grid(ctx, OP, (R * (uint64_t)s->K / 16 + 255) / 256, qg);
+    pxl_status st = pxl_op_grid(ctx, OP, nb ? R : (R * (uint64_t)s->K / 16 + 255) / 256, qg);
     if (st != PXL_OK) return st;
     pxl_buffer *buf;
     if ((st = pxl_gpu_stream(ctx, rec)) != PXL_OK) return st;
     if ((st = pxl_recorder_scratch(*rec, (size_t)qbytes, &buf)) != PXL_OK) return st;
     *qbind = (pxl_binding){0, buf, 0, (size_t)(qbytes + 15) / 16 * 16};
-    /* qa8: A (binding 0, as bound for the product) into the scratch (1) */
-    qa8_params qp = {(uint32_t)R, (uint32_t)s->K, bd->off[0], 0};
-    pxl_binding qb[2] = {bd->b[0], *qbind};
+    /* qa8: A (binding 0, as bound for the product) into the scratch (1); qa8n: the norm at 3 */
+    qa8_params qp = {(uint32_t)R, (uint32_t)s->K, bd->off[0], nb ? nb->off[0] : 0, eps, {0, 0, 0}};
+    pxl_binding qb[3] = {bd->b[0], *qbind, nb ? nb->b[0] : bd->b[0]};
     qb[0].binding = 0;
     qb[1].binding = 1;
-    pxl_constant wg[1] = {{"WG", 256}};
+    qb[2].binding = 3;
+    pxl_constant wg[1] = {{"WG", nb ? pxl_rowwise_wg(ctx, s->K) : 256}};
     pxl_kernel *k;
-    if ((st = pxl_kernel_get_static(ctx, "qa8.wgsl", pxl_wgsl_ops_qa8, "qa8", wg, 1, &k)) != PXL_OK) return st;
-    pxl_dispatch d = {k, qb, 2, &qp, sizeof qp, 2, {qg[0], qg[1], 1}};
+    if ((st = pxl_kernel_get_static(ctx, "qa8.wgsl", pxl_wgsl_ops_qa8, nb ? "qa8n" : "qa8", wg, 1, &k)) != PXL_OK)
+        return st;
+    pxl_dispatch d = {k, qb, nb ? 3u : 2u, &qp, sizeof qp, 2, {qg[0], qg[1], 1}};
     return pxl_recorder_dispatch(*rec, &d);
 }
 
@@ -573,7 +580,7 @@ static pxl_status kmm8(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, const
                        const q_shape *s, const qmm_params *p) {
     pxl_recorder *rec; /* after pxl_op_bind, which may submit a full stream */
     pxl_binding qbind;
-    pxl_status st = kmm8_round(ctx, bd, s, &rec, &qbind);
+    pxl_status st = kmm8_round(ctx, bd, NULL, 0.0f, s, &rec, &qbind);
     if (st != PXL_OK) return st;
     return kmm8_mul(ctx, gi, dt, rec, &qbind, &bd->b[1], &bd->b[2], s, p);
 }
@@ -797,20 +804,21 @@ pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor 
 
 /* ---- several prompt products of one A on 8-bit A (pxl_matmul_multi) ------------------ */
 
-/* c[i] = alpha A . b[i]^T + beta c[i] for the n products of pxl_matmul_multi
- * (checked) where each would take the tiled kernels on 8-bit A alone (a_q8,
- * M > QMV_MAX_NCOL, kmm8_fits, no norm): A is rounded once (kmm8_round) and
- * every product's tiles read that (kmm8_mul), where each product alone
- * would round it again. The same floats as the products in turn. Taken
- * (*taken = 1) only where no operand needs a copy to be bound (A on 16
- * bytes; A and every b[i] in buffers apart from every c[j]'s), so that the
- * rounding and the products go into one recorder; else nothing is
- * recorded. */
+/* c[i] = alpha A' . b[i]^T + beta c[i] for the n products of
+ * pxl_matmul_multi (checked) where each would take the tiled kernels on
+ * 8-bit A alone (a_q8, M > QMV_MAX_NCOL, kmm8_fits), A' = A or, with
+ * o->norm, rmsnorm(A) * norm: A' is made and rounded once (kmm8_round; qa8n
+ * for the norm, the sums and operations of pxl_rmsnorm's kernel) and every
+ * product's tiles read that (kmm8_mul), where each product alone would
+ * round it (and normalize it) again. Taken (*taken = 1) only where no
+ * operand needs a copy to be bound (A on 16 bytes; A and every b[i] in
+ * buffers apart from every c[j]'s), so that the rounding and the products
+ * go into one recorder; else nothing is recorded. */
 pxl_status pxl_matmul_multi_q8(pxl_ctx *ctx, const pxl_tensor *a, size_t n, const pxl_tensor *const *b,
                                pxl_tensor *const *c, const pxl_matmul_options *o, int *taken) {
     *taken = 0;
-    if (!o->a_q8 || o->norm || o->bias || o->trans_a || !o->trans_b || n < 2 || n > PXL_MATMUL_MULTI_MAX ||
-        a->offset % 16 != 0)
+    if (!o->a_q8 || o->bias || o->trans_a || !o->trans_b || n < 1 || n > PXL_MATMUL_MULTI_MAX ||
+        a->offset % 16 != 0 || (n == 1 && !o->norm))
         return PXL_OK;
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
     q_shape s[PXL_MATMUL_MULTI_MAX];
@@ -833,10 +841,17 @@ pxl_status pxl_matmul_multi_q8(pxl_ctx *ctx, const pxl_tensor *a, size_t n, cons
         p[i].off_c = bd[i].off[2];
         if (!kmm8_fits(gi, b[i]->dtype, &s[i], &p[i])) return PXL_OK;
     }
+    pxl_op_bindings nb;
+    if (o->norm) {
+        for (size_t j = 0; j < n; j++)
+            if (c[j]->buf == o->norm->buf) return PXL_OK;
+        pxl_status st = pxl_op_bind(ctx, OP, &o->norm, 1, 0u, 0u, &nb);
+        if (st != PXL_OK) return st;
+    }
     *taken = 1;
     pxl_recorder *rec;
     pxl_binding qbind;
-    pxl_status st = kmm8_round(ctx, &bd[0], &s[0], &rec, &qbind);
+    pxl_status st = kmm8_round(ctx, &bd[0], o->norm ? &nb : NULL, o->norm_eps, &s[0], &rec, &qbind);
     for (size_t i = 0; i < n && st == PXL_OK; i++)
         st = kmm8_mul(ctx, gi, b[i]->dtype, rec, &qbind, &bd[i].b[1], &bd[i].b[2], &s[i], &p[i]);
     return st;

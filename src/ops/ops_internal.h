@@ -214,6 +214,11 @@ pxl_status pxl_matmul_swiglu_dense(pxl_ctx *ctx, const pxl_tensor *a, const pxl_
                                    size_t up_off, int64_t F, pxl_tensor *out, const pxl_matmul_options *o);
 pxl_status pxl_matmul_swiglu_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *w, size_t gate_off,
                                    size_t up_off, int64_t F, pxl_tensor *out, const pxl_matmul_options *o);
+/* The workgroup of rowwise.wgsl's kernels for rows of `cols` values
+ * (qa8.wgsl's qa8n takes the same, so that its sums of squares are
+ * rmsnorm's). */
+uint32_t pxl_rowwise_wg(pxl_ctx *ctx, int64_t cols);
+
 /* pxl_matmul_multi's prompt products on 8-bit A: A rounded once for all of
  * them (matmul_quant.c). *taken stays 0, and nothing is recorded, where a
  * product would not take the tiled 8-bit kernels alone. */

@@ -70,7 +70,7 @@ static int64_t min_rows(int64_t cols) { return cols >= 32768 ? 1 : 32768 / cols;
 
 /* Workgroup size: a power of two in [32, 256] (fewer if the device says so),
  * about a quarter of the row length so short rows do not idle most lanes. */
-static uint32_t pick_wg(pxl_ctx *ctx, int64_t cols) {
+uint32_t pxl_rowwise_wg(pxl_ctx *ctx, int64_t cols) {
     const pxl_gpu_info *gi = pxl_gpu_get_info(ctx);
     uint32_t lim = RW_MAX_WG;
     if (gi->max_invocations_per_workgroup < lim) lim = gi->max_invocations_per_workgroup;
@@ -116,7 +116,7 @@ static pxl_status rw_dispatch(pxl_ctx *ctx, const char *op, const char *entry, c
     pxl_status s = pxl_op_bind(ctx, op, t, n, writes, 0, &b);
     if (s != PXL_OK) return s;
     for (size_t i = 0; i < n; i++) p->off[i] = b.off[i];
-    pxl_constant wg = {"WG", pick_wg(ctx, pxl_t_cols(x))};
+    pxl_constant wg = {"WG", pxl_rowwise_wg(ctx, pxl_t_cols(x))};
     return pxl_op_dispatch(ctx, "rowwise.wgsl", pxl_wgsl_ops_rowwise, entry, &wg, 1, &b, p, sizeof *p,
                            (uint64_t)pxl_t_rows(x));
 }
@@ -348,7 +348,7 @@ static pxl_status argmax_split(pxl_ctx *ctx, const char *op, const pxl_tensor *x
     pxl_buffer *buf;
     if ((s = pxl_gpu_stream(ctx, &rec)) != PXL_OK) return s;
     if ((s = pxl_recorder_scratch(rec, (size_t)bytes, &buf)) != PXL_OK) return s;
-    pxl_constant wg = {"WG", pick_wg(ctx, ARGMAX_CHUNK)};
+    pxl_constant wg = {"WG", pxl_rowwise_wg(ctx, ARGMAX_CHUNK)};
     pxl_kernel *k;
     pxl_binding pb[2] = {b.b[0], {1, buf, 0, (size_t)(bytes + 15) / 16 * 16}};
     pb[0].binding = 0;
