@@ -335,10 +335,13 @@ PXL_API pxl_status pxl_matmul_swiglu(pxl_ctx *ctx, const pxl_tensor *a, const px
  * each product in the row groups pxl_matmul gives it alone: the same floats,
  * except for a Q4_K, Q5_K or Q6_K product of over a thousand workgroups'
  * rows, which pxl_matmul alone would give narrower groups. With a_q8 and
- * more than 8 rows of A (a prompt), no norm and no bias, where every b[i]
- * is quantized and each product alone would take the tiled kernels on
- * 8-bit A, a GPU rounds A once for all of them instead of once a product:
- * the same floats. Everything else runs the products in turn.
+ * more than 8 rows of A (a prompt) and no bias, where every b[i] is
+ * quantized and each product alone would take the tiled kernels on 8-bit
+ * A, a GPU normalizes (with a norm) and rounds A once for all of them
+ * instead of once a product. Everything else runs the products in turn;
+ * a norm that each product would apply as a pxl_rmsnorm of its own (the
+ * CPU; a GPU but for its one-row kernels, which normalize A as they load
+ * it) is made once for all of them: the same floats.
  */
 #define PXL_MATMUL_MULTI_MAX 4
 PXL_API pxl_status pxl_matmul_multi(pxl_ctx *ctx, const pxl_tensor *a, size_t n, const pxl_tensor *const *b,
