@@ -18,8 +18,8 @@
 //      attention.wgsl), each in two steps of RG values and one barrier
 //      each (wg_reduce: a tree of log2 WG barriers cost an H200 about 1 us
 //      a call more);
-//   3. values: invocation (slice, column c: one 16-byte word of a row) sums
-//      exp2(s_j - M) v_j[c] over the keys j = slice (mod slices), four rows
+//   3. values: invocation (slice, column wc: one 16-byte word of a row) sums
+//      exp2(s_j - M) v_j[wc] over the keys j = slice (mod slices), four rows
 //      loaded together; the slices are summed in workgroup memory, SG at a
 //      time and then those sums, and y = sum / L.
 // Everything is latency at these sizes, so each invocation issues several
@@ -186,12 +186,12 @@ fn body(li: u32, h: u32, th: f32) {
     }
     let slices = min(WG / vpr, SLICES);
     let slice = li / vpr;
-    let c = li % vpr;
+    let wc = li % vpr;   // the invocation's word column in the value phase
     var wv0: array<vec4<u32>, 4>;
     if (slice < slices) {
         for (var u = 0u; u < 4u; u = u + 1u) {
             let j = slice + u * slices;
-            if (j < kv && j != P) { wv0[u] = cv[p.ocv + hk * vpr + c + j * p.Hkv * vpr]; }
+            if (j < kv && j != P) { wv0[u] = cv[p.ocv + hk * vpr + wc + j * p.Hkv * vpr]; }
         }
     }
     // 1. turn q and k, take v
@@ -294,12 +294,12 @@ fn body(li: u32, h: u32, th: f32) {
         l = l + e;
     }
     let L = wg_reduce(li, l, false);   // its barriers also publish sc
-    // 3. values: invocation (slice, word column c), four rows at a time; at
+    // 3. values: invocation (slice, word column wc), four rows at a time; at
     // most SLICES slices, whose sums the first vpr invocations add serially
     var a0 = vec4<f32>(0.0);
     var a1 = vec4<f32>(0.0);
     if (slice < slices) {
-        let e0 = p.ocv + hk * vpr + c;
+        let e0 = p.ocv + hk * vpr + wc;
         for (var j0 = slice; j0 < kv; j0 = j0 + 4u * slices) {
             var w = wv0;   // the first four rows', loaded at the start
             if (j0 != slice) {
@@ -315,10 +315,10 @@ fn body(li: u32, h: u32, th: f32) {
                     var v1 = vals_hi(w[u]);
                     if (j == P) {
                         if (K16) {
-                            v0 = vn4(2u * c);
-                            v1 = vn4(2u * c + 1u);
+                            v0 = vn4(2u * wc);
+                            v1 = vn4(2u * wc + 1u);
                         } else {
-                            v0 = vn4(c);
+                            v0 = vn4(wc);
                         }
                     }
                     a0 = a0 + sc[j] * v0;
@@ -331,15 +331,15 @@ fn body(li: u32, h: u32, th: f32) {
     racc[WG + li] = a1;
     workgroupBarrier();
     // the slices' sums in two steps: group g of SG slices by invocations
-    // (g, c), then the groups by the first vpr invocations, in order
+    // (g, wc), then the groups by the first vpr invocations, in order
     let ng = (slices + SG - 1u) / SG;
     if (li < ng * vpr) {
         let g = li / vpr;
-        var t0 = racc[g * SG * vpr + c];
-        var t1 = racc[WG + g * SG * vpr + c];
+        var t0 = racc[g * SG * vpr + wc];
+        var t1 = racc[WG + g * SG * vpr + wc];
         for (var s = g * SG + 1u; s < min(g * SG + SG, slices); s = s + 1u) {
-            t0 = t0 + racc[s * vpr + c];
-            t1 = t1 + racc[WG + s * vpr + c];
+            t0 = t0 + racc[s * vpr + wc];
+            t1 = t1 + racc[WG + s * vpr + wc];
         }
         racc2[li] = t0;
         racc2[WG + li] = t1;
