@@ -16,7 +16,7 @@
 // qa8n: the same for rmsnorm(A) * w (pxl_matmul_multi's prompt products with
 // a norm): one workgroup a row, whose sum of squares is taken as
 // rowwise.wgsl's rmsnorm takes it (the same WG from the host, the same two
-// strided sums a invocation and tree), each value normalized as it does
+// strided sums an invocation and tree), each value normalized as it does
 // (x * inv * w), then rounded in groups of 16 as above, WG groups at a time.
 
 #include "half_bits.wgsl"   // f32_to_f16_bits, f16_to_f32_bits (q8_round.wgsl)
