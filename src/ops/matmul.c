@@ -228,7 +228,7 @@ static pxl_status matmul_run(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor
     if (pxl_dtype_is_quantized(b->dtype)) return pxl_matmul_quant(ctx, a, b, c, &o, bias_done);
     mm_shape s;
     if ((st = shapes(ctx, a, b, c, &o, &s)) != PXL_OK) return st;
-    if (o.norm && !(pxl_on_gpu(ctx) && s.M == 1 && o.trans_b)) /* fused only into gemv_t */
+    if (o.norm && !pxl_matmul_norm_fused(ctx, b->dtype, s.M, o.trans_b)) /* fused only into gemv_t */
         return pxl_matmul_norm_split(ctx, a, b, c, &o);
 
     if (!pxl_on_gpu(ctx) && o.trans_b && !o.trans_a) { /* B [N, K]: the weights' layout (matmul_cpu.c) */

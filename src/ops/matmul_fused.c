@@ -42,11 +42,26 @@ static pxl_status temp_like(pxl_ctx *ctx, const pxl_tensor *t, int64_t cols, pxl
     return pxl_tensor_create(ctx, PXL_F32, t->ndim, shape, out);
 }
 
+int pxl_matmul_norm_fused(pxl_ctx *ctx, pxl_dtype b, int64_t M, int trans_b) {
+    if (!pxl_on_gpu(ctx)) return 0;
+    return pxl_dtype_is_quantized(b) ? M <= PXL_QMV_MAX_NCOL : M == 1 && trans_b;
+}
+
+pxl_status pxl_matmul_norm_temp(pxl_ctx *ctx, const pxl_tensor *a, const pxl_matmul_options *o, pxl_tensor **an) {
+    *an = NULL;
+    pxl_status st = temp_like(ctx, a, pxl_t_cols(a), an);
+    if (st == PXL_OK) st = pxl_rmsnorm(ctx, a, o->norm, *an, o->norm_eps);
+    if (st != PXL_OK) {
+        pxl_tensor_free(*an);
+        *an = NULL;
+    }
+    return st;
+}
+
 pxl_status pxl_matmul_norm_split(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, pxl_tensor *c,
                                  const pxl_matmul_options *o) {
     pxl_tensor *an = NULL;
-    pxl_status st = temp_like(ctx, a, pxl_t_cols(a), &an);
-    if (st == PXL_OK) st = pxl_rmsnorm(ctx, a, o->norm, an, o->norm_eps);
+    pxl_status st = pxl_matmul_norm_temp(ctx, a, o, &an);
     if (st == PXL_OK) {
         pxl_matmul_options plain = *o;
         plain.norm = NULL;
@@ -130,10 +145,7 @@ static pxl_status sw_split(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *
     plain.trans_b = 1;
     plain.a_q8 = o->a_q8;
     pxl_status st = PXL_OK;
-    if (o->norm) {
-        st = temp_like(ctx, a, s->K, &an);
-        if (st == PXL_OK) st = pxl_rmsnorm(ctx, a, o->norm, an, o->norm_eps);
-    }
+    if (o->norm) st = pxl_matmul_norm_temp(ctx, a, o, &an);
     if (st == PXL_OK) st = temp_like(ctx, out, s->F, &g);
     if (st == PXL_OK) st = temp_like(ctx, out, s->F, &u);
     if (st == PXL_OK) st = pxl_matmul(ctx, an ? an : a, wg, g, &plain);
@@ -232,24 +244,17 @@ pxl_status pxl_matmul_multi(pxl_ctx *ctx, const pxl_tensor *a, size_t n, const p
         st = pxl_matmul_pair(ctx, a, b, c, bias, &o, &taken);
         if (st != PXL_OK || taken) return st;
     }
-    /* a norm that every product alone would apply as a pxl_rmsnorm of its own
-     * (pxl_matmul_norm_split: on the CPU; on a GPU but for one row of A, or
-     * up to 8 with quantized weights, which the kernels normalize as they
-     * load): one pxl_rmsnorm for all, the same floats */
+    /* a norm that every product alone would split off as a pxl_rmsnorm of
+     * its own (pxl_matmul_norm_fused false): one pxl_rmsnorm for all, the
+     * same floats */
     pxl_tensor *an = NULL;
     st = PXL_OK;
     int64_t M = a->ndim >= 2 ? a->shape[a->ndim - 2] : 1;
     int split_all = o.norm != NULL;
     for (size_t i = 0; i < n && split_all; i++)
-        if (pxl_on_gpu(ctx) && (pxl_dtype_is_quantized(b[i]->dtype) ? M <= 8 : M == 1)) split_all = 0;
+        if (pxl_matmul_norm_fused(ctx, b[i]->dtype, M, o.trans_b)) split_all = 0;
     if (split_all) {
-        int64_t shape[PXL_MAX_DIMS];
-        memcpy(shape, a->shape, sizeof shape);
-        if ((st = pxl_tensor_create(ctx, PXL_F32, a->ndim, shape, &an)) != PXL_OK) return st;
-        if ((st = pxl_rmsnorm(ctx, a, o.norm, an, o.norm_eps)) != PXL_OK) {
-            pxl_tensor_free(an);
-            return st;
-        }
+        if ((st = pxl_matmul_norm_temp(ctx, a, &o, &an)) != PXL_OK) return st;
         o.norm = NULL;
         o.norm_eps = 0.0f;
     }

@@ -127,7 +127,7 @@ static pxl_status q_cpu(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b, 
 #define QMV_TPR 32u
 #define QMV_ROWS 2u
 #define QMV_UNROLL 4u
-#define QMV_MAX_NCOL 8
+#define QMV_MAX_NCOL PXL_QMV_MAX_NCOL
 
 /* Q8_0, Q4_0 and Q5_0: 32-element blocks of 8 or 4 (5) bits and one f16 scale (quant.wgsl's formats) */
 static int legacy_q(pxl_dtype dt) { return dt == PXL_Q8_0 || dt == PXL_Q4_0 || dt == PXL_Q5_0; }
@@ -797,7 +797,7 @@ pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor 
     q_shape s;
     pxl_status st = q_check(ctx, a, b, c, o, &s);
     if (st != PXL_OK) return st;
-    if (o->norm && !(pxl_on_gpu(ctx) && s.M <= QMV_MAX_NCOL)) /* fused only into the matrix-vector kernels */
+    if (o->norm && !pxl_matmul_norm_fused(ctx, b->dtype, s.M, o->trans_b)) /* only the matrix-vector kernels */
         return pxl_matmul_norm_split(ctx, a, b, c, o);
     return pxl_on_gpu(ctx) ? q_gpu(ctx, a, b, c, &s, o, bias_done) : q_cpu(ctx, a, b, c, &s, o);
 }
@@ -824,10 +824,12 @@ pxl_status pxl_matmul_multi_q8(pxl_ctx *ctx, const pxl_tensor *a, size_t n, cons
     q_shape s[PXL_MATMUL_MULTI_MAX];
     qmm_params p[PXL_MATMUL_MULTI_MAX];
     pxl_op_bindings bd[PXL_MATMUL_MULTI_MAX];
+    for (size_t j = 0; j < n; j++)
+        if (c[j]->buf == a->buf || (o->norm && c[j]->buf == o->norm->buf)) return PXL_OK;
     for (size_t i = 0; i < n; i++) {
         if (!pxl_dtype_is_quantized(b[i]->dtype)) return PXL_OK;
         for (size_t j = 0; j < n; j++)
-            if (c[j]->buf == a->buf || c[j]->buf == b[i]->buf) return PXL_OK;
+            if (c[j]->buf == b[i]->buf) return PXL_OK;
         pxl_status st = q_check(ctx, a, b[i], c[i], o, &s[i]);
         if (st != PXL_OK) return st;
         if (s[i].M <= QMV_MAX_NCOL || a->nelem > UINT32_MAX || c[i]->nelem > UINT32_MAX ||
@@ -843,8 +845,6 @@ pxl_status pxl_matmul_multi_q8(pxl_ctx *ctx, const pxl_tensor *a, size_t n, cons
     }
     pxl_op_bindings nb;
     if (o->norm) {
-        for (size_t j = 0; j < n; j++)
-            if (c[j]->buf == o->norm->buf) return PXL_OK;
         pxl_status st = pxl_op_bind(ctx, OP, &o->norm, 1, 0u, 0u, &nb);
         if (st != PXL_OK) return st;
     }

@@ -203,6 +203,15 @@ pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor 
  */
 pxl_status pxl_matmul_check_norm(pxl_ctx *ctx, const char *op, const pxl_tensor *a, const char *cn,
                                  const pxl_tensor *c, const pxl_matmul_options *o);
+/* The most rows of A the quantized matrix-vector kernels take (matmul_quant.c). */
+#define PXL_QMV_MAX_NCOL 8
+/* Whether pxl_matmul applies the norm inside its kernel for B of dtype b
+ * and M rows of A (else pxl_matmul_norm_split): on a GPU, quantized B with
+ * up to PXL_QMV_MAX_NCOL rows (the matrix-vector kernels), other B with one
+ * row and trans_b (gemv_t). */
+int pxl_matmul_norm_fused(pxl_ctx *ctx, pxl_dtype b, int64_t M, int trans_b);
+/* pxl_rmsnorm of A by o's norm into a new temporary tensor *an (the caller frees it). */
+pxl_status pxl_matmul_norm_temp(pxl_ctx *ctx, const pxl_tensor *a, const pxl_matmul_options *o, pxl_tensor **an);
 /*
  * The fused matrix-vector kernels of pxl_matmul_swiglu on a GPU (matmul.c:
  * f32 / f16 / bf16 weights, M = 1; matmul_quant.c: GGUF blocks, M <= 4), for
