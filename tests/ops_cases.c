@@ -829,6 +829,41 @@ static pxl_status mmm_packed(pxl_ctx *ctx, const op_case *c, const pxl_tensor *a
     return s;
 }
 
+/* CF_ONEB: b0 and b1 copied into rows 0 .. N0 - 1 and N0 .. N0 + N1 - 1 of one
+ * tensor of their dtype (with CF_THREE b1 again after them), the products
+ * run on views of those rows; CF_THREE's third output, made from c1's initial
+ * values, must hold c1's floats bit for bit. */
+static pxl_status mmm_oneb(pxl_ctx *ctx, const op_case *c, const pxl_tensor *a, const pxl_tensor *const *b,
+                           pxl_tensor *const *out, const pxl_matmul_options *o) {
+    int three = (c->flags & CF_THREE) != 0;
+    int64_t M = c->s[0], N0 = c->s[1], N1 = c->s[2], K = c->s[3], rows = N0 + N1 + (three ? N1 : 0);
+    int64_t sw[2] = {rows, K}, s0[2] = {N0, K}, s1[2] = {N1, K}, so[2] = {M, N1};
+    size_t rb = pxl_dtype_row_bytes(c->dt, K);
+    pxl_tensor *w = NULL, *v[3] = {NULL, NULL, NULL}, *c2 = NULL;
+    pxl_status s = pxl_tensor_create(ctx, c->dt, 2, sw, &w);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, w, 2, s0, 0, &v[0]);
+    if (s == PXL_OK) s = pxl_tensor_view(ctx, w, 2, s1, (size_t)N0 * rb, &v[1]);
+    if (s == PXL_OK && three) s = pxl_tensor_view(ctx, w, 2, s1, (size_t)(N0 + N1) * rb, &v[2]);
+    if (s == PXL_OK) s = pxl_copy(ctx, b[0], v[0]);
+    if (s == PXL_OK) s = pxl_copy(ctx, b[1], v[1]);
+    if (s == PXL_OK && three) s = pxl_copy(ctx, b[1], v[2]);
+    if (s == PXL_OK && three) s = pxl_tensor_create(ctx, PXL_F32, 2, so, &c2);
+    if (s == PXL_OK && three && o->beta != 0.0f) s = pxl_copy(ctx, out[1], c2);
+    const pxl_tensor *vb[3] = {v[0], v[1], v[2]};
+    pxl_tensor *vc[3] = {out[0], out[1], c2};
+    if (s == PXL_OK) s = pxl_matmul_multi(ctx, a, three ? 3 : 2, vb, vc, NULL, o);
+    if (s == PXL_OK && three) { /* the third product's floats are the second's */
+        size_t n = (size_t)(M * N1);
+        float *h1 = malloc(n * sizeof *h1), *h2 = malloc(n * sizeof *h2);
+        s = h1 && h2 ? pxl_tensor_read(ctx, out[1], h1, n * sizeof *h1) : PXL_ERR_OUT_OF_MEMORY;
+        if (s == PXL_OK) s = pxl_tensor_read(ctx, c2, h2, n * sizeof *h2);
+        if (s == PXL_OK && memcmp(h1, h2, n * sizeof *h1)) s = PXL_ERR_GPU;
+        free(h1), free(h2);
+    }
+    pxl_tensor_free(c2), pxl_tensor_free(v[2]), pxl_tensor_free(v[1]), pxl_tensor_free(v[0]), pxl_tensor_free(w);
+    return s;
+}
+
 static pxl_status mmm_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t) {
     pxl_matmul_options o;
     memset(&o, 0, sizeof o);
@@ -843,6 +878,7 @@ static pxl_status mmm_call(pxl_ctx *ctx, const op_case *c, pxl_tensor *const *t)
     if (c->flags & CF_BIAS) bs = bias;
     pxl_tensor *out[2] = {t[mmm_ci(c)], t[mmm_ci(c) + 1]};
     if (c->off) return pxl_matmul_multi(ctx, t[0], (size_t)c->off, b, out, bs, &o);
+    if (c->flags & CF_ONEB) return mmm_oneb(ctx, c, t[0], b, out, &o);
     if (c->flags & CF_PACKED) return mmm_packed(ctx, c, t[0], b, out, bs, &o);
     return pxl_matmul_multi(ctx, t[0], 2, b, out, bs, &o);
 }
@@ -1977,6 +2013,18 @@ static const op_case k_cases[] = {
     MMM(9, 64, 65, 576, PXL_Q5_0, PXL_Q4_0, CF_Q8A | CF_NORM, 0, 0, 0),
     MMM(16, 40, 72, 512, PXL_Q4_K, PXL_Q6_K, CF_NORM, 0, 0, 1e-5f),
     MMM(12, 40, 9, 256, PXL_Q8_0, PXL_F32, CF_Q8A | CF_NORM, 0, 0, 1e-5f),
+    /* products whose weights are rows of one matrix in turn (a layer's Q, K and V, or gate and up): a GPU makes
+     * them one dispatch (kmm8wn) where each but the last output is whole tiles wide and K would not be split;
+     * tiles part full, two and three outputs, alpha and beta, the norm; and runs that stay apart: widths off
+     * the tiles, few tiles, Q6_K */
+    MMM(70, 256, 64, 256, PXL_Q4_K, PXL_Q4_K, CF_ONEB | CF_Q8A, 0, 0, 0),
+    MMM(130, 192, 70, 256, PXL_Q8_0, PXL_Q8_0, CF_ONEB | CF_THREE | CF_Q8A | CF_NORM, 0, 0, 1e-5f),
+    MMM(65, 128, 128, 256, PXL_Q5_K, PXL_Q5_K, CF_ONEB | CF_THREE | CF_Q8A, 0.5f, 0.25f, 0),
+    MMM(70, 320, 40, 256, PXL_Q4_0, PXL_Q4_0, CF_ONEB | CF_Q8A | CF_NORM, 1, 0.5f, 1e-6f),
+    MMM(16, 64, 64, 256, PXL_Q8_0, PXL_Q8_0, CF_ONEB | CF_THREE | CF_Q8A, 0, 0, 0),
+    MMM(70, 128, 96, 512, PXL_Q5_0, PXL_Q5_0, CF_ONEB | CF_THREE | CF_Q8A, 0, 0, 0),
+    MMM(70, 100, 60, 256, PXL_Q4_K, PXL_Q4_K, CF_ONEB | CF_Q8A, 0, 0, 0),
+    MMM(70, 128, 64, 256, PXL_Q6_K, PXL_Q6_K, CF_ONEB | CF_THREE | CF_Q8A | CF_NORM, 0, 0, 1e-5f),
     /* wide FFNs' SwiGLU; one-row products of more than 1024 workgroups at the default shape (kmv4 / kmv6's
      * wide row groups, src/ops/matmul_quant.c): Q4_K, Q5_K, and Q6_K with the output norm as for logits */
     SWG(1, 4100, 512, PXL_Q4_K, CF_NORM, 1e-5f), SWG(1, 4097, 256, PXL_Q5_K, 0, 0),

@@ -67,8 +67,11 @@ enum {
                            * only where every backend rounds (Q4_K with M = 1, Q4_K and Q6_K with M > 8 on a GPU) */
     CF_NANLOW = 1 << 23,  /* argmax: pxl_argmax_ext with nan_lowest */
     CF_TINY = 1 << 22,    /* matmul: A in [-2^-10, 2^-10), so that a_q8's scales are f16 subnormals */
-    CF_BIAS = 1 << 24     /* matmul, matmul_norm: with a bias row [N] (pxl_matmul_options.bias), the input
+    CF_BIAS = 1 << 24,    /* matmul, matmul_norm: with a bias row [N] (pxl_matmul_options.bias), the input
                            * before C */
+    CF_ONEB = 1 << 25,    /* matmul_multi: b0 and b1 copied into rows of one tensor, passed as views of it */
+    CF_THREE = 1 << 26    /* matmul_multi with CF_ONEB: b1's rows twice more, a third product c2 = A' b1^T,
+                           * whose floats must be c1's */
 };
 
 /*
@@ -100,8 +103,9 @@ enum {
  *              rounded for the Q4_K product; the other within the rounding's bound, as only some
  *              backends round it); CF_BIAS: bias rows [N0] and [N1] (with CF_NO_BIAS the first is
  *              passed as NULL); CF_PACKED: c0 and c1 are views of one tensor, a gap apart, and so are
- *              the bias rows (the GPU's one-dispatch path); off: the number of products passed (0: 2;
- *              bad calls only)
+ *              the bias rows (the GPU's one-dispatch path); CF_ONEB (dt = k): b0 and b1 are views of one
+ *              matrix's rows in turn (a GPU's kmm8wn on 8-bit A), CF_THREE a third product of b1's rows
+ *              again; off: the number of products passed (0: 2; bad calls only)
  * expect: PXL_OK for a value case; otherwise the status every backend must
  * return for the call (and msg, if set, a substring of the message).
  */

@@ -124,6 +124,10 @@ static int apply(pxl_tuning *t, const char *key, const char *v, const char **wha
         *what = "0 (kmm8.wgsl), 4 or 8 (kmm8w.wgsl's columns per invocation)";
         if (strcmp(v, "0") && strcmp(v, "4") && strcmp(v, "8")) return 1;
         t->kmm8 = (uint32_t)(v[0] - '0') + 1; /* 0 stays "default" */
+    } else if (!strcmp(key, "kmm8_merge")) {
+        *what = "0, 1, 2 or 3";
+        if (parse_list(v, a, 1) != 1 || a[0] > 3) return 1;
+        t->kmm8_merge = a[0] + 1; /* 0 stays "default" */
     } else if (!strcmp(key, "kmm8_split")) {
         *what = "1, 2, 4 or 8 (the most splits of K in kmm8w.wgsl)";
         if (parse_list(v, a, 1) != 1 || !pow2(a[0]) || a[0] > 8) return 1;
@@ -217,7 +221,7 @@ pxl_status pxl_tuning_parse(pxl_ctx *ctx, const char *text, pxl_tuning *t) {
                 return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
                                 "tuning: unknown key '%s' (known: dot, attn, attn_fa, qmv, qmv_xs, kmv_tpr, kmv_rows, kmv_wg, rka_wg, kmm8, kmm8_split, gemm_split, "
                                 "llm_submit, llm_cut, qmv_kernel, qmv_q8, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8, gpu_q8, gpu_scopes, llm_ahead, rka, gpu_spin, "
-                                "mv_sg)",
+                                "mv_sg, kmm8_merge)",
                                 key);
             return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "tuning: bad value '%s' for '%s' (takes %s)", val, key,
                             what);

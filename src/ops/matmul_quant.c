@@ -814,6 +814,106 @@ pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor 
  * operand needs a copy to be bound (A on 16 bytes; A and every b[i] in
  * buffers apart from every c[j]'s), so that the rounding and the products
  * go into one recorder; else nothing is recorded. */
+/* The merged shape of products i .. j - 1 of pxl_matmul_multi_q8 (their
+ * rows of B one after another): s[i]'s with N their sum. */
+static q_shape kmm8_span_shape(const q_shape *s, size_t i, size_t j) {
+    q_shape m = s[i];
+    for (size_t t = i + 1; t < j; t++) m.N += s[t].N;
+    return m;
+}
+
+/* Where products i .. j - 1 of pxl_matmul_multi_q8 (2 <= j - i <= 3) can be
+ * one kmm8wn dispatch: their weights are rows of one matrix in turn (views
+ * of one buffer, each starting where the last ends: a layer's Q, K and V,
+ * or gate and up, as the GGUF runtime uploads them), of one format that
+ * kmm8w takes; no batches; outputs in buffers of their own; each output but
+ * the last a whole number of tiles wide, so that no tile straddles two; and
+ * so many tiles that kmm8w would not split K (kmm8w_split), which
+ * kmm8wn does not do. Then the products' split K passes and their sums go,
+ * and a product of few rows (K and V: 256 on TinyLlama) shares the tiles of
+ * the wide one. The tuning option kmm8_merge=0 turns this off. */
+static int kmm8_spans(pxl_ctx *ctx, const pxl_tensor *const *b, pxl_tensor *const *c, const q_shape *s,
+                      const qmm_params *p, size_t i, size_t j) {
+    pxl_dtype dt = b[i]->dtype;
+    uint32_t mode = pxl_ctx_tuning(ctx)->kmm8_merge ? pxl_ctx_tuning(ctx)->kmm8_merge - 1 : 1;
+    if (mode == 0 || dt == PXL_Q6_K) return 0;
+    for (size_t t = i; t < j; t++) {
+        if (s[t].batch != 1 || s[t].batch_a != 1 || s[t].batch_b != 1) return 0;
+        for (size_t u = i; u < t; u++)
+            if (c[u]->buf == c[t]->buf) return 0;
+        if (t > i && (b[t]->dtype != dt || b[t]->buf != b[t - 1]->buf || b[t]->offset != b[t - 1]->offset + b[t - 1]->bytes))
+            return 0;
+    }
+    q_shape m = kmm8_span_shape(s, i, j);
+    uint32_t tn = kmm8w_tn(ctx, dt, &m, &p[i]);
+    if (!tn || m.N > UINT32_MAX || (uint64_t)m.N * m.row_bytes > UINT32_MAX - 64) return 0;
+    for (size_t t = i; t + 1 < j; t++)
+        if (s[t].N % (16 * tn)) return 0;
+    uint64_t tiles = ((uint64_t)m.N + 16u * tn - 1) / (16u * tn) * (((uint64_t)m.M + 63) / 64);
+    if (kmm8w_split(ctx, tiles, (uint64_t)m.K / 64) != 1) return 0;
+    int some_split = 0; /* whether a product alone would split K */
+    for (size_t t = i; t < j; t++) {
+        uint32_t tt = kmm8w_tn(ctx, dt, &s[t], &p[t]);
+        uint64_t ti = ((uint64_t)s[t].N + 16u * tt - 1) / (16u * tt) * (((uint64_t)m.M + 63) / 64);
+        some_split |= kmm8w_split(ctx, ti, (uint64_t)m.K / 64) != 1;
+    }
+    return mode == 1 || (mode == 2 && !some_split) || (mode == 3 && some_split);
+}
+
+/* The end of the run of products from i that pxl_matmul_multi_q8 makes one
+ * dispatch (the longest of up to 3 that kmm8_spans takes), or i + 1. */
+static size_t kmm8_span(pxl_ctx *ctx, const pxl_gpu_info *gi, size_t n, const pxl_tensor *const *b,
+                        pxl_tensor *const *c, const q_shape *s, const qmm_params *p, size_t i) {
+    (void)gi;
+    for (size_t j = i + 3 < n ? i + 3 : n; j >= i + 2; j--)
+        if (kmm8_spans(ctx, b, c, s, p, i, j)) return j;
+    return i + 1;
+}
+
+/* Products i .. j - 1 (kmm8_spans) as one kmm8wn dispatch into rec, on A
+ * rounded by kmm8_round (qbind): B bound over all their rows (from product
+ * i's binding to product j - 1's end), outputs at bindings 2, 4 and 5 (a
+ * scratch word at 5 for two). */
+static pxl_status kmm8_mul_n(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt, pxl_recorder *rec,
+                             const pxl_binding *qbind, const pxl_op_bindings *bd, const q_shape *s,
+                             const qmm_params *p, size_t i, size_t j) {
+    q_shape m = kmm8_span_shape(s, i, j);
+    uint32_t g[2] = {0, 0};
+    pxl_status st = tiles_grid(ctx, gi, &m, g);
+    if (st != PXL_OK) return st;
+    pxl_binding mb[5] = {*qbind, bd[i].b[1], bd[i].b[2], bd[i + 1].b[2], {0}};
+    mb[1].binding = 1;
+    mb[2].binding = 2;
+    mb[3].binding = 4;
+    mb[1].size = bd[j - 1].b[1].offset + bd[j - 1].b[1].size - mb[1].offset;
+    if (mb[1].size > gi->max_storage_binding_size)
+        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: the products' weights exceed one binding", OP);
+    if (j - i == 3) {
+        mb[4] = bd[i + 2].b[2];
+    } else {
+        pxl_buffer *word;
+        if ((st = pxl_recorder_scratch(rec, 16, &word)) != PXL_OK) return st;
+        mb[4] = (pxl_binding){0, word, 0, 16};
+    }
+    mb[4].binding = 5;
+    qmm_params p8 = p[i];
+    p8.N = (uint32_t)m.N;
+    p8.off_a = (uint32_t)((uint64_t)m.M * (uint64_t)m.K / 16); /* the scales after the rounded rows */
+    p8.stride_a = 0;
+    p8.n2 = (uint32_t)s[i].N;
+    p8.off_u2 = j - i == 3 ? (uint32_t)(s[i].N + s[i + 1].N) : (uint32_t)m.N;
+    p8.off_c2 = p[i + 1].off_c;
+    p8.off_s2 = j - i == 3 ? p[i + 2].off_c : 0;
+    uint32_t tn = kmm8w_tn(ctx, dt, &m, &p8);
+    uint32_t qblk = dt == PXL_Q8_0 ? 34u : dt == PXL_Q4_0 ? 18u : dt == PXL_Q5_0 ? 22u : 0u;
+    pxl_constant c[5] = {{"TN", tn}, {"SPLITK", 1}, {"Q5", dt == PXL_Q5_K}, {"QB", qblk}, {"NOUT", (double)(j - i)}};
+    pxl_kernel *k;
+    if ((st = pxl_kernel_get_static(ctx, "kmm8w.wgsl", pxl_wgsl_ops_kmm8w, "kmm8wn", c, 5, &k)) != PXL_OK) return st;
+    uint64_t gx = ((uint64_t)m.N + 16u * tn - 1) / (16u * tn);
+    pxl_dispatch d = {k, mb, 5, &p8, sizeof p8, 3, {(uint32_t)gx, g[1], 1}};
+    return pxl_recorder_dispatch(rec, &d);
+}
+
 pxl_status pxl_matmul_multi_q8(pxl_ctx *ctx, const pxl_tensor *a, size_t n, const pxl_tensor *const *b,
                                pxl_tensor *const *c, const pxl_matmul_options *o, int *taken) {
     *taken = 0;
@@ -852,8 +952,12 @@ pxl_status pxl_matmul_multi_q8(pxl_ctx *ctx, const pxl_tensor *a, size_t n, cons
     pxl_recorder *rec;
     pxl_binding qbind;
     pxl_status st = kmm8_round(ctx, &bd[0], o->norm ? &nb : NULL, o->norm_eps, &s[0], &rec, &qbind);
-    for (size_t i = 0; i < n && st == PXL_OK; i++)
-        st = kmm8_mul(ctx, gi, b[i]->dtype, rec, &qbind, &bd[i].b[1], &bd[i].b[2], &s[i], &p[i]);
+    for (size_t i = 0; i < n && st == PXL_OK;) {
+        size_t j = kmm8_span(ctx, gi, n, b, c, s, p, i);
+        if (j - i >= 2) st = kmm8_mul_n(ctx, gi, b[i]->dtype, rec, &qbind, bd, s, p, i, j);
+        else st = kmm8_mul(ctx, gi, b[i]->dtype, rec, &qbind, &bd[i].b[1], &bd[i].b[2], &s[i], &p[i]);
+        i = j;
+    }
     return st;
 }
 

@@ -260,27 +260,24 @@ fn split_steps(split: u32) -> vec2<u32> {
     return vec2<u32>(min(split * per, steps), min(split * per + per, steps));
 }
 
-@compute @workgroup_size(16, 16)
-fn kmm8w(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
-         @builtin(num_workgroups) nwg: vec3<u32>) {
-    let tx = lid3.x;
-    let ty = lid3.y;
+// The sums of the tile of rows m0 .. m0 + 63 and columns n0 .. n0 + 16 TN - 1
+// of batch z over steps sr.x .. sr.y - 1, as invocation (tx, ty) holds them:
+// acc[2 i + j / 4][j % 4] is row 4 ty + i, column tx + 16 j. Every
+// invocation of the workgroup must call it (barriers).
+fn kmm8w_tile(tx: u32, ty: u32, m0: u32, n0: u32, z: u32, sr: vec2<u32>) -> array<vec4<f32>, 8> {
     let lid = ty * 16u + tx;
     let bn = 16u * TN;
-    let m0 = wid.y * 64u;
-    let n0 = (wid.x / SPLITK) * bn;
-    let sr = split_steps(wid.x % SPLITK);
     // row bases (rows past M or N clamped: read, never stored)
     let k16 = p.K / 16u;
     var bs: Bases;
-    bs.a = (wid.z * p.stride_a + min(m0 + (lid >> 2u), p.M - 1u)) * k16;
-    let bz = p.off_b + wid.z * p.stride_b;
+    bs.a = (z * p.stride_a + min(m0 + (lid >> 2u), p.M - 1u)) * k16;
+    let bz = p.off_b + z * p.stride_b;
     let sh = select(4u, 0u, QB != 0u);   // B's bases in 16-byte words, or in bytes (QB)
     bs.b = (bz + min(n0 + (lid >> 1u), p.N - 1u) * p.row_bytes) >> sh;
     bs.bz = bz;
     bs.n0 = n0;
     if (lid < 64u) {
-        bs.s = p.off_a + (wid.z * p.stride_a + min(m0 + lid, p.M - 1u)) * (p.K / 64u);
+        bs.s = p.off_a + (z * p.stride_a + min(m0 + lid, p.M - 1u)) * (p.K / 64u);
     } else {
         bs.s = (bz + min(n0 + lid - 64u, p.N - 1u) * p.row_bytes) >> sh;
     }
@@ -323,6 +320,17 @@ fn kmm8w(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) w
         }
         workgroupBarrier();
     }
+    return acc;
+}
+
+@compute @workgroup_size(16, 16)
+fn kmm8w(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+         @builtin(num_workgroups) nwg: vec3<u32>) {
+    let tx = lid3.x;
+    let ty = lid3.y;
+    let m0 = wid.y * 64u;
+    let n0 = (wid.x / SPLITK) * 16u * TN;
+    let acc = kmm8w_tile(tx, ty, m0, n0, wid.z, split_steps(wid.x % SPLITK));
     let base = out_base(wid.z, nwg.z, wid.x % SPLITK);
     for (var i = 0u; i < 4u; i = i + 1u) {
         let m = m0 + 4u * ty + i;
@@ -330,6 +338,63 @@ fn kmm8w(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) w
             for (var j = 0u; j < TN; j = j + 1u) {
                 let n = n0 + tx + 16u * j;
                 if (n < p.N) { put(base + m * p.N + n, acc[2u * i + (j >> 2u)][j & 3u]); }
+            }
+        }
+    }
+}
+
+// ---- kmm8wn: NOUT products of one A whose weights are rows of B in turn ----
+//
+// B's N rows are the weights of NOUT (2 or 3) products, one after another
+// (pxl_matmul_multi on views of one matrix, such as a layer's Q, K and V):
+// one product over all of them, whose columns go to NOUT outputs, each
+// [M, its rows] contiguous. Output 0 takes columns 0 .. n2 - 1 (C from
+// float off_c), output 1 the columns from n2 (C1 from float off_c2), and
+// output 2 (NOUT 3) those from off_u2 (C2 from float off_s2). The host
+// keeps n2 and off_u2 on whole tiles (multiples of 16 TN), so a tile's
+// columns go to one output; no batches and no split of K (SPLITK 1). The
+// sums are kmm8w's, so each output gets the floats its own product would.
+
+@group(0) @binding(4) var<storage, read_write> C1: array<f32>;
+@group(0) @binding(5) var<storage, read_write> C2: array<f32>;
+
+override NOUT: u32 = 2u;   // outputs: 2 or 3
+
+// output o's element idx = alpha * v (+ beta * its old value when beta != 0)
+fn store_o(o: u32, idx: u32, v: f32) {
+    var out = p.alpha * v;
+    if (o == 0u) {
+        if (p.beta != 0.0) { out = out + p.beta * C[idx]; }
+        C[idx] = out;
+    } else if (o == 1u) {
+        if (p.beta != 0.0) { out = out + p.beta * C1[idx]; }
+        C1[idx] = out;
+    } else {
+        if (p.beta != 0.0) { out = out + p.beta * C2[idx]; }
+        C2[idx] = out;
+    }
+}
+
+@compute @workgroup_size(16, 16)
+fn kmm8wn(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let tx = lid3.x;
+    let ty = lid3.y;
+    let m0 = wid.y * 64u;
+    let n0 = wid.x * 16u * TN;
+    let acc = kmm8w_tile(tx, ty, m0, n0, 0u, split_steps(0u));
+    // the tile's output o, its first column c0, its width w and its offset
+    let two = NOUT == 3u && n0 >= p.off_u2;
+    let o = select(select(0u, 1u, n0 >= p.n2), 2u, two);
+    let c0 = select(select(0u, p.n2, o == 1u), p.off_u2, o == 2u);
+    let c1 = select(select(p.n2, select(p.N, p.off_u2, NOUT == 3u), o == 1u), p.N, o == 2u);
+    let base = select(select(p.off_c, p.off_c2, o == 1u), p.off_s2, o == 2u);
+    let w = c1 - c0;
+    for (var i = 0u; i < 4u; i = i + 1u) {
+        let m = m0 + 4u * ty + i;
+        if (m < p.M) {
+            for (var j = 0u; j < TN; j = j + 1u) {
+                let n = n0 + tx + 16u * j;
+                if (n < c1) { store_o(o, base + m * w + (n - c0), acc[2u * i + (j >> 2u)][j & 3u]); }
             }
         }
     }
