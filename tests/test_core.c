@@ -256,8 +256,8 @@ static void test_tuning_option(void) {
     CHECK(tuned_ctx("gpu_spin=0", &t, msg, sizeof msg) == PXL_OK && t.gpu_spin_off == 1);
     CHECK(tuned_ctx("mv_sg=0", &t, msg, sizeof msg) == PXL_OK && t.mv_sg_off == 1 && t.gpu_spin_off == 0);
     CHECK(tuned_ctx("kmm8_merge=0", &t, msg, sizeof msg) == PXL_OK && t.kmm8_merge == 1);
-    CHECK(tuned_ctx("kmm8_merge=3", &t, msg, sizeof msg) == PXL_OK && t.kmm8_merge == 4);
-    CHECK(tuned_ctx("kmm8_merge=4", &t, msg, sizeof msg) != PXL_OK && strstr(msg, "'kmm8_merge'"));
+    CHECK(tuned_ctx("kmm8_merge=1", &t, msg, sizeof msg) == PXL_OK && t.kmm8_merge == 2);
+    CHECK(tuned_ctx("kmm8_merge=2", &t, msg, sizeof msg) != PXL_OK && strstr(msg, "'kmm8_merge'"));
     CHECK(t.pllm_no_avx == 0 && t.cpu_simd_off == 0);
     CHECK(tuned_ctx("gpu_q8=0", &t, msg, sizeof msg) == PXL_OK && t.gpu_q8_off == 1 && t.gpu_q8_token_off == 1);
     CHECK(tuned_ctx("llm_cut=1", &t, msg, sizeof msg) == PXL_OK && t.llm_cut == 1);

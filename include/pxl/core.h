@@ -170,9 +170,10 @@ typedef struct pxl_ctx_options {
      *                            row groups in workgroup memory alone; 1 (the
      *                            default): subgroup shuffles first, on a device with
      *                            subgroups of one fixed size
-     *   kmm8_merge=0|1           0: pxl_matmul_multi's prompt products on 8-bit A
-     *                            whose weights are one matrix's rows in turn run one
-     *                            by one; 1 (the default): one dispatch for them
+     *   kmm8_merge=0|1           pxl_matmul_multi's prompt products on 8-bit A whose
+     *                            weights are one matrix's rows in turn: 0: one by one;
+     *                            1: one dispatch for them at every K (by default only
+     *                            for K <= 1024)
      * Not copied: only read during pxl_ctx_create.
      */
     const char *tuning;

@@ -60,7 +60,8 @@ typedef struct pxl_tuning {
     int rka_off;         /* rka=0: pxl_rope_kv_attention is always pxl_rope_kv, then pxl_attention */
     int mv_sg_off;       /* mv_sg=0: kmv4/kmv6/hmv reduce in workgroup memory alone, never by subgroup
                           * shuffles (pxl_mv_sgw) */
-    uint32_t kmm8_merge; /* 0: default; else 1 + kmm8_merge=N (kmm8_spans in src/ops/matmul_quant.c) */
+    uint32_t kmm8_merge; /* 0: default; else 1 + kmm8_merge=N (0: never, 1: for every K; kmm8_spans in
+                          * src/ops/matmul_quant.c) */
 } pxl_tuning;
 
 struct pxl_ctx {

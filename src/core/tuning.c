@@ -125,8 +125,8 @@ static int apply(pxl_tuning *t, const char *key, const char *v, const char **wha
         if (strcmp(v, "0") && strcmp(v, "4") && strcmp(v, "8")) return 1;
         t->kmm8 = (uint32_t)(v[0] - '0') + 1; /* 0 stays "default" */
     } else if (!strcmp(key, "kmm8_merge")) {
-        *what = "0, 1, 2 or 3";
-        if (parse_list(v, a, 1) != 1 || a[0] > 3) return 1;
+        *what = "0 or 1";
+        if (parse_list(v, a, 1) != 1 || a[0] > 1) return 1;
         t->kmm8_merge = a[0] + 1; /* 0 stays "default" */
     } else if (!strcmp(key, "kmm8_split")) {
         *what = "1, 2, 4 or 8 (the most splits of K in kmm8w.wgsl)";

@@ -822,21 +822,31 @@ static q_shape kmm8_span_shape(const q_shape *s, size_t i, size_t j) {
     return m;
 }
 
-/* Where products i .. j - 1 of pxl_matmul_multi_q8 (2 <= j - i <= 3) can be
+/* Where products i .. j - 1 of pxl_matmul_multi_q8 (2 <= j - i <= 3) are
  * one kmm8wn dispatch: their weights are rows of one matrix in turn (views
  * of one buffer, each starting where the last ends: a layer's Q, K and V,
  * or gate and up, as the GGUF runtime uploads them), of one format that
  * kmm8w takes; no batches; outputs in buffers of their own; each output but
  * the last a whole number of tiles wide, so that no tile straddles two; and
- * so many tiles that kmm8w would not split K (kmm8w_split), which
- * kmm8wn does not do. Then the products' split K passes and their sums go,
- * and a product of few rows (K and V: 256 on TinyLlama) shares the tiles of
- * the wide one. The tuning option kmm8_merge=0 turns this off. */
+ * so many tiles that kmm8w would not split K (kmm8w_split), which kmm8wn
+ * does not do. Then a product that would split K alone (K and V) shares the
+ * tiles of the wide one, and the split passes, their sums and the
+ * dispatches between go.
+ *
+ * By default only where K <= KMM8W_MERGE_MAX_K. Measured on an H200
+ * (2026-11-29, prompts of 512 tokens; docs/BENCHMARKS.md): Qwen2.5-0.5B
+ * (K = 896) prefilled 10.7% faster with both of its runs made one, while at
+ * K = 2048 the figures moved between -1.8% (TinyLlama) and +1.2% (Q, K and
+ * V of Llama-3.2-1B's Q8_0 file): there the tiles are long, and how many the
+ * merged product has against the device's units (wave quantization) decides
+ * more than the dispatches it saves. The tuning option kmm8_merge=0 turns
+ * it off, kmm8_merge=1 on for every K. */
+#define KMM8W_MERGE_MAX_K 1024
 static int kmm8_spans(pxl_ctx *ctx, const pxl_tensor *const *b, pxl_tensor *const *c, const q_shape *s,
                       const qmm_params *p, size_t i, size_t j) {
     pxl_dtype dt = b[i]->dtype;
-    uint32_t mode = pxl_ctx_tuning(ctx)->kmm8_merge ? pxl_ctx_tuning(ctx)->kmm8_merge - 1 : 1;
-    if (mode == 0 || dt == PXL_Q6_K) return 0;
+    uint32_t t8 = pxl_ctx_tuning(ctx)->kmm8_merge; /* 0: default; else 1 + the option */
+    if (t8 == 1 || (!t8 && s[i].K > KMM8W_MERGE_MAX_K) || dt == PXL_Q6_K) return 0;
     for (size_t t = i; t < j; t++) {
         if (s[t].batch != 1 || s[t].batch_a != 1 || s[t].batch_b != 1) return 0;
         for (size_t u = i; u < t; u++)
@@ -850,14 +860,7 @@ static int kmm8_spans(pxl_ctx *ctx, const pxl_tensor *const *b, pxl_tensor *cons
     for (size_t t = i; t + 1 < j; t++)
         if (s[t].N % (16 * tn)) return 0;
     uint64_t tiles = ((uint64_t)m.N + 16u * tn - 1) / (16u * tn) * (((uint64_t)m.M + 63) / 64);
-    if (kmm8w_split(ctx, tiles, (uint64_t)m.K / 64) != 1) return 0;
-    int some_split = 0; /* whether a product alone would split K */
-    for (size_t t = i; t < j; t++) {
-        uint32_t tt = kmm8w_tn(ctx, dt, &s[t], &p[t]);
-        uint64_t ti = ((uint64_t)s[t].N + 16u * tt - 1) / (16u * tt) * (((uint64_t)m.M + 63) / 64);
-        some_split |= kmm8w_split(ctx, ti, (uint64_t)m.K / 64) != 1;
-    }
-    return mode == 1 || (mode == 2 && !some_split) || (mode == 3 && some_split);
+    return kmm8w_split(ctx, tiles, (uint64_t)m.K / 64) == 1;
 }
 
 /* The end of the run of products from i that pxl_matmul_multi_q8 makes one

@@ -18,7 +18,9 @@
 //     and 2 st + 1 in place of sub-blocks 2j and 2j + 1, with Bsw[n] = (d, m
 //     d) of each: Q4_K's form with the min term m = 0 (Q8_0), 8 (Q4_0) or 16
 //     (Q5_0), as kmm8.wgsl's KQ8 / KQ40 / KQ50.
-// The same sums as kmm8.wgsl, in the same order.
+// The same sums as kmm8.wgsl, in the same order. kmm8wn (below) is kmm8w
+// for products whose weights are rows of one matrix in turn, with two or
+// three outputs.
 //
 // Tiles of 64 x 16 TN outputs, 16 x 16 invocations each owning 4 rows
 // (4 ty + i) and TN columns (tx + 16 j, so that the 16 invocations of a row
@@ -260,10 +262,103 @@ fn split_steps(split: u32) -> vec2<u32> {
     return vec2<u32>(min(split * per, steps), min(split * per + per, steps));
 }
 
+@compute @workgroup_size(16, 16)
+fn kmm8w(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+         @builtin(num_workgroups) nwg: vec3<u32>) {
+    let tx = lid3.x;
+    let ty = lid3.y;
+    let lid = ty * 16u + tx;
+    let bn = 16u * TN;
+    let m0 = wid.y * 64u;
+    let n0 = (wid.x / SPLITK) * bn;
+    let sr = split_steps(wid.x % SPLITK);
+    // row bases (rows past M or N clamped: read, never stored)
+    let k16 = p.K / 16u;
+    var bs: Bases;
+    bs.a = (wid.z * p.stride_a + min(m0 + (lid >> 2u), p.M - 1u)) * k16;
+    let bz = p.off_b + wid.z * p.stride_b;
+    let sh = select(4u, 0u, QB != 0u);   // B's bases in 16-byte words, or in bytes (QB)
+    bs.b = (bz + min(n0 + (lid >> 1u), p.N - 1u) * p.row_bytes) >> sh;
+    bs.bz = bz;
+    bs.n0 = n0;
+    if (lid < 64u) {
+        bs.s = p.off_a + (wid.z * p.stride_a + min(m0 + lid, p.M - 1u)) * (p.K / 64u);
+    } else {
+        bs.s = (bz + min(n0 + lid - 64u, p.N - 1u) * p.row_bytes) >> sh;
+    }
+
+    var acc: array<vec4<f32>, 8>;   // acc[2 i + j / 4][j % 4]: row 4 ty + i, column tx + 16 j
+    var g = stage_load(bs, lid, sr.x, bn);
+    for (var st = sr.x; st < sr.y; st = st + 1u) {
+        stage_store(g, lid, st, bn);
+        workgroupBarrier();
+        if (st + 1u < sr.y) { g = stage_load(bs, lid, st + 1u, bn); }
+        for (var h = 0u; h < 2u; h = h + 1u) {   // sub-blocks 2j + h: words 2h, 2h + 1
+            var isum: array<vec4<i32>, 8>;
+            for (var e = 0u; e < 8u; e = e + 1u) { isum[e] = vec4<i32>(0); }   // assigned: see kmm8.wgsl's zero_sums
+            for (var v = 2u * h; v < 2u * h + 2u; v = v + 1u) {
+                var a: array<vec4<u32>, 4>;
+                for (var i = 0u; i < 4u; i = i + 1u) { a[i] = Aw[(4u * ty + i) * RS + v]; }
+                for (var j = 0u; j < TN; j = j + 1u) {
+                    let b = Bw[(tx + 16u * j) * RS + v];
+                    for (var i = 0u; i < 4u; i = i + 1u) {
+                        isum[2u * i + (j >> 2u)][j & 3u] += dot4I8Packed(a[i].x, b.x) + dot4I8Packed(a[i].y, b.y) +
+                                                            dot4I8Packed(a[i].z, b.z) + dot4I8Packed(a[i].w, b.w);
+                    }
+                }
+            }
+            var bsc: array<vec4<f32>, 2>;
+            var bmn: array<vec4<f32>, 2>;
+            for (var j = 0u; j < TN; j = j + 1u) {
+                let b4 = Bsw[tx + 16u * j];
+                bsc[j >> 2u][j & 3u] = select(b4.x, b4.z, h == 1u);
+                bmn[j >> 2u][j & 3u] = select(b4.y, b4.w, h == 1u);
+            }
+            for (var i = 0u; i < 4u; i = i + 1u) {
+                let a4 = Asw[4u * ty + i];
+                let da = select(a4.x, a4.z, h == 1u);
+                let sa = select(a4.y, a4.w, h == 1u);
+                for (var c = 0u; c < TN / 4u; c = c + 1u) {
+                    acc[2u * i + c] = acc[2u * i + c] + da * bsc[c] * vec4<f32>(isum[2u * i + c]) - sa * bmn[c];
+                }
+            }
+        }
+        workgroupBarrier();
+    }
+    let base = out_base(wid.z, nwg.z, wid.x % SPLITK);
+    for (var i = 0u; i < 4u; i = i + 1u) {
+        let m = m0 + 4u * ty + i;
+        if (m < p.M) {
+            for (var j = 0u; j < TN; j = j + 1u) {
+                let n = n0 + tx + 16u * j;
+                if (n < p.N) { put(base + m * p.N + n, acc[2u * i + (j >> 2u)][j & 3u]); }
+            }
+        }
+    }
+}
+
+// ---- kmm8wn: NOUT products of one A whose weights are rows of B in turn ----
+//
+// B's N rows are the weights of NOUT (2 or 3) products, one after another
+// (pxl_matmul_multi on views of one matrix, such as a layer's Q, K and V):
+// one product over all of them, whose columns go to NOUT outputs, each
+// [M, its rows] contiguous. Output 0 takes columns 0 .. n2 - 1 (C from
+// float off_c), output 1 the columns from n2 (C1 from float off_c2), and
+// output 2 (NOUT 3) those from off_u2 (C2 from float off_s2). The host
+// keeps n2 and off_u2 on whole tiles (multiples of 16 TN), so a tile's
+// columns go to one output; no batches and no split of K (SPLITK 1). The
+// sums are kmm8w's, so each output gets the floats its own product would.
+
 // The sums of the tile of rows m0 .. m0 + 63 and columns n0 .. n0 + 16 TN - 1
 // of batch z over steps sr.x .. sr.y - 1, as invocation (tx, ty) holds them:
 // acc[2 i + j / 4][j % 4] is row 4 ty + i, column tx + 16 j. Every
-// invocation of the workgroup must call it (barriers).
+// invocation of the workgroup must call it (barriers). This is kmm8w's loop
+// (the same statements) made a function for kmm8wn. kmm8w keeps its own
+// copy: each entry point is compiled by itself, and on an H200 (2026-11-29)
+// kmm8w through this function ran up to 1% slower (Q8_0 512 x 2048 x 5632:
+// 265.9 us against 263.2), while kmm8wn with the sums through a pointer
+// instead of returned prefilled Qwen2.5-0.5B 6% slower (38.2 against 40.4
+// thousand tokens/s). docs/BENCHMARKS.md has the figures.
 fn kmm8w_tile(tx: u32, ty: u32, m0: u32, n0: u32, z: u32, sr: vec2<u32>) -> array<vec4<f32>, 8> {
     let lid = ty * 16u + tx;
     let bn = 16u * TN;
@@ -322,38 +417,6 @@ fn kmm8w_tile(tx: u32, ty: u32, m0: u32, n0: u32, z: u32, sr: vec2<u32>) -> arra
     }
     return acc;
 }
-
-@compute @workgroup_size(16, 16)
-fn kmm8w(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
-         @builtin(num_workgroups) nwg: vec3<u32>) {
-    let tx = lid3.x;
-    let ty = lid3.y;
-    let m0 = wid.y * 64u;
-    let n0 = (wid.x / SPLITK) * 16u * TN;
-    let acc = kmm8w_tile(tx, ty, m0, n0, wid.z, split_steps(wid.x % SPLITK));
-    let base = out_base(wid.z, nwg.z, wid.x % SPLITK);
-    for (var i = 0u; i < 4u; i = i + 1u) {
-        let m = m0 + 4u * ty + i;
-        if (m < p.M) {
-            for (var j = 0u; j < TN; j = j + 1u) {
-                let n = n0 + tx + 16u * j;
-                if (n < p.N) { put(base + m * p.N + n, acc[2u * i + (j >> 2u)][j & 3u]); }
-            }
-        }
-    }
-}
-
-// ---- kmm8wn: NOUT products of one A whose weights are rows of B in turn ----
-//
-// B's N rows are the weights of NOUT (2 or 3) products, one after another
-// (pxl_matmul_multi on views of one matrix, such as a layer's Q, K and V):
-// one product over all of them, whose columns go to NOUT outputs, each
-// [M, its rows] contiguous. Output 0 takes columns 0 .. n2 - 1 (C from
-// float off_c), output 1 the columns from n2 (C1 from float off_c2), and
-// output 2 (NOUT 3) those from off_u2 (C2 from float off_s2). The host
-// keeps n2 and off_u2 on whole tiles (multiples of 16 TN), so a tile's
-// columns go to one output; no batches and no split of K (SPLITK 1). The
-// sums are kmm8w's, so each output gets the floats its own product would.
 
 @group(0) @binding(4) var<storage, read_write> C1: array<f32>;
 @group(0) @binding(5) var<storage, read_write> C2: array<f32>;
