@@ -338,7 +338,12 @@ PXL_API pxl_status pxl_matmul_swiglu(pxl_ctx *ctx, const pxl_tensor *a, const px
  * more than 8 rows of A (a prompt) and no bias, where every b[i] is
  * quantized and each product alone would take the tiled kernels on 8-bit
  * A, a GPU normalizes (with a norm) and rounds A once for all of them
- * instead of once a product. Everything else runs the products in turn;
+ * instead of once a product; and where the b[i] of two or three products
+ * in a row are rows of one matrix in turn (views of one 2-D tensor of
+ * Q4_K, Q5_K, Q8_0, Q4_0 or Q5_0, outputs in buffers of their own, each
+ * but the last output a whole number of tiles wide) with K <= 1024, they
+ * are one product over those rows whose columns go to their outputs: the
+ * same floats. Everything else runs the products in turn;
  * a norm that each product would apply as a pxl_rmsnorm of its own (the
  * CPU; a GPU but for its one-row kernels, which normalize A as they load
  * it) is made once for all of them: the same floats.
