@@ -804,16 +804,6 @@ pxl_status pxl_matmul_quant(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor 
 
 /* ---- several prompt products of one A on 8-bit A (pxl_matmul_multi) ------------------ */
 
-/* c[i] = alpha A' . b[i]^T + beta c[i] for the n products of
- * pxl_matmul_multi (checked) where each would take the tiled kernels on
- * 8-bit A alone (a_q8, M > QMV_MAX_NCOL, kmm8_fits), A' = A or, with
- * o->norm, rmsnorm(A) * norm: A' is made and rounded once (kmm8_round; qa8n
- * for the norm, the sums and operations of pxl_rmsnorm's kernel) and every
- * product's tiles read that (kmm8_mul), where each product alone would
- * round it (and normalize it) again. Taken (*taken = 1) only where no
- * operand needs a copy to be bound (A on 16 bytes; A and every b[i] in
- * buffers apart from every c[j]'s), so that the rounding and the products
- * go into one recorder; else nothing is recorded. */
 /* The merged shape of products i .. j - 1 of pxl_matmul_multi_q8 (their
  * rows of B one after another): s[i]'s with N their sum. */
 static q_shape kmm8_span_shape(const q_shape *s, size_t i, size_t j) {
@@ -827,9 +817,9 @@ static q_shape kmm8_span_shape(const q_shape *s, size_t i, size_t j) {
  * of one buffer, each starting where the last ends: a layer's Q, K and V,
  * or gate and up, as the GGUF runtime uploads them), of one format that
  * kmm8w takes; no batches; outputs in buffers of their own; each output but
- * the last a whole number of tiles wide, so that no tile straddles two; and
- * so many tiles that kmm8w would not split K (kmm8w_split), which kmm8wn
- * does not do. Then a product that would split K alone (K and V) shares the
+ * the last a whole number of tiles wide, so that no tile straddles two; B's
+ * binding over their rows within the device's limit; and so many tiles that
+ * kmm8w would not split K (kmm8w_split), which kmm8wn does not do. Then a product that would split K alone (K and V) shares the
  * tiles of the wide one, and the split passes, their sums and the
  * dispatches between go.
  *
@@ -842,11 +832,19 @@ static q_shape kmm8_span_shape(const q_shape *s, size_t i, size_t j) {
  * more than the dispatches it saves. The tuning option kmm8_merge=0 turns
  * it off, kmm8_merge=1 on for every K. */
 #define KMM8W_MERGE_MAX_K 1024
-static int kmm8_spans(pxl_ctx *ctx, const pxl_tensor *const *b, pxl_tensor *const *c, const q_shape *s,
-                      const qmm_params *p, size_t i, size_t j) {
+
+/* The bytes of the binding of B over products i .. j - 1's rows: from
+ * product i's binding to the end of product j - 1's (bd: pxl_op_bind's) */
+static uint64_t kmm8_span_bytes(const pxl_op_bindings *bd, size_t i, size_t j) {
+    return (uint64_t)bd[j - 1].b[1].offset + bd[j - 1].b[1].size - bd[i].b[1].offset;
+}
+
+static int kmm8_spans(pxl_ctx *ctx, const pxl_gpu_info *gi, const pxl_tensor *const *b, pxl_tensor *const *c,
+                      const q_shape *s, const qmm_params *p, const pxl_op_bindings *bd, size_t i, size_t j) {
     pxl_dtype dt = b[i]->dtype;
     uint32_t t8 = pxl_ctx_tuning(ctx)->kmm8_merge; /* 0: default; else 1 + the option */
-    if (t8 == 1 || (!t8 && s[i].K > KMM8W_MERGE_MAX_K) || dt == PXL_Q6_K) return 0;
+    if (t8 == 1 || (!t8 && s[i].K > KMM8W_MERGE_MAX_K) || dt == PXL_Q6_K || gi->max_storage_buffers_per_stage < 5)
+        return 0; /* kmm8wn binds five storage buffers */
     for (size_t t = i; t < j; t++) {
         if (s[t].batch != 1 || s[t].batch_a != 1 || s[t].batch_b != 1) return 0;
         for (size_t u = i; u < t; u++)
@@ -856,7 +854,9 @@ static int kmm8_spans(pxl_ctx *ctx, const pxl_tensor *const *b, pxl_tensor *cons
     }
     q_shape m = kmm8_span_shape(s, i, j);
     uint32_t tn = kmm8w_tn(ctx, dt, &m, &p[i]);
-    if (!tn || m.N > UINT32_MAX || (uint64_t)m.N * m.row_bytes > UINT32_MAX - 64) return 0;
+    if (!tn || m.N > UINT32_MAX || (uint64_t)m.N * m.row_bytes > UINT32_MAX - 64 ||
+        kmm8_span_bytes(bd, i, j) > gi->max_storage_binding_size)
+        return 0;
     for (size_t t = i; t + 1 < j; t++)
         if (s[t].N % (16 * tn)) return 0;
     uint64_t tiles = ((uint64_t)m.N + 16u * tn - 1) / (16u * tn) * (((uint64_t)m.M + 63) / 64);
@@ -866,10 +866,10 @@ static int kmm8_spans(pxl_ctx *ctx, const pxl_tensor *const *b, pxl_tensor *cons
 /* The end of the run of products from i that pxl_matmul_multi_q8 makes one
  * dispatch (the longest of up to 3 that kmm8_spans takes), or i + 1. */
 static size_t kmm8_span(pxl_ctx *ctx, const pxl_gpu_info *gi, size_t n, const pxl_tensor *const *b,
-                        pxl_tensor *const *c, const q_shape *s, const qmm_params *p, size_t i) {
-    (void)gi;
+                        pxl_tensor *const *c, const q_shape *s, const qmm_params *p, const pxl_op_bindings *bd,
+                        size_t i) {
     for (size_t j = i + 3 < n ? i + 3 : n; j >= i + 2; j--)
-        if (kmm8_spans(ctx, b, c, s, p, i, j)) return j;
+        if (kmm8_spans(ctx, gi, b, c, s, p, bd, i, j)) return j;
     return i + 1;
 }
 
@@ -888,9 +888,7 @@ static pxl_status kmm8_mul_n(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt,
     mb[1].binding = 1;
     mb[2].binding = 2;
     mb[3].binding = 4;
-    mb[1].size = bd[j - 1].b[1].offset + bd[j - 1].b[1].size - mb[1].offset;
-    if (mb[1].size > gi->max_storage_binding_size)
-        return pxl_fail(ctx, PXL_ERR_UNSUPPORTED, "%s: the products' weights exceed one binding", OP);
+    mb[1].size = (size_t)kmm8_span_bytes(bd, i, j);
     if (j - i == 3) {
         mb[4] = bd[i + 2].b[2];
     } else {
@@ -917,6 +915,17 @@ static pxl_status kmm8_mul_n(pxl_ctx *ctx, const pxl_gpu_info *gi, pxl_dtype dt,
     return pxl_recorder_dispatch(rec, &d);
 }
 
+/* c[i] = alpha A' . b[i]^T + beta c[i] for the n products of
+ * pxl_matmul_multi (checked) where each would take the tiled kernels on
+ * 8-bit A alone (a_q8, M > QMV_MAX_NCOL, kmm8_fits), A' = A or, with
+ * o->norm, rmsnorm(A) * norm: A' is made and rounded once (kmm8_round; qa8n
+ * for the norm, the sums and operations of pxl_rmsnorm's kernel) and every
+ * product's tiles read that (kmm8_mul, or kmm8_mul_n for a run of products
+ * of one matrix's rows that kmm8_span finds), where each product alone
+ * would round it (and normalize it) again. Taken (*taken = 1) only where no
+ * operand needs a copy to be bound (A on 16 bytes; A and every b[i] in
+ * buffers apart from every c[j]'s), so that the rounding and the products
+ * go into one recorder; else nothing is recorded. */
 pxl_status pxl_matmul_multi_q8(pxl_ctx *ctx, const pxl_tensor *a, size_t n, const pxl_tensor *const *b,
                                pxl_tensor *const *c, const pxl_matmul_options *o, int *taken) {
     *taken = 0;
@@ -956,7 +965,7 @@ pxl_status pxl_matmul_multi_q8(pxl_ctx *ctx, const pxl_tensor *a, size_t n, cons
     pxl_binding qbind;
     pxl_status st = kmm8_round(ctx, &bd[0], o->norm ? &nb : NULL, o->norm_eps, &s[0], &rec, &qbind);
     for (size_t i = 0; i < n && st == PXL_OK;) {
-        size_t j = kmm8_span(ctx, gi, n, b, c, s, p, i);
+        size_t j = kmm8_span(ctx, gi, n, b, c, s, p, bd, i);
         if (j - i >= 2) st = kmm8_mul_n(ctx, gi, b[i]->dtype, rec, &qbind, bd, s, p, i, j);
         else st = kmm8_mul(ctx, gi, b[i]->dtype, rec, &qbind, &bd[i].b[1], &bd[i].b[2], &s[i], &p[i]);
         i = j;
