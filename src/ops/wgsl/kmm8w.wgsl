@@ -445,19 +445,19 @@ fn kmm8wn(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) 
     let m0 = wid.y * 64u;
     let n0 = wid.x * 16u * TN;
     let acc = kmm8w_tile(tx, ty, m0, n0, 0u, split_steps(0u));
-    // the tile's output o, its first column c0, its width w and its offset
+    // the tile's output o: its columns c0 .. ce - 1 of B's rows, its width w and offset base
     let two = NOUT == 3u && n0 >= p.off_u2;
     let o = select(select(0u, 1u, n0 >= p.n2), 2u, two);
     let c0 = select(select(0u, p.n2, o == 1u), p.off_u2, o == 2u);
-    let c1 = select(select(p.n2, select(p.N, p.off_u2, NOUT == 3u), o == 1u), p.N, o == 2u);
+    let ce = select(select(p.n2, select(p.N, p.off_u2, NOUT == 3u), o == 1u), p.N, o == 2u);
     let base = select(select(p.off_c, p.off_c2, o == 1u), p.off_s2, o == 2u);
-    let w = c1 - c0;
+    let w = ce - c0;
     for (var i = 0u; i < 4u; i = i + 1u) {
         let m = m0 + 4u * ty + i;
         if (m < p.M) {
             for (var j = 0u; j < TN; j = j + 1u) {
                 let n = n0 + tx + 16u * j;
-                if (n < c1) { store_o(o, base + m * w + (n - c0), acc[2u * i + (j >> 2u)][j & 3u]); }
+                if (n < ce) { store_o(o, base + m * w + (n - c0), acc[2u * i + (j >> 2u)][j & 3u]); }
             }
         }
     }
