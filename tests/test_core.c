@@ -255,6 +255,9 @@ static void test_tuning_option(void) {
     CHECK(t.rka_off == 1 && t.gpu_spin_off == 0);
     CHECK(tuned_ctx("gpu_spin=0", &t, msg, sizeof msg) == PXL_OK && t.gpu_spin_off == 1);
     CHECK(tuned_ctx("mv_sg=0", &t, msg, sizeof msg) == PXL_OK && t.mv_sg_off == 1 && t.gpu_spin_off == 0);
+    CHECK(tuned_ctx("cpu_avx512=0", &t, msg, sizeof msg) == PXL_OK && t.cpu_avx512_off == 1 && t.cpu_simd_off == 0);
+    CHECK(tuned_ctx("cpu_avx512=1", &t, msg, sizeof msg) == PXL_OK && t.cpu_avx512_off == 0);
+    CHECK(tuned_ctx("cpu_avx512=2", &t, msg, sizeof msg) != PXL_OK && strstr(msg, "'cpu_avx512'"));
     CHECK(tuned_ctx("kmm8_merge=0", &t, msg, sizeof msg) == PXL_OK && t.kmm8_merge == 1);
     CHECK(tuned_ctx("kmm8_merge=1", &t, msg, sizeof msg) == PXL_OK && t.kmm8_merge == 2);
     CHECK(tuned_ctx("kmm8_merge=2", &t, msg, sizeof msg) != PXL_OK && strstr(msg, "'kmm8_merge'"));

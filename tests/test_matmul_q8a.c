@@ -5,9 +5,10 @@
  * For each format and M in {1, 2, 5, 37} (one row, a pair, pairs and a
  * lone row, more than one block of 32 rows), K = 320 (a 256-chunk and a
  * shorter one), N = 19 (tiles of 16 and a short one):
- *   - 1 thread, 2 threads and the plain C code (cpu_simd=0) give the same
- *     bits (the lanes are integer sums; scaling and lane sums are the same
- *     roundings in both);
+ *   - 1 thread, 2 threads, the plain C code (cpu_simd=0) and the AVX2 code
+ *     alone (cpu_avx512=0; the default takes AVX-512 VNNI for one row of A
+ *     where the CPU has it) give the same bits (the lanes are integer sums;
+ *     scaling and lane sums are the same roundings in all);
  *   - the result is within the rounding of A of the exact product: per output,
  *     |c - sum a_k b_k| <= sum over blocks of (max|a| / 254 + max|a| / 2048) sum |b_k|
  *     (half a step of max|a| / 127, and that step rounded to f16),
@@ -49,7 +50,8 @@ static float frand(void) { /* uniform in [-1, 1) */
 
 int main(void) {
     pxl_ctx *c1 = cpu_ctx(1, NULL), *c2 = cpu_ctx(2, NULL), *cs = cpu_ctx(2, "cpu_simd=0");
-    if (!c1 || !c2 || !cs) {
+    pxl_ctx *c5 = cpu_ctx(1, "cpu_avx512=0");
+    if (!c1 || !c2 || !cs || !c5) {
         fprintf(stderr, "no CPU context\n");
         return 1;
     }
@@ -64,9 +66,10 @@ int main(void) {
             float *bd = malloc((size_t)(N * K) * sizeof *bd);
             float *r1 = malloc((size_t)(M * N) * sizeof *r1), *r2 = malloc((size_t)(M * N) * sizeof *r2);
             float *rs = malloc((size_t)(M * N) * sizeof *rs), *re = malloc((size_t)(M * N) * sizeof *re);
+            float *r5 = malloc((size_t)(M * N) * sizeof *r5);
             size_t bbytes = (size_t)N * (size_t)(K / 32) * (dt == PXL_Q8_0 ? 34u : dt == PXL_Q4_0 ? 18u : 22u);
             void *bq = malloc(bbytes);
-            if (!a || !b || !bd || !r1 || !r2 || !rs || !re || !bq) return 1;
+            if (!a || !b || !bd || !r1 || !r2 || !rs || !re || !r5 || !bq) return 1;
             for (int64_t i = 0; i < M * K; i++) a[i] = frand() * (i % 97 == 0 ? 8.0f : 1.0f); /* some outliers */
             for (int64_t i = 0; i < 32; i++) a[i] = 0.0f; /* an all-zero block */
             for (int64_t i = 0; i < N * K; i++) b[i] = frand();
@@ -75,9 +78,11 @@ int main(void) {
             CHECK(test_matmul_bt(c1, dt, a, bq, bbytes, M, N, K, 1, r1) == 0);
             CHECK(test_matmul_bt(c2, dt, a, bq, bbytes, M, N, K, 1, r2) == 0);
             CHECK(test_matmul_bt(cs, dt, a, bq, bbytes, M, N, K, 1, rs) == 0);
+            CHECK(test_matmul_bt(c5, dt, a, bq, bbytes, M, N, K, 1, r5) == 0);
             CHECK(test_matmul_bt(c1, dt, a, bq, bbytes, M, N, K, 0, re) == 0);
             CHECK(memcmp(r1, r2, (size_t)(M * N) * sizeof *r1) == 0);
             CHECK(memcmp(r1, rs, (size_t)(M * N) * sizeof *r1) == 0);
+            CHECK(memcmp(r1, r5, (size_t)(M * N) * sizeof *r1) == 0);
             CHECK(memcmp(r1, re, (size_t)(M * N) * sizeof *r1) != 0);
             double worst = 0; /* the largest error as a fraction of its bound */
             for (int64_t m = 0; m < M; m++)
@@ -100,7 +105,7 @@ int main(void) {
                     CHECK(eq <= bound);
                     CHECK(ee <= 1e-5 * mag + 1e-30);
                 }
-            printf("%s M=%lld: same bits for 1, 2 threads and plain C; error <= %.2f of the rounding bound\n",
+            printf("%s M=%lld: same bits for 1, 2 threads, AVX2 alone and plain C; error <= %.2f of the rounding bound\n",
                    pxl_dtype_name(dt), (long long)M, worst);
             free(a);
             free(b);
@@ -109,10 +114,12 @@ int main(void) {
             free(r2);
             free(rs);
             free(re);
+            free(r5);
             free(bq);
         }
     pxl_ctx_free(c1);
     pxl_ctx_free(c2);
     pxl_ctx_free(cs);
+    pxl_ctx_free(c5);
     return test_result("test_matmul_q8a");
 }

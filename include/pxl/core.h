@@ -143,6 +143,10 @@ typedef struct pxl_ctx_options {
      *   pllm_no_avx=0|1          1: Pixel-LLM training without its AVX code
      *   cpu_simd=0|1             0: the CPU ops' plain C code (matmul), never
      *                            their x86-64 AVX2 code (testing)
+     *   cpu_avx512=0|1           0: the CPU ops' x86-64 code stops at AVX2; 1
+     *                            (the default): the one-row products on 8-bit A
+     *                            use AVX-512 VNNI where the CPU has it (the same
+     *                            results)
      *   cpu_q8=0|1               1: the GGUF runtime's CPU products with Q8_0,
      *                            Q4_0 and Q5_0 weights round A to 8 bits
      *                            (pxl_matmul_options.a_q8)

@@ -41,6 +41,7 @@ static const struct {
 } flag_keys[] = {
     {"pllm_no_avx", offsetof(pxl_tuning, pllm_no_avx), '1'},
     {"cpu_simd", offsetof(pxl_tuning, cpu_simd_off), '0'},
+    {"cpu_avx512", offsetof(pxl_tuning, cpu_avx512_off), '0'},
     {"cpu_q8", offsetof(pxl_tuning, cpu_q8), '1'},
     {"gpu_scopes", offsetof(pxl_tuning, gpu_scopes), '1'},
     {"llm_ahead", offsetof(pxl_tuning, llm_ahead_off), '0'},
@@ -220,7 +221,7 @@ pxl_status pxl_tuning_parse(pxl_ctx *ctx, const char *text, pxl_tuning *t) {
             if (!what)
                 return pxl_fail(ctx, PXL_ERR_INVALID_ARG,
                                 "tuning: unknown key '%s' (known: dot, attn, attn_fa, qmv, qmv_xs, kmv_tpr, kmv_rows, kmv_wg, rka_wg, kmm8, kmm8_split, gemm_split, "
-                                "llm_submit, llm_cut, qmv_kernel, qmv_q8, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_q8, gpu_q8, gpu_scopes, llm_ahead, rka, gpu_spin, "
+                                "llm_submit, llm_cut, qmv_kernel, qmv_q8, vm_dp4, vm_mm, pllm_no_avx, cpu_simd, cpu_avx512, cpu_q8, gpu_q8, gpu_scopes, llm_ahead, rka, gpu_spin, "
                                 "mv_sg, kmm8_merge)",
                                 key);
             return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "tuning: bad value '%s' for '%s' (takes %s)", val, key,

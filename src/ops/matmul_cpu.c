@@ -569,14 +569,41 @@ AVX2 static void qkern_avx(int mr, int nr, const q8blk *const *a, const int8_t *
         }
 }
 
+/* The bytes of B a one-row product takes next, asked for one band of rows
+ * ahead. The product takes a tile's rows in bands of up to four, each band
+ * over the whole of K, and a tile's rows lie one after another, so while a
+ * band is multiplied its successor's bytes are fetched in step with it:
+ * block step g of the band asks for bytes [g adv, g adv + 128) of the next
+ * band (adv: the band's bytes a step), never past B's end. */
+typedef struct {
+    const uint8_t *at, *end;
+    size_t adv;
+} band_fetch;
+
+/* the next n bytes of the next band, at once (the exact one-row product: a
+ * chunk of each of its rows) */
+static inline void band_fetch_bytes(band_fetch *f, size_t n) {
+    for (const uint8_t *x = f->at, *e = f->at + n; x < e && x < f->end; x += 64) __builtin_prefetch(x);
+    f->at += n;
+}
+
+static inline void band_fetch_step(band_fetch *f) {
+    if (f->at < f->end) {
+        __builtin_prefetch(f->at);
+        if (f->adv > 64 && f->at + 64 < f->end) __builtin_prefetch(f->at + 64);
+    }
+    f->at += f->adv;
+}
+
 /* s[r] (r < R) += the lanes of row r's blocks (from p[r], bbytes apart) times
  * A's nb blocks from ak; dt and R are constants where it is inlined, so the
  * R sums stay in registers */
 AVX2 static inline __attribute__((always_inline)) void qgemv_rows_avx(pxl_dtype dt, int R, const q8blk *ak,
                                                                       const uint8_t *const *p, int nb,
-                                                                      size_t bbytes, __m256 *s) {
+                                                                      size_t bbytes, __m256 *s, band_fetch *f) {
     const __m256i ones = _mm256_set1_epi16(1);
     for (int k = 0; k < nb; k++) {
+        band_fetch_step(f);
         __m256i av = _mm256_loadu_si256((const __m256i *)(const void *)ak[k].q);
         for (int r = 0; r < R; r++) {
             float wd;
@@ -588,14 +615,100 @@ AVX2 static inline __attribute__((always_inline)) void qgemv_rows_avx(pxl_dtype 
     }
 }
 
+#define AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
+
+/* qgemv_rows_avx's four rows (R = 4) with AVX-512 VNNI, the same sums: two
+ * rows a 512-bit register (s01: rows 0 and 1, s23: rows 2 and 3, each half
+ * the 8 lanes of its row). vpdpbusd takes unsigned bytes times signed ones,
+ * so A's bytes go in as a + 128 (1 .. 255) and 128 times the weights' sums
+ * come off again: each 32-bit lane is exactly the sum of its four products
+ * a w, as maddubs and madd give it (no lane exceeds 2^17). The four block
+ * scales ak.d wd are converted and multiplied as one vector and spread to
+ * the halves. With the same operations after the integers, the bits are
+ * qgemv_rows_avx's, in about half the vector operations a block. */
+AVX512 static inline __attribute__((always_inline)) void qgemv4_512(pxl_dtype dt, const q8blk *ak,
+                                                                    const uint8_t *const *p, int nb, size_t bbytes,
+                                                                    __m512 *s01, __m512 *s23, band_fetch *f) {
+    const __m512i bias = _mm512_set1_epi8((char)0x80);
+    const __m512i i01 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    const __m512i i23 = _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    for (int k = 0; k < nb; k++) {
+        band_fetch_step(f);
+        size_t o = (size_t)k * bbytes;
+        __m512i au = _mm512_xor_si512(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)ak[k].q)), bias);
+        __m256i w[4];
+        uint16_t h[4];
+        for (int r = 0; r < 4; r++) {
+            float unused;
+            w[r] = w8_avx(dt, p[r] + o, &unused);
+            memcpy(&h[r], p[r] + o, 2); /* the block's f16 scale (Q8_0, Q4_0, Q5_0: its first bytes) */
+        }
+        __m512i w01 = _mm512_inserti64x4(_mm512_castsi256_si512(w[0]), w[1], 1);
+        __m512i w23 = _mm512_inserti64x4(_mm512_castsi256_si512(w[2]), w[3], 1);
+        __m128i hv = _mm_setr_epi16((short)h[0], (short)h[1], (short)h[2], (short)h[3], 0, 0, 0, 0);
+        __m512 d4 = _mm512_castps128_ps512(_mm_mul_ps(_mm_set1_ps(ak[k].d), _mm_cvtph_ps(hv)));
+        __m512i t01 = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), au, w01),
+                                       _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, w01));
+        __m512i t23 = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), au, w23),
+                                       _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, w23));
+        *s01 = _mm512_add_ps(*s01, _mm512_mul_ps(_mm512_cvtepi32_ps(t01), _mm512_permutexvar_ps(i01, d4)));
+        *s23 = _mm512_add_ps(*s23, _mm512_mul_ps(_mm512_cvtepi32_ps(t23), _mm512_permutexvar_ps(i23, d4)));
+    }
+}
+
+/* fold8x4_avx of the four rows of s01 and s23 (qgemv4_512's), in fold8's
+ * order within each 256-bit half: lanes l + (l + 4), then lanes 0 + 2 and
+ * 1 + 3, then those two; rows 0 .. 3 in the four lanes returned */
+AVX512 static inline __m128 fold8x4_512(__m512 s01, __m512 s23) {
+    const __m512i pick = _mm512_setr_epi32(0, 8, 16, 24, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    __m512 v[2] = {s01, s23};
+    for (int i = 0; i < 2; i++) {
+        v[i] = _mm512_add_ps(v[i], _mm512_shuffle_f32x4(v[i], v[i], _MM_SHUFFLE(2, 3, 0, 1)));
+        v[i] = _mm512_add_ps(v[i], _mm512_permute_ps(v[i], _MM_SHUFFLE(1, 0, 3, 2)));
+        v[i] = _mm512_add_ps(v[i], _mm512_movehdup_ps(v[i]));
+    }
+    return _mm512_castps512_ps128(_mm512_permutex2var_ps(v[0], pick, v[1]));
+}
+
+/* qgemv_avx's bands of four rows with AVX-512 VNNI, for the first nt - nt %
+ * 4 rows: each band's chunks through qgemv4_512, the folds added to the
+ * band's four sums in double, kept in a register until the band ends */
+AVX512 static inline __attribute__((always_inline)) void qgemv_bands_512(pxl_dtype dt, const bt_job *j, const q8blk *a,
+                                                                         const uint8_t *b, int nt, size_t bbytes,
+                                                                         double *acc) {
+    const uint8_t *end = j->b + (size_t)j->batch_b * (size_t)j->N * j->row_bytes; /* B's bytes */
+    for (int n = 0; n + 4 <= nt; n += 4) {
+        const uint8_t *band = b + (size_t)n * j->row_bytes;
+        band_fetch f = {band + 4 * j->row_bytes, end, 4 * bbytes};
+        __m256d sum = _mm256_loadu_pd(acc + n);
+        for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
+            int nb = (int)((j->K - k0 < KC ? j->K - k0 : KC) / QB);
+            const uint8_t *p[4];
+            for (int r = 0; r < 4; r++) p[r] = band + (size_t)r * j->row_bytes + (size_t)(k0 / QB) * bbytes;
+            __m512 s01 = _mm512_setzero_ps(), s23 = _mm512_setzero_ps();
+            qgemv4_512(dt, a + k0 / QB, p, nb, bbytes, &s01, &s23, &f);
+            sum = _mm256_add_pd(sum, _mm256_cvtps_pd(fold8x4_512(s01, s23)));
+        }
+        _mm256_storeu_pd(acc + n, sum);
+    }
+}
+
+AVX512 static void qgemv_512(const bt_job *j, const q8blk *a, const uint8_t *b, int nt, size_t bbytes, double *acc) {
+    switch (j->dt) {
+    case PXL_Q8_0: qgemv_bands_512(PXL_Q8_0, j, a, b, nt, bbytes, acc); break;
+    case PXL_Q4_0: qgemv_bands_512(PXL_Q4_0, j, a, b, nt, bbytes, acc); break;
+    default: qgemv_bands_512(PXL_Q5_0, j, a, b, nt, bbytes, acc); break; /* Q5_0 (q8_takes) */
+    }
+}
+
 /* qgemv_rows_avx for dt, four rows at once or one at a time (the same sums) */
 AVX2 static void qgemv_rows_dt(pxl_dtype dt, int nr, const q8blk *ak, const uint8_t *const *p, int nb, size_t bbytes,
-                               __m256 *s) {
+                               __m256 *s, band_fetch *f) {
 #define QGEMV_ROWS(DT)                                                                                   \
     do {                                                                                                 \
-        if (nr == 4) qgemv_rows_avx(DT, 4, ak, p, nb, bbytes, s);                                        \
+        if (nr == 4) qgemv_rows_avx(DT, 4, ak, p, nb, bbytes, s, f);                                     \
         else                                                                                             \
-            for (int r = 0; r < nr; r++) qgemv_rows_avx(DT, 1, ak, p + r, nb, bbytes, s + r);            \
+            for (int r = 0; r < nr; r++) qgemv_rows_avx(DT, 1, ak, p + r, nb, bbytes, s + r, f);         \
     } while (0)
     switch (dt) {
     case PXL_Q8_0: QGEMV_ROWS(PXL_Q8_0); break;
@@ -605,70 +718,43 @@ AVX2 static void qgemv_rows_dt(pxl_dtype dt, int nr, const q8blk *ak, const uint
 #undef QGEMV_ROWS
 }
 
-/* Rows too short for the one-row products' fetch two chunks ahead (K =
- * 256: one chunk is a whole row, 272 bytes in Q8_0) are fetched a group of
- * G rows ahead in the order the products take them: the tile's next G rows
- * of this chunk, else its first G rows of the next chunk, else the first
- * chunk of the next tile's rows, never past the job's B. row0 is the tile's
- * first row in B, off and cbytes this chunk's place in a row, first the
- * bytes of a row's first chunk. The shipped model decodes 8-11% faster for
- * it (docs/BENCHMARKS.md). */
-static inline void fetch_next_group(const bt_job *j, size_t row0, int nt, int n, int G, int64_t k0, size_t off,
-                                    size_t cbytes, size_t first) {
-    size_t row = row0 + (size_t)nt; /* the next tile's rows */
-    int rows = G;
-    if (n + G < nt) {
-        row = row0 + (size_t)(n + G);
-        rows = nt - n - G < G ? nt - n - G : G;
-    } else if (k0 + KC < j->K) {
-        row = row0;
-        rows = nt < G ? nt : G;
-        off += cbytes;
-    } else {
-        off = 0;
-        cbytes = first;
-    }
-    size_t end = (size_t)j->batch_b * (size_t)j->N * j->row_bytes; /* B's bytes */
-    for (int r = 0; r < rows; r++)
-        for (size_t x = (row + (size_t)r) * j->row_bytes + off, e = x + cbytes; x < e && x < end; x += 64)
-            __builtin_prefetch(j->b + x);
-}
-
 /* One row of A on the 8-bit path (qbt_range's tasks with M = 1): each B
  * block's integers are taken where they lie (Q8_0) or decoded into a
  * register (Q4_0, Q5_0: w8_avx) and multiplied with A's block at once, four
  * rows side by side; no chunk of B goes through a buffer and no pass
- * decodes the scales first. The same operations in the same order as
- * qkern_avx's 1 x 4 and 1 x 1 kernels on w8_chunk_avx's bytes (per block
- * (d_a d_b) times the integer sums, added to 8 lanes; fold8 per chunk, the
- * chunk's sum added in double): the same results. */
+ * decodes the scales first. The tile's rows go in bands of four, each band
+ * over all of K in chunks, the next band fetched meanwhile (band_fetch);
+ * with AVX-512 VNNI (simd level 2) the whole bands through qgemv_512. The
+ * same operations in the same order as qkern_avx's 1 x 4 and 1 x 1 kernels
+ * on w8_chunk_avx's bytes (per block (d_a d_b) times the integer sums, added
+ * to 8 lanes; fold8 per chunk, the chunk's sum added in double): the same
+ * results. */
 AVX2 static void qgemv_avx(const bt_job *j, const q8blk *a, const uint8_t *b, int nt, double *acc) {
     size_t bbytes;
     int belems;
     block_geom(j->dt, &bbytes, &belems);
-    size_t row0 = (size_t)(b - j->b) / j->row_bytes;
-    size_t first = (size_t)((j->K < KC ? j->K : KC) / belems) * bbytes; /* a row's first chunk */
-    for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
-        int nb = (int)((j->K - k0 < KC ? j->K - k0 : KC) / QB);
-        size_t off = (size_t)(k0 / QB) * bbytes, cbytes = (size_t)nb * bbytes, ahead = off + 2 * cbytes;
-        const q8blk *ak = a + k0 / QB;
-        for (int n = 0; n < nt; n += 4) {
-            int nr = nt - n < 4 ? nt - n : 4;
+    const uint8_t *end = j->b + (size_t)j->batch_b * (size_t)j->N * j->row_bytes; /* B's bytes */
+    int n = 0;
+    if (j->simd >= 2) {
+        qgemv_512(j, a, b, nt, bbytes, acc);
+        n = nt - nt % 4;
+    }
+    for (; n < nt; n += 4) {
+        int nr = nt - n < 4 ? nt - n : 4;
+        const uint8_t *band = b + (size_t)n * j->row_bytes;
+        band_fetch f = {band + (size_t)nr * j->row_bytes, end, (size_t)nr * bbytes};
+        __m256d sum = nr == 4 ? _mm256_loadu_pd(acc + n) : _mm256_setzero_pd();
+        for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
+            int nb = (int)((j->K - k0 < KC ? j->K - k0 : KC) / QB);
             const uint8_t *p[4];
-            __m256 s[4];
-            int two_ahead = ahead + cbytes <= j->row_bytes; /* rows stream from memory: fetch two chunks ahead */
-            for (int r = 0; r < nr; r++) {
-                p[r] = b + (size_t)(n + r) * j->row_bytes + off;
-                if (two_ahead)
-                    for (size_t q = 0; q < cbytes; q += 64) __builtin_prefetch(p[r] - off + ahead + q);
-                s[r] = _mm256_setzero_ps();
-            }
-            if (!two_ahead) fetch_next_group(j, row0, nt, n, 4, k0, off, cbytes, first);
-            qgemv_rows_dt(j->dt, nr, ak, p, nb, bbytes, s);
-            if (nr == 4) fold8x4_add(s, acc + n);
+            __m256 s[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+            for (int r = 0; r < nr; r++) p[r] = band + (size_t)r * j->row_bytes + (size_t)(k0 / QB) * bbytes;
+            qgemv_rows_dt(j->dt, nr, a + k0 / QB, p, nb, bbytes, s, &f);
+            if (nr == 4) sum = _mm256_add_pd(sum, _mm256_cvtps_pd(fold8x4_avx(s)));
             else
                 for (int r = 0; r < nr; r++) acc[n + r] += (double)fold8_avx(s[r]);
         }
+        if (nr == 4) _mm256_storeu_pd(acc + n, sum);
     }
 }
 
@@ -810,28 +896,24 @@ AVX2 static void gemv_avx(const bt_job *j, const float *a, const uint8_t *b, int
     size_t bbytes;
     int belems;
     block_geom(j->dt, &bbytes, &belems);
-    size_t row0 = (size_t)(b - j->b) / j->row_bytes;
-    size_t first = (size_t)((j->K < KC ? j->K : KC) / belems) * bbytes; /* a row's first chunk */
+    const uint8_t *end = j->b + (size_t)j->batch_b * (size_t)j->N * j->row_bytes; /* B's bytes */
     float ybuf[GV][KC];
-    for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
-        int len = (int)(j->K - k0 < KC ? j->K - k0 : KC);
-        size_t off = (size_t)(k0 / belems) * bbytes;
-        size_t cbytes = (size_t)(len / belems) * bbytes, ahead = off + 2 * cbytes;
-        for (int n = 0; n < nt; n += GV) {
-            int R = nt - n < GV ? 1 : GV;
-            const uint8_t *p[GV];
-            float out[GV];
-            int two_ahead = ahead + cbytes <= j->row_bytes;
-            for (int r = 0; r < R; r++) {
-                p[r] = b + (size_t)(n + r) * j->row_bytes + off;
-                if (two_ahead)
-                    for (size_t q = 0; q < cbytes; q += 64) __builtin_prefetch(p[r] - off + ahead + q);
+    for (int n = 0; n < nt; n += GV) {
+        int R = nt - n < GV ? 1 : GV, nr = nt - n < GV ? nt - n : GV; /* the last rows one at a time */
+        const uint8_t *band = b + (size_t)n * j->row_bytes;
+        band_fetch f = {band + (size_t)nr * j->row_bytes, end, 0};
+        for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
+            int len = (int)(j->K - k0 < KC ? j->K - k0 : KC);
+            size_t off = (size_t)(k0 / belems) * bbytes, cbytes = (size_t)(len / belems) * bbytes;
+            band_fetch_bytes(&f, (size_t)nr * cbytes);
+            for (int i = 0; i < nr; i += R) {
+                const uint8_t *p[GV];
+                float out[GV];
+                for (int r = 0; r < R; r++) p[r] = band + (size_t)(i + r) * j->row_bytes + off;
+                if (R == GV) gemv_chunk_avx(j->dt, GV, a + k0, p, len, bbytes, ybuf, out);
+                else gemv_chunk_avx(j->dt, 1, a + k0, p, len, bbytes, ybuf, out);
+                for (int r = 0; r < R; r++) acc[n + i + r] += (double)out[r];
             }
-            if (!two_ahead) fetch_next_group(j, row0, nt, n, R, k0, off, cbytes, first);
-            if (R == GV) gemv_chunk_avx(j->dt, GV, a + k0, p, len, bbytes, ybuf, out);
-            else gemv_chunk_avx(j->dt, 1, a + k0, p, len, bbytes, ybuf, out);
-            for (int r = 0; r < R; r++) acc[n + r] += (double)out[r];
-            if (R == 1 && GV > 1) n -= GV - 1; /* one row at a time at the end */
         }
     }
 }
@@ -931,15 +1013,16 @@ static void qbt_range(void *arg, int64_t lo, int64_t hi) {
         const q8blk *a = j->qa + ((j->batch_a == 1 ? 0 : bt) * j->M + m0) * nbk;
         const uint8_t *b = j->b + ((size_t)(j->batch_b == 1 ? 0 : bt) * (size_t)j->N + (size_t)n0) * j->row_bytes;
         float *c = j->c + (bt * j->M + m0) * j->N + n0;
-        for (int i = 0; i < mb; i++)
-            for (int n = 0; n < nt; n++) acc[i][n] = 0;
 #ifdef PXL_CPU_X86
         if (j->simd && mb == 1) {
+            memset(acc[0], 0, sizeof acc[0]); /* a fixed size: no call */
             qgemv_avx(j, a, b, nt, acc[0]);
             store_tile(acc, mb, nt, c, j->N, j->alpha, j->beta);
             continue;
         }
 #endif
+        for (int i = 0; i < mb; i++)
+            for (int n = 0; n < nt; n++) acc[i][n] = 0;
         for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
             int nb = (int)((j->K - k0 < KC ? j->K - k0 : KC) / QB);
             size_t off = (size_t)(k0 / QB) * bbytes, cbytes = (size_t)nb * bbytes, ahead = off + 2 * cbytes;
@@ -1020,8 +1103,14 @@ static void q8_rows(void *arg, int64_t lo, int64_t hi) {
 int pxl_cpu_simd(const pxl_ctx *ctx) {
 #ifdef PXL_CPU_X86
     /* F16C from cpuid at creation (clang's builtin has no "f16c") */
-    return !pxl_ctx_tuning(ctx)->cpu_simd_off && pxl_ctx_cpu_f16c(ctx) && __builtin_cpu_supports("avx2") &&
-           __builtin_cpu_supports("fma");
+    const pxl_tuning *t = pxl_ctx_tuning(ctx);
+    if (t->cpu_simd_off || !pxl_ctx_cpu_f16c(ctx) || !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+        return 0;
+    return !t->cpu_avx512_off && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                   __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                   __builtin_cpu_supports("avx512vnni")
+               ? 2
+               : 1;
 #else
     (void)ctx;
     return 0;

@@ -271,8 +271,9 @@ typedef struct {
     int a_q8;
 } pxl_cpu_bt;
 void pxl_cpu_matmul_bt(pxl_ctx *ctx, const pxl_cpu_bt *p);
-/* 1 if the CPU ops use their x86-64 AVX2 + FMA + F16C code (the CPU has it
- * and the tuning option cpu_simd=0 is not set). */
+/* The x86-64 vector code the CPU ops use: 0 none (plain C: no AVX2, FMA and
+ * F16C, or the tuning option cpu_simd=0), 1 AVX2 + FMA + F16C, 2 that and
+ * AVX-512 (F, BW, DQ, VL and VNNI; not with cpu_avx512=0). */
 int pxl_cpu_simd(const pxl_ctx *ctx);
 
 /* Splits [0, n) into about n_threads * 4 chunks and runs fn(arg, lo, hi) on the pool. */
