@@ -5,13 +5,17 @@
  * tiled path's decoded chunk of B, and for these formats promises the tiled
  * path's floats value for value: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (decoded in
  * registers, or through decode_avx), f16 and bf16. (Q8_0, Q4_0 and Q5_0 scale
- * a block's sums once and round differently; not checked here.) For each
+ * a block's sums once and round differently from the tiled path.) For each
  * format, with B [N = 37, K = 1280] (five K-quant blocks: a full 256-chunk
  * and more; rows of 37: tiles of 16 and a short one, the one-row product's
  * groups of 4 and lone rows), on 1 and 2 threads:
  *   - every row of a 5-row product, computed alone (M = 1), gives the same
  *     bits as its row in the 5-row product (M = 5: the tiled path);
  *   - 1 and 2 threads give the same bits.
+ * For Q8_0, Q4_0 and Q5_0, each row computed alone gives the same bits on 1
+ * and 2 threads and with the AVX2 code alone (cpu_avx512=0: where the CPU
+ * has AVX-512, the default takes it for these formats), and lies within
+ * 1e-5 of sum |a_k b_k| of the tiled product.
  * On a machine without AVX2 (or with PXL_TUNE=cpu_simd=0, which test_ctx
  * reads) both paths are the plain C code, and the checks still hold. Exit 0
  * on success, 1 on a failure (each printed).
@@ -21,6 +25,7 @@
 #include "test_ctx.h"
 #include "test_matmul.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +71,48 @@ int main(void) {
         CHECK_MSG(memcmp(tiled[0], tiled[1], sizeof tiled[0]) == 0, "%s: 1 and 2 threads differ", pxl_dtype_name(dt));
         free(bq);
     }
+    /* the 32-element formats' one-row product: AVX-512 (where the CPU has it) against AVX2 alone */
+    pxl_ctx_options o = pxl_ctx_options_default();
+    o.backend = PXL_BACKEND_CPU;
+    o.n_threads = 1;
+    o.quiet = 1;
+    o.tuning = "cpu_avx512=0";
+    pxl_ctx *avx2 = NULL;
+    CHECK(pxl_ctx_create(&o, &avx2) == PXL_OK);
+    const pxl_dtype small[] = {PXL_Q8_0, PXL_Q4_0, PXL_Q5_0};
+    static float alone2[MR * N], alone3[MR * N];
+    for (size_t ti = 0; avx2 && ti < sizeof small / sizeof small[0]; ti++) {
+        pxl_dtype dt = small[ti];
+        for (int i = 0; i < N * K; i++) b[i] = frand() * (i % 31 == 0 ? 6.0f : 1.0f);
+        for (int i = 0; i < MR * K; i++) a[i] = frand();
+        size_t bytes = pxl_dtype_row_bytes(dt, K) * N;
+        void *bq = malloc(bytes);
+        float *bd = malloc((size_t)N * K * sizeof *bd);
+        if (!bq || !bd) return 1;
+        CHECK(pxl_quantize(ctx[0], dt, b, (int64_t)N * K, bq, bytes) == PXL_OK);
+        CHECK(pxl_dequantize(ctx[0], dt, bq, bytes, bd, (int64_t)N * K) == PXL_OK);
+        CHECK(test_matmul_bt(ctx[0], dt, a, bq, bytes, MR, N, K, 0, tiled[0]) == 0);
+        for (int m = 0; m < MR; m++) {
+            CHECK(test_matmul_bt(ctx[0], dt, a + m * K, bq, bytes, 1, N, K, 0, alone + m * N) == 0);
+            CHECK(test_matmul_bt(ctx[1], dt, a + m * K, bq, bytes, 1, N, K, 0, alone2 + m * N) == 0);
+            CHECK(test_matmul_bt(avx2, dt, a + m * K, bq, bytes, 1, N, K, 0, alone3 + m * N) == 0);
+        }
+        int diff2 = 0, diff3 = 0, far = 0;
+        for (int i = 0; i < MR * N; i++) {
+            diff2 += memcmp(&alone[i], &alone2[i], sizeof(float)) != 0;
+            diff3 += memcmp(&alone[i], &alone3[i], sizeof(float)) != 0;
+            double mag = 0;
+            for (int k = 0; k < K; k++) mag += fabs((double)a[(i / N) * K + k] * (double)bd[(i % N) * K + k]);
+            far += fabs((double)alone[i] - (double)tiled[0][i]) > 1e-5 * mag;
+        }
+        CHECK_MSG(diff2 == 0, "%s: %d of %d one-row outputs differ between 1 and 2 threads", pxl_dtype_name(dt), diff2, MR * N);
+        CHECK_MSG(diff3 == 0, "%s: %d of %d one-row outputs differ from the AVX2 code's", pxl_dtype_name(dt), diff3, MR * N);
+        CHECK_MSG(far == 0, "%s: %d of %d one-row outputs off the tiled product by more than 1e-5 of sum |a b|",
+                  pxl_dtype_name(dt), far, MR * N);
+        free(bq);
+        free(bd);
+    }
+    pxl_ctx_free(avx2);
     pxl_ctx_free(ctx[0]);
     pxl_ctx_free(ctx[1]);
     if (g_failures) fprintf(stderr, "test_matmul_rows: %d check(s) failed\n", g_failures);

@@ -890,6 +890,95 @@ AVX2 static inline __attribute__((always_inline)) void gemv_chunk_avx(pxl_dtype 
         for (int r = 0; r < R; r++) out[r] = fold8_avx(s[r]);
 }
 
+/* The integers of elements 8g .. 8g + 15 (g = 0 or 2) of the 32-element
+ * block at p (Q5_0's high bits qh), as 16 floats: blk8_avx's groups g and
+ * g + 1 side by side */
+AVX512 static inline __m512 blk16_512(pxl_dtype dt, const uint8_t *p, uint32_t qh, int g) {
+    if (dt == PXL_Q8_0) return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p + 2 + 8 * g))));
+    const __m512i lo4 = _mm512_set1_epi32(0x0f);
+    __m512i q = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p + (dt == PXL_Q4_0 ? 2 : 6))));
+    q = g == 0 ? _mm512_and_si512(q, lo4) : _mm512_srli_epi32(q, 4);
+    if (dt == PXL_Q4_0) return _mm512_cvtepi32_ps(_mm512_sub_epi32(q, _mm512_set1_epi32(8)));
+    __m512i sh = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(8 * g));
+    __m512i hb = _mm512_slli_epi32(_mm512_and_si512(_mm512_srlv_epi32(_mm512_set1_epi32((int)qh), sh), _mm512_set1_epi32(1)), 4);
+    return _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_or_si512(q, hb), _mm512_set1_epi32(16)));
+}
+
+/* gemv_blocks_avx's four rows (R = 4) with AVX-512, the same sums: two rows
+ * a 512-bit register (s01: rows 0 and 1, s23: rows 2 and 3, each half the 8
+ * lanes of its row). blk16_512 gives a row's groups g and g + 1 at once, and
+ * one permutation of two rows' pairs puts group g of both rows in one
+ * register and g + 1 in another; A's 8 values of a group go to both halves.
+ * Each half then takes blk8_avx's values in the same fused multiply-adds in
+ * the same order: the bits of gemv_blocks_avx, in about two thirds of its
+ * operations. */
+AVX512 static inline __attribute__((always_inline)) void gemv4_blocks_512(pxl_dtype dt, const float *a,
+                                                                          const uint8_t *const *p, int nblk, size_t bb,
+                                                                          __m512 *s01, __m512 *s23) {
+    const __m512i glo = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+    const __m512i ghi = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+    const __m512i i01 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    const __m512i i23 = _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    for (int k = 0; k < nblk; k++, a += 32) {
+        const uint8_t *pb[4];
+        uint32_t qh[4] = {0, 0, 0, 0};
+        uint16_t h[4];
+        for (int r = 0; r < 4; r++) {
+            pb[r] = p[r] + (size_t)k * bb;
+            if (dt == PXL_Q5_0) memcpy(&qh[r], pb[r] + 2, 4);
+            memcpy(&h[r], pb[r], 2);
+        }
+        __m512 t01 = _mm512_setzero_ps(), t23 = _mm512_setzero_ps();
+        for (int g = 0; g < 4; g += 2) {
+            __m512 a0 = _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(a + 8 * g))));
+            __m512 a1 = _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(a + 8 * g + 8))));
+            __m512 x0 = blk16_512(dt, pb[0], qh[0], g), x1 = blk16_512(dt, pb[1], qh[1], g);
+            __m512 x2 = blk16_512(dt, pb[2], qh[2], g), x3 = blk16_512(dt, pb[3], qh[3], g);
+            t01 = _mm512_fmadd_ps(a0, _mm512_permutex2var_ps(x0, glo, x1), t01);
+            t23 = _mm512_fmadd_ps(a0, _mm512_permutex2var_ps(x2, glo, x3), t23);
+            t01 = _mm512_fmadd_ps(a1, _mm512_permutex2var_ps(x0, ghi, x1), t01);
+            t23 = _mm512_fmadd_ps(a1, _mm512_permutex2var_ps(x2, ghi, x3), t23);
+        }
+        __m128i hv = _mm_setr_epi16((short)h[0], (short)h[1], (short)h[2], (short)h[3], 0, 0, 0, 0);
+        __m512 d4 = _mm512_castps128_ps512(_mm_cvtph_ps(hv));
+        *s01 = _mm512_fmadd_ps(_mm512_permutexvar_ps(i01, d4), t01, *s01);
+        *s23 = _mm512_fmadd_ps(_mm512_permutexvar_ps(i23, d4), t23, *s23);
+    }
+}
+
+/* gemv_avx's bands of four rows for Q8_0, Q4_0 and Q5_0 with AVX-512, for
+ * the first nt - nt % 4 rows: each chunk through gemv4_blocks_512, its folds
+ * (fold8x4_512) added to the band's four sums in double, kept in a register
+ * until the band ends */
+AVX512 static inline __attribute__((always_inline)) void gemv_bands_512(pxl_dtype dt, const bt_job *j, const float *a,
+                                                                        const uint8_t *b, int nt, size_t bbytes,
+                                                                        double *acc) {
+    const uint8_t *end = j->b + (size_t)j->batch_b * (size_t)j->N * j->row_bytes; /* B's bytes */
+    for (int n = 0; n + 4 <= nt; n += 4) {
+        const uint8_t *band = b + (size_t)n * j->row_bytes;
+        band_fetch f = {band + 4 * j->row_bytes, end, 0};
+        __m256d sum = _mm256_loadu_pd(acc + n);
+        for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
+            int nb = (int)((j->K - k0 < KC ? j->K - k0 : KC) / 32);
+            const uint8_t *p[4];
+            for (int r = 0; r < 4; r++) p[r] = band + (size_t)r * j->row_bytes + (size_t)(k0 / 32) * bbytes;
+            band_fetch_bytes(&f, 4 * (size_t)nb * bbytes);
+            __m512 s01 = _mm512_setzero_ps(), s23 = _mm512_setzero_ps();
+            gemv4_blocks_512(dt, a + k0, p, nb, bbytes, &s01, &s23);
+            sum = _mm256_add_pd(sum, _mm256_cvtps_pd(fold8x4_512(s01, s23)));
+        }
+        _mm256_storeu_pd(acc + n, sum);
+    }
+}
+
+AVX512 static void gemv_512(const bt_job *j, const float *a, const uint8_t *b, int nt, size_t bbytes, double *acc) {
+    switch (j->dt) {
+    case PXL_Q8_0: gemv_bands_512(PXL_Q8_0, j, a, b, nt, bbytes, acc); break;
+    case PXL_Q4_0: gemv_bands_512(PXL_Q4_0, j, a, b, nt, bbytes, acc); break;
+    default: gemv_bands_512(PXL_Q5_0, j, a, b, nt, bbytes, acc); break; /* Q5_0 */
+    }
+}
+
 /* acc[n] += the sums of a . B row n (n < nt, rows row_bytes apart from b)
  * over the job's K */
 AVX2 static void gemv_avx(const bt_job *j, const float *a, const uint8_t *b, int nt, double *acc) {
@@ -898,7 +987,12 @@ AVX2 static void gemv_avx(const bt_job *j, const float *a, const uint8_t *b, int
     block_geom(j->dt, &bbytes, &belems);
     const uint8_t *end = j->b + (size_t)j->batch_b * (size_t)j->N * j->row_bytes; /* B's bytes */
     float ybuf[GV][KC];
-    for (int n = 0; n < nt; n += GV) {
+    int n = 0;
+    if (j->simd >= 2 && (j->dt == PXL_Q8_0 || j->dt == PXL_Q4_0 || j->dt == PXL_Q5_0)) {
+        gemv_512(j, a, b, nt, bbytes, acc);
+        n = nt - nt % 4;
+    }
+    for (; n < nt; n += GV) {
         int R = nt - n < GV ? 1 : GV, nr = nt - n < GV ? nt - n : GV; /* the last rows one at a time */
         const uint8_t *band = b + (size_t)n * j->row_bytes;
         band_fetch f = {band + (size_t)nr * j->row_bytes, end, 0};
@@ -945,15 +1039,16 @@ static void bt_range(void *arg, int64_t lo, int64_t hi) {
         const float *a = j->a + ((j->batch_a == 1 ? 0 : bt) * j->M + m0) * j->K;
         const uint8_t *b = j->b + ((size_t)(j->batch_b == 1 ? 0 : bt) * (size_t)j->N + (size_t)n0) * j->row_bytes;
         float *c = j->c + (bt * j->M + m0) * j->N + n0;
-        for (int i = 0; i < mb; i++)
-            for (int n = 0; n < nt; n++) acc[i][n] = 0;
 #ifdef PXL_CPU_X86
         if (j->simd && mb == 1) {
+            memset(acc[0], 0, sizeof acc[0]); /* a fixed size: no call */
             gemv_avx(j, a, b, nt, acc[0]);
             store_tile(acc, mb, nt, c, j->N, j->alpha, j->beta);
             continue;
         }
 #endif
+        for (int i = 0; i < mb; i++)
+            for (int n = 0; n < nt; n++) acc[i][n] = 0;
         for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
             int len = (int)(j->K - k0 < KC ? j->K - k0 : KC);
             size_t off = (size_t)(k0 / belems) * bbytes;
