@@ -946,10 +946,67 @@ AVX512 static inline __attribute__((always_inline)) void gemv4_blocks_512(pxl_dt
     }
 }
 
-/* gemv_avx's bands of four rows for Q8_0, Q4_0 and Q5_0 with AVX-512, for
- * the first nt - nt % 4 rows: each chunk through gemv4_blocks_512, its folds
- * (fold8x4_512) added to the band's four sums in double, kept in a register
- * until the band ends */
+/* gemv_kq_avx's four rows (R = 4) over one Q4_K or Q5_K block with
+ * AVX-512, the same sums: two rows a 512-bit register as gemv4_blocks_512.
+ * Each row's 16 values of a sub-block half are decoded at once (the same
+ * integers), made d1 q - m1 with the pair's scales in their halves (the
+ * same multiply and subtract, value for value), and a permutation of two
+ * rows' values puts values l .. l + 7 of both rows in one register and
+ * l + 8 .. l + 15 in another, multiplied with A in gemv_kq_avx's order: the
+ * same bits in a little over half its operations. */
+AVX512 static inline __attribute__((always_inline)) void gemv4_kq_512(pxl_dtype dt, const float *a,
+                                                                      const uint8_t *const *p, __m512 *s01,
+                                                                      __m512 *s23) {
+    const __m512i glo = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+    const __m512i ghi = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+    const __m512i i01 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    const __m512i i23 = _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m512i lo4 = _mm512_set1_epi32(0x0f), one = _mm512_set1_epi32(1);
+    int five = dt == PXL_Q5_K;
+    float d[4], dmin[4];
+    for (int r = 0; r < 4; r++) {
+        d[r] = half_avx(p[r]);
+        dmin[r] = half_avx(p[r] + 2);
+    }
+    __m128 dv = _mm_setr_ps(d[0], d[1], d[2], d[3]), mv = _mm_setr_ps(dmin[0], dmin[1], dmin[2], dmin[3]);
+    for (int j = 0; j < 8; j++) { /* sub-block j: the low (j even) or high nibbles of quant bytes 32 (j / 2) .. */
+        int sc[4], m[4];
+        for (int r = 0; r < 4; r++) kq_scale_min(p[r] + 4, j, &sc[r], &m[r]);
+        /* (vectors built from registers: a load of the four stores would wait for them) */
+        __m512 d1 = _mm512_castps128_ps512(_mm_mul_ps(dv, _mm_cvtepi32_ps(_mm_setr_epi32(sc[0], sc[1], sc[2], sc[3]))));
+        __m512 m1 = _mm512_castps128_ps512(_mm_mul_ps(mv, _mm_cvtepi32_ps(_mm_setr_epi32(m[0], m[1], m[2], m[3]))));
+        __m512 d01 = _mm512_permutexvar_ps(i01, d1), d23 = _mm512_permutexvar_ps(i23, d1);
+        __m512 m01 = _mm512_permutexvar_ps(i01, m1), m23 = _mm512_permutexvar_ps(i23, m1);
+        for (int l = 0; l < 32; l += 16) {
+            __m512 f[4];
+            for (int r = 0; r < 4; r++) {
+                const uint8_t *q = p[r] + (five ? 48 : 16) + 32 * (j / 2);
+                __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(q + l)));
+                v = j % 2 ? _mm512_srli_epi32(v, 4) : _mm512_and_si512(v, lo4);
+                if (five) {
+                    __m512i h = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p[r] + 16 + l)));
+                    v = _mm512_or_si512(v, _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(h, (unsigned)j), one), 4));
+                }
+                f[r] = _mm512_cvtepi32_ps(v);
+            }
+            __m512 a0 = _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(a + 32 * j + l))));
+            __m512 a1 = _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(a + 32 * j + l + 8))));
+            __m512 w01lo = _mm512_sub_ps(_mm512_mul_ps(d01, _mm512_permutex2var_ps(f[0], glo, f[1])), m01);
+            __m512 w23lo = _mm512_sub_ps(_mm512_mul_ps(d23, _mm512_permutex2var_ps(f[2], glo, f[3])), m23);
+            __m512 w01hi = _mm512_sub_ps(_mm512_mul_ps(d01, _mm512_permutex2var_ps(f[0], ghi, f[1])), m01);
+            __m512 w23hi = _mm512_sub_ps(_mm512_mul_ps(d23, _mm512_permutex2var_ps(f[2], ghi, f[3])), m23);
+            *s01 = _mm512_fmadd_ps(a0, w01lo, *s01);
+            *s23 = _mm512_fmadd_ps(a0, w23lo, *s23);
+            *s01 = _mm512_fmadd_ps(a1, w01hi, *s01);
+            *s23 = _mm512_fmadd_ps(a1, w23hi, *s23);
+        }
+    }
+}
+
+/* gemv_avx's bands of four rows for Q8_0, Q4_0, Q5_0, Q4_K and Q5_K with
+ * AVX-512, for the first nt - nt % 4 rows: each chunk through
+ * gemv4_blocks_512 or gemv4_kq_512, its folds (fold8x4_512) added to the
+ * band's four sums in double, kept in a register until the band ends */
 AVX512 static inline __attribute__((always_inline)) void gemv_bands_512(pxl_dtype dt, const bt_job *j, const float *a,
                                                                         const uint8_t *b, int nt, size_t bbytes,
                                                                         double *acc) {
@@ -959,12 +1016,13 @@ AVX512 static inline __attribute__((always_inline)) void gemv_bands_512(pxl_dtyp
         band_fetch f = {band + 4 * j->row_bytes, end, 0};
         __m256d sum = _mm256_loadu_pd(acc + n);
         for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
-            int nb = (int)((j->K - k0 < KC ? j->K - k0 : KC) / 32);
+            int len = (int)(j->K - k0 < KC ? j->K - k0 : KC), belems = dt == PXL_Q4_K || dt == PXL_Q5_K ? KC : 32;
             const uint8_t *p[4];
-            for (int r = 0; r < 4; r++) p[r] = band + (size_t)r * j->row_bytes + (size_t)(k0 / 32) * bbytes;
-            band_fetch_bytes(&f, 4 * (size_t)nb * bbytes);
+            for (int r = 0; r < 4; r++) p[r] = band + (size_t)r * j->row_bytes + (size_t)(k0 / belems) * bbytes;
+            band_fetch_bytes(&f, 4 * (size_t)(len / belems) * bbytes);
             __m512 s01 = _mm512_setzero_ps(), s23 = _mm512_setzero_ps();
-            gemv4_blocks_512(dt, a + k0, p, nb, bbytes, &s01, &s23);
+            if (belems == KC) gemv4_kq_512(dt, a + k0, p, &s01, &s23); /* len is one block */
+            else gemv4_blocks_512(dt, a + k0, p, len / 32, bbytes, &s01, &s23);
             sum = _mm256_add_pd(sum, _mm256_cvtps_pd(fold8x4_512(s01, s23)));
         }
         _mm256_storeu_pd(acc + n, sum);
@@ -975,7 +1033,9 @@ AVX512 static void gemv_512(const bt_job *j, const float *a, const uint8_t *b, i
     switch (j->dt) {
     case PXL_Q8_0: gemv_bands_512(PXL_Q8_0, j, a, b, nt, bbytes, acc); break;
     case PXL_Q4_0: gemv_bands_512(PXL_Q4_0, j, a, b, nt, bbytes, acc); break;
-    default: gemv_bands_512(PXL_Q5_0, j, a, b, nt, bbytes, acc); break; /* Q5_0 */
+    case PXL_Q5_0: gemv_bands_512(PXL_Q5_0, j, a, b, nt, bbytes, acc); break;
+    case PXL_Q4_K: gemv_bands_512(PXL_Q4_K, j, a, b, nt, bbytes, acc); break;
+    default: gemv_bands_512(PXL_Q5_K, j, a, b, nt, bbytes, acc); break; /* Q5_K */
     }
 }
 
@@ -988,7 +1048,8 @@ AVX2 static void gemv_avx(const bt_job *j, const float *a, const uint8_t *b, int
     const uint8_t *end = j->b + (size_t)j->batch_b * (size_t)j->N * j->row_bytes; /* B's bytes */
     float ybuf[GV][KC];
     int n = 0;
-    if (j->simd >= 2 && (j->dt == PXL_Q8_0 || j->dt == PXL_Q4_0 || j->dt == PXL_Q5_0)) {
+    if (j->simd >= 2 && (j->dt == PXL_Q8_0 || j->dt == PXL_Q4_0 || j->dt == PXL_Q5_0 || j->dt == PXL_Q4_K ||
+                         j->dt == PXL_Q5_K)) {
         gemv_512(j, a, b, nt, bbytes, acc);
         n = nt - nt % 4;
     }
