@@ -432,10 +432,6 @@ AVX2 static inline __m128 fold8x4_avx(const __m256 *v) {
     return _mm_add_ps(_mm_add_ps(x0, x2), _mm_add_ps(x1, x3));
 }
 
-/* acc[0..3] += the four folds of v (fold8x4_avx), each added in double */
-AVX2 static inline void fold8x4_add(const __m256 *v, double *acc) {
-    _mm256_storeu_pd(acc, _mm256_add_pd(_mm256_loadu_pd(acc), _mm256_cvtps_pd(fold8x4_avx(v))));
-}
 
 #define KERN_AVX(MR, NR)                                                                                             \
     AVX2 static void kern_avx_##MR##NR(const float *const *a, const float *const *y, int len, float out[2][4]) {    \

@@ -201,28 +201,20 @@ pxl_status pxl_matmul_multi(pxl_ctx *ctx, const pxl_tensor *a, size_t n, const p
         return pxl_fail(ctx, PXL_ERR_INVALID_ARG, "%s: opts->bias must be NULL (each product's bias goes in bias[i])",
                         op);
     pxl_status st;
-    char sj[PXL_MATMUL_MULTI_MAX][16]; /* the biases' names in messages */
-    for (size_t j = 0; j < n && bias; j++) {
-        snprintf(sj[j], sizeof sj[j], "bias[%zu]", j);
+    /* the operands' names in messages (a table: no formatting on every call) */
+    static const char *const bn[] = {"b[0]", "b[1]", "b[2]", "b[3]"}, *const cn[] = {"c[0]", "c[1]", "c[2]", "c[3]"};
+    static const char *const sj[] = {"bias[0]", "bias[1]", "bias[2]", "bias[3]"};
+    _Static_assert(sizeof bn / sizeof bn[0] == PXL_MATMUL_MULTI_MAX, "one name per product");
+    for (size_t j = 0; j < n && bias; j++)
         if (bias[j] && (st = pxl_check_tensor(ctx, op, sj[j], bias[j])) != PXL_OK) return st;
-    }
     for (size_t i = 0; i < n; i++) {
-        char bn[16], cn[16];
-        snprintf(bn, sizeof bn, "b[%zu]", i);
-        snprintf(cn, sizeof cn, "c[%zu]", i);
-        if ((st = pxl_check_tensor(ctx, op, bn, b[i])) != PXL_OK) return st;
-        if ((st = pxl_check_tensor(ctx, op, cn, c[i])) != PXL_OK) return st;
+        if ((st = pxl_check_tensor(ctx, op, bn[i], b[i])) != PXL_OK) return st;
+        if ((st = pxl_check_tensor(ctx, op, cn[i], c[i])) != PXL_OK) return st;
         for (size_t j = 0; j < n && bias; j++)
-            if (bias[j] && (st = pxl_check_overlap(ctx, op, cn, c[i], sj[j], bias[j], 0)) != PXL_OK) return st;
+            if (bias[j] && (st = pxl_check_overlap(ctx, op, cn[i], c[i], sj[j], bias[j], 0)) != PXL_OK) return st;
         for (size_t j = 0; j < n; j++) {
-            char bj[16];
-            snprintf(bj, sizeof bj, "b[%zu]", j);
-            if ((st = pxl_check_overlap(ctx, op, cn, c[i], bj, b[j], 0)) != PXL_OK) return st;
-            if (j > i) {
-                char cj[16];
-                snprintf(cj, sizeof cj, "c[%zu]", j);
-                if ((st = pxl_check_overlap(ctx, op, cn, c[i], cj, c[j], 0)) != PXL_OK) return st;
-            }
+            if ((st = pxl_check_overlap(ctx, op, cn[i], c[i], bn[j], b[j], 0)) != PXL_OK) return st;
+            if (j > i && (st = pxl_check_overlap(ctx, op, cn[i], c[i], cn[j], c[j], 0)) != PXL_OK) return st;
         }
         o.bias = bias ? bias[i] : NULL;
         if ((st = pxl_matmul_check(ctx, op, a, b[i], c[i], &o)) != PXL_OK) {
