@@ -13,7 +13,11 @@
  * (decoding a token) and AVX2, gemv_avx instead multiplies each B row as it
  * decodes it, 4 rows side by side: the same lanes and folds, but Q8_0, Q4_0
  * and Q5_0 multiply each block's 8-lane sums by its scale once (see there),
- * so their roundings differ from the tiled path's.
+ * so their roundings differ from the tiled path's. Where the CPU has
+ * AVX-512 (and the tuning option cpu_avx512=0 is not set), the one-row
+ * products of Q8_0, Q4_0, Q5_0, Q4_K and Q5_K, and those on 8-bit A, hold
+ * two rows in each 512-bit register: the same lanes, operations and order
+ * in each half, so the same bits as the AVX2 code.
  *
  * Order of the sums (the same for any number of threads or tile shape,
  * gemv_avx's block scales aside): per output and chunk, 8 f32 lanes (lane l takes the
@@ -1036,7 +1040,9 @@ AVX512 static void gemv_512(const bt_job *j, const float *a, const uint8_t *b, i
 }
 
 /* acc[n] += the sums of a . B row n (n < nt, rows row_bytes apart from b)
- * over the job's K */
+ * over the job's K: in bands of GV rows, each over all of K chunk by chunk,
+ * the next band fetched meanwhile (band_fetch); with AVX-512 the whole bands
+ * of Q8_0, Q4_0, Q5_0, Q4_K and Q5_K through gemv_512 (the same bits) */
 AVX2 static void gemv_avx(const bt_job *j, const float *a, const uint8_t *b, int nt, double *acc) {
     size_t bbytes;
     int belems;
