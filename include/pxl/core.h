@@ -144,9 +144,10 @@ typedef struct pxl_ctx_options {
      *   cpu_simd=0|1             0: the CPU ops' plain C code (matmul), never
      *                            their x86-64 AVX2 code (testing)
      *   cpu_avx512=0|1           0: the CPU ops' x86-64 code stops at AVX2; 1
-     *                            (the default): the one-row products on 8-bit A
-     *                            use AVX-512 VNNI where the CPU has it (the same
-     *                            results)
+     *                            (the default): the one-row products of Q8_0,
+     *                            Q4_0, Q5_0, Q4_K and Q5_K weights (A as given
+     *                            or on 8-bit A) use AVX-512 (F, BW, DQ, VL and
+     *                            VNNI) where the CPU has it (the same results)
      *   cpu_q8=0|1               1: the GGUF runtime's CPU products with Q8_0,
      *                            Q4_0 and Q5_0 weights round A to 8 bits
      *                            (pxl_matmul_options.a_q8)
