@@ -574,23 +574,31 @@ AVX2 static void qkern_avx(int mr, int nr, const q8blk *const *a, const int8_t *
  * over the whole of K, and a tile's rows lie one after another, so while a
  * band is multiplied its successor's bytes are fetched in step with it:
  * block step g of the band asks for bytes [g adv, g adv + 128) of the next
- * band (adv: the band's bytes a step), never past B's end. */
+ * band (adv: the band's bytes a step), never past B's end. Offsets from B's
+ * first byte, so that no pointer is formed past B. */
 typedef struct {
-    const uint8_t *at, *end;
-    size_t adv;
+    const uint8_t *b;
+    size_t at, end, adv; /* the next byte to ask for, B's bytes, bytes a step */
 } band_fetch;
+
+/* the fetch of the band after the one at byte `band` of B, whose rows span
+ * `bytes` (adv as band_fetch) */
+static inline band_fetch band_fetch_after(const bt_job *j, const uint8_t *band, size_t bytes, size_t adv) {
+    band_fetch f = {j->b, (size_t)(band - j->b) + bytes, (size_t)j->batch_b * (size_t)j->N * j->row_bytes, adv};
+    return f;
+}
 
 /* the next n bytes of the next band, at once (the exact one-row product: a
  * chunk of each of its rows) */
 static inline void band_fetch_bytes(band_fetch *f, size_t n) {
-    for (const uint8_t *x = f->at, *e = f->at + n; x < e && x < f->end; x += 64) __builtin_prefetch(x);
+    for (size_t x = f->at, e = f->at + n; x < e && x < f->end; x += 64) __builtin_prefetch(f->b + x);
     f->at += n;
 }
 
 static inline void band_fetch_step(band_fetch *f) {
     if (f->at < f->end) {
-        __builtin_prefetch(f->at);
-        if (f->adv > 64 && f->at + 64 < f->end) __builtin_prefetch(f->at + 64);
+        __builtin_prefetch(f->b + f->at);
+        if (f->adv > 64 && f->at + 64 < f->end) __builtin_prefetch(f->b + f->at + 64);
     }
     f->at += f->adv;
 }
@@ -676,10 +684,9 @@ AVX512 static inline __m128 fold8x4_512(__m512 s01, __m512 s23) {
 AVX512 static inline __attribute__((always_inline)) void qgemv_bands_512(pxl_dtype dt, const bt_job *j, const q8blk *a,
                                                                          const uint8_t *b, int nt, size_t bbytes,
                                                                          double *acc) {
-    const uint8_t *end = j->b + (size_t)j->batch_b * (size_t)j->N * j->row_bytes; /* B's bytes */
     for (int n = 0; n + 4 <= nt; n += 4) {
         const uint8_t *band = b + (size_t)n * j->row_bytes;
-        band_fetch f = {band + 4 * j->row_bytes, end, 4 * bbytes};
+        band_fetch f = band_fetch_after(j, band, 4 * j->row_bytes, 4 * bbytes);
         __m256d sum = _mm256_loadu_pd(acc + n);
         for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
             int nb = (int)((j->K - k0 < KC ? j->K - k0 : KC) / QB);
@@ -733,7 +740,6 @@ AVX2 static void qgemv_avx(const bt_job *j, const q8blk *a, const uint8_t *b, in
     size_t bbytes;
     int belems;
     block_geom(j->dt, &bbytes, &belems);
-    const uint8_t *end = j->b + (size_t)j->batch_b * (size_t)j->N * j->row_bytes; /* B's bytes */
     int n = 0;
     if (j->simd >= 2) {
         qgemv_512(j, a, b, nt, bbytes, acc);
@@ -742,7 +748,7 @@ AVX2 static void qgemv_avx(const bt_job *j, const q8blk *a, const uint8_t *b, in
     for (; n < nt; n += 4) {
         int nr = nt - n < 4 ? nt - n : 4;
         const uint8_t *band = b + (size_t)n * j->row_bytes;
-        band_fetch f = {band + (size_t)nr * j->row_bytes, end, (size_t)nr * bbytes};
+        band_fetch f = band_fetch_after(j, band, (size_t)nr * j->row_bytes, (size_t)nr * bbytes);
         __m256d sum = nr == 4 ? _mm256_loadu_pd(acc + n) : _mm256_setzero_pd();
         for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
             int nb = (int)((j->K - k0 < KC ? j->K - k0 : KC) / QB);
@@ -1010,10 +1016,9 @@ AVX512 static inline __attribute__((always_inline)) void gemv4_kq_512(pxl_dtype 
 AVX512 static inline __attribute__((always_inline)) void gemv_bands_512(pxl_dtype dt, const bt_job *j, const float *a,
                                                                         const uint8_t *b, int nt, size_t bbytes,
                                                                         double *acc) {
-    const uint8_t *end = j->b + (size_t)j->batch_b * (size_t)j->N * j->row_bytes; /* B's bytes */
     for (int n = 0; n + 4 <= nt; n += 4) {
         const uint8_t *band = b + (size_t)n * j->row_bytes;
-        band_fetch f = {band + 4 * j->row_bytes, end, 0};
+        band_fetch f = band_fetch_after(j, band, 4 * j->row_bytes, 0);
         __m256d sum = _mm256_loadu_pd(acc + n);
         for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
             int len = (int)(j->K - k0 < KC ? j->K - k0 : KC), belems = dt == PXL_Q4_K || dt == PXL_Q5_K ? KC : 32;
@@ -1047,7 +1052,6 @@ AVX2 static void gemv_avx(const bt_job *j, const float *a, const uint8_t *b, int
     size_t bbytes;
     int belems;
     block_geom(j->dt, &bbytes, &belems);
-    const uint8_t *end = j->b + (size_t)j->batch_b * (size_t)j->N * j->row_bytes; /* B's bytes */
     float ybuf[GV][KC];
     int n = 0;
     if (j->simd >= 2 && (j->dt == PXL_Q8_0 || j->dt == PXL_Q4_0 || j->dt == PXL_Q5_0 || j->dt == PXL_Q4_K ||
@@ -1058,7 +1062,7 @@ AVX2 static void gemv_avx(const bt_job *j, const float *a, const uint8_t *b, int
     for (; n < nt; n += GV) {
         int R = nt - n < GV ? 1 : GV, nr = nt - n < GV ? nt - n : GV; /* the last rows one at a time */
         const uint8_t *band = b + (size_t)n * j->row_bytes;
-        band_fetch f = {band + (size_t)nr * j->row_bytes, end, 0};
+        band_fetch f = band_fetch_after(j, band, (size_t)nr * j->row_bytes, 0);
         for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
             int len = (int)(j->K - k0 < KC ? j->K - k0 : KC);
             size_t off = (size_t)(k0 / belems) * bbytes, cbytes = (size_t)(len / belems) * bbytes;
