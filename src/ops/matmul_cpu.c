@@ -436,7 +436,6 @@ AVX2 static inline __m128 fold8x4_avx(const __m256 *v) {
     return _mm_add_ps(_mm_add_ps(x0, x2), _mm_add_ps(x1, x3));
 }
 
-
 #define KERN_AVX(MR, NR)                                                                                             \
     AVX2 static void kern_avx_##MR##NR(const float *const *a, const float *const *y, int len, float out[2][4]) {    \
         __m256 acc[MR][NR];                                                                                          \
