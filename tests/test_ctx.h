@@ -9,16 +9,16 @@
 #include <stdlib.h>
 
 /* A quiet context on backend b with `threads` CPU threads (0: all cores), the
- * tuning option $PXL_TUNE (as the pxl tool reads it; ctest sets cpu_simd=0 for
- * the plain-C run of the op cases) and, with $PXL_TEST_UNCHECKED=1, the GPU
+ * given tuning option (test_ctx: $PXL_TUNE, as the pxl tool reads it; ctest
+ * sets cpu_simd=0 for the plain-C run of the op cases) and, with $PXL_TEST_UNCHECKED=1, the GPU
  * kernels without Dawn's bounds checks (pxl_ctx_options.gpu_unchecked, as the
  * GGUF commands run them); NULL if it cannot be made. */
-static inline pxl_ctx *test_ctx(pxl_backend b, int threads) {
+static inline pxl_ctx *test_ctx_tuned(pxl_backend b, int threads, const char *tuning) {
     pxl_ctx_options o = pxl_ctx_options_default();
     o.backend = b;
     o.n_threads = threads;
     o.quiet = 1;
-    o.tuning = getenv("PXL_TUNE");
+    o.tuning = tuning;
     const char *unchecked = getenv("PXL_TEST_UNCHECKED");
     o.gpu_unchecked = unchecked && unchecked[0] == '1';
     pxl_ctx *ctx = NULL;
@@ -28,6 +28,7 @@ static inline pxl_ctx *test_ctx(pxl_backend b, int threads) {
     }
     return ctx;
 }
+static inline pxl_ctx *test_ctx(pxl_backend b, int threads) { return test_ctx_tuned(b, threads, getenv("PXL_TUNE")); }
 
 /* A GPU context, with its adapter printed; NULL, with the reason printed, when
  * there is none (the test then exits PXL_SKIP). */

@@ -19,6 +19,7 @@
  */
 #include "check.h"
 #include "pxl/ops.h"
+#include "test_ctx.h"
 #include "test_matmul.h"
 
 #include <math.h>
@@ -26,19 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static pxl_ctx *cpu_ctx(int threads, const char *tuning) {
-    pxl_ctx_options o = pxl_ctx_options_default();
-    o.backend = PXL_BACKEND_CPU;
-    o.n_threads = threads;
-    o.quiet = 1;
-    o.tuning = tuning;
-    pxl_ctx *ctx = NULL;
-    if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
-        pxl_ctx_free(ctx);
-        return NULL;
-    }
-    return ctx;
-}
+static pxl_ctx *cpu_ctx(int threads, const char *tuning) { return test_ctx_tuned(PXL_BACKEND_CPU, threads, tuning); }
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static float frand(void) { /* uniform in [-1, 1) */

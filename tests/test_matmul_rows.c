@@ -72,13 +72,8 @@ int main(void) {
         free(bq);
     }
     /* the 32-element formats' one-row product: AVX-512 (where the CPU has it) against AVX2 alone */
-    pxl_ctx_options o = pxl_ctx_options_default();
-    o.backend = PXL_BACKEND_CPU;
-    o.n_threads = 1;
-    o.quiet = 1;
-    o.tuning = "cpu_avx512=0";
-    pxl_ctx *avx2 = NULL;
-    CHECK(pxl_ctx_create(&o, &avx2) == PXL_OK);
+    pxl_ctx *avx2 = test_ctx_tuned(PXL_BACKEND_CPU, 1, "cpu_avx512=0");
+    CHECK(avx2 != NULL);
     const pxl_dtype small[] = {PXL_Q8_0, PXL_Q4_0, PXL_Q5_0};
     static float alone2[MR * N], alone3[MR * N];
     for (size_t ti = 0; avx2 && ti < sizeof small / sizeof small[0]; ti++) {

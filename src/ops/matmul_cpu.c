@@ -747,7 +747,8 @@ AVX2 static void qgemv_avx(const bt_job *j, const q8blk *a, const uint8_t *b, in
     for (; n < nt; n += 4) {
         int nr = nt - n < 4 ? nt - n : 4;
         const uint8_t *band = b + (size_t)n * j->row_bytes;
-        band_fetch f = band_fetch_after(j, band, (size_t)nr * j->row_bytes, (size_t)nr * bbytes);
+        /* four rows step the fetch once a block for all of them; fewer, once a block for each */
+        band_fetch f = band_fetch_after(j, band, (size_t)nr * j->row_bytes, nr == 4 ? 4 * bbytes : bbytes);
         __m256d sum = nr == 4 ? _mm256_loadu_pd(acc + n) : _mm256_setzero_pd();
         for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
             int nb = (int)((j->K - k0 < KC ? j->K - k0 : KC) / QB);
