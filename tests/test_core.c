@@ -251,7 +251,7 @@ static void test_tuning_option(void) {
     CHECK(memcmp(&t, &zero, sizeof t) == 0);
     /* the GGUF runtime's switches: each 0/1 key sets its own field only */
     CHECK(tuned_ctx("cpu_q8=1 gpu_scopes=1 llm_ahead=0 gpu_q8=2 rka=0", &t, msg, sizeof msg) == PXL_OK);
-    CHECK(t.cpu_q8 == 1 && t.gpu_scopes == 1 && t.llm_ahead_off == 1 && t.gpu_q8_token_off == 0 && t.gpu_q8_off == 0);
+    CHECK(t.cpu_q8_off == 0 && t.gpu_scopes == 1 && t.llm_ahead_off == 1 && t.gpu_q8_token_off == 0 && t.gpu_q8_off == 0);
     CHECK(t.rka_off == 1 && t.gpu_spin_off == 0);
     CHECK(tuned_ctx("gpu_spin=0", &t, msg, sizeof msg) == PXL_OK && t.gpu_spin_off == 1);
     CHECK(tuned_ctx("mv_sg=0", &t, msg, sizeof msg) == PXL_OK && t.mv_sg_off == 1 && t.gpu_spin_off == 0);
@@ -268,8 +268,9 @@ static void test_tuning_option(void) {
     CHECK(tuned_ctx("qmv_q8=1", &t, msg, sizeof msg) == PXL_OK && memcmp(&t, &zero, sizeof t) == 0);
     CHECK(tuned_ctx("llm_cut=64", &t, msg, sizeof msg) == PXL_OK && t.llm_cut == 64);
     CHECK(tuned_ctx("gpu_q8=1", &t, msg, sizeof msg) == PXL_OK && t.gpu_q8_off == 0 && t.gpu_q8_token_off == 1);
-    CHECK(tuned_ctx("cpu_q8=0 gpu_scopes=0 llm_ahead=1 gpu_q8=2 rka=1 gpu_spin=1 mv_sg=1", &t, msg, sizeof msg) == PXL_OK);
+    CHECK(tuned_ctx("cpu_q8=1 gpu_scopes=0 llm_ahead=1 gpu_q8=2 rka=1 gpu_spin=1 mv_sg=1", &t, msg, sizeof msg) == PXL_OK);
     CHECK(memcmp(&t, &zero, sizeof t) == 0);
+    CHECK(tuned_ctx("cpu_q8=0", &t, msg, sizeof msg) == PXL_OK && t.cpu_q8_off == 1);
     /* kmm8: 0, 4 or 8, kept as 1 + the value */
     CHECK(tuned_ctx("kmm8=0", &t, msg, sizeof msg) == PXL_OK && t.kmm8 == 1);
     CHECK(tuned_ctx("kmm8=8", &t, msg, sizeof msg) == PXL_OK && t.kmm8 == 9);

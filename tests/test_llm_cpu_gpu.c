@@ -9,9 +9,10 @@
  * logit row: the largest |CPU - GPU| must stay within TOL x (1 + the row's
  * largest |logit|). The two backends sum in different orders (f32 on the
  * GPU, blocks in double on the CPU): they agree to about 1e-6 here, and ctest
- * allows 1e-5. Both take activations as given (tuning gpu_q8=0: the GPU's
- * default rounds them to 8 bits for Q4_K and Q6_K products, which
- * test_llm_ref holds to llama.cpp's references). Exit 77 without a GPU.
+ * allows 1e-5. Both take activations as given (tuning gpu_q8=0 and
+ * cpu_q8=0: by default both round a decoded token's to 8 bits, each where
+ * its kernels do, which test_llm_ref holds to llama.cpp's references).
+ * Exit 77 without a GPU.
  *
  * The GPU records each next one-token pass ahead (tuning llm_ahead), so the
  * steps also leave that path in every way it can be left, the same on both
@@ -251,7 +252,7 @@ int main(int argc, char **argv) {
     char gtune[256]; /* the GPU's tuning: activations as given, plus TUNING */
     snprintf(gtune, sizeof gtune, "gpu_q8=0%s%s", argc > 4 ? " " : "", argc > 4 ? argv[4] : "");
     side c, g;
-    int rc = open_side(argv[1], PXL_BACKEND_CPU, &c);
+    int rc = open_side_tuned(argv[1], PXL_BACKEND_CPU, "cpu_q8=0", &c);
     if (!rc) rc = open_side_tuned(argv[1], PXL_BACKEND_GPU, gtune, &g);
     if (rc) {
         close_side(&c);

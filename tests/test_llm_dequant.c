@@ -14,10 +14,11 @@
  * difference: the matmul's block decoders against pxl_dequantize.) This holds the
  * quantized kernels of a whole model to f32 rounding, where the comparison
  * with llama.cpp (which quantizes activations) can only hold them to 0.1-0.8.
- * Without q8 both take activations as given (on a GPU the tuning option
- * gpu_q8=0, not its default). With q8 the quantized model runs with 8-bit
- * activations (pxl_matmul_options.a_q8): on the CPU with cpu_q8=1, before
- * Q8_0 / Q4_0 / Q5_0 weights; on a GPU with gpu_q8=2, before Q4_K and Q6_K
+ * Without q8 both take activations as given (the tuning options gpu_q8=0
+ * and cpu_q8=0, not the defaults). With q8 the quantized model runs with
+ * 8-bit activations (pxl_matmul_options.a_q8): on the CPU (cpu_q8=1, the
+ * default) the decoded tokens' products with Q8_0, Q4_0, Q5_0, Q4_K, Q5_K
+ * and Q6_K weights; on a GPU with gpu_q8=2, before Q4_K and Q6_K
  * weights (the prompt's tiled products, the tokens' one-row Q4_K ones) and
  * Q8_0, Q4_0, Q5_0 and Q5_K weights in the prompt's tiled products; the f32
  * copy is not rounded. That rounding is not a summation order, so TOL there
@@ -140,9 +141,9 @@ int main(int argc, char **argv) {
     int gpu = argc > 3 && !strcmp(argv[3], "gpu");
     o.backend = gpu ? PXL_BACKEND_GPU : PXL_BACKEND_CPU;
     o.quiet = 1;
-    /* without q8 both paths take activations as given (gpu_q8=0: not the GPU's default) */
+    /* without q8 both paths take activations as given (gpu_q8=0, cpu_q8=0: not the defaults) */
     int q8 = argc > 4 && !strcmp(argv[4], "q8");
-    o.tuning = q8 ? (gpu ? "gpu_q8=2" : "cpu_q8=1") : "gpu_q8=0";
+    o.tuning = q8 ? (gpu ? "gpu_q8=2" : "cpu_q8=1") : "gpu_q8=0 cpu_q8=0";
     pxl_ctx *ctx = NULL;
     if (pxl_ctx_create(&o, &ctx) != PXL_OK) {
         pxl_ctx_free(ctx);

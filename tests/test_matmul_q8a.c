@@ -1,14 +1,20 @@
 /*
  * pxl_matmul with a_q8 on the CPU (src/ops/matmul_cpu.c): A rounded to 8
- * bits per 32 values, multiplied in integers with Q8_0, Q4_0 and Q5_0 B.
+ * bits per 32 values, multiplied in integers with Q8_0, Q4_0 and Q5_0 B,
+ * and with Q4_K, Q5_K and Q6_K B for one row of A where the CPU has AVX2
+ * (else A's rounding through the exact path).
  *
  * For each format and M in {1, 2, 5, 37} (one row, a pair, pairs and a
  * lone row, more than one block of 32 rows), K = 320 (a 256-chunk and a
- * shorter one), N = 19 (tiles of 16 and a short one):
+ * shorter one; the K-quants: K = 512, two superblocks), N = 19 (tiles of
+ * 16 and a short one: bands of four rows and single rows):
  *   - 1 thread, 2 threads, the plain C code (cpu_simd=0) and the AVX2 code
  *     alone (cpu_avx512=0; the default takes AVX-512 VNNI for one row of A
  *     where the CPU has it) give the same bits (the lanes are integer sums;
- *     scaling and lane sums are the same roundings in all);
+ *     scaling and lane sums are the same roundings in all). For the
+ *     K-quants the plain C code takes A's rounding through the exact path,
+ *     and the integer sums agree with it within 1e-5 of sum |a_k b_k| (the
+ *     f32 roundings differ); the others give the same bits;
  *   - the result is within the rounding of A of the exact product: per output,
  *     |c - sum a_k b_k| <= sum over blocks of (max|a| / 254 + max|a| / 2048) sum |b_k|
  *     (half a step of max|a| / 127, and that step rounded to f16),
@@ -44,19 +50,21 @@ int main(void) {
         fprintf(stderr, "no CPU context\n");
         return 1;
     }
-    const pxl_dtype types[3] = {PXL_Q8_0, PXL_Q4_0, PXL_Q5_0};
+    const pxl_dtype types[6] = {PXL_Q8_0, PXL_Q4_0, PXL_Q5_0, PXL_Q4_K, PXL_Q5_K, PXL_Q6_K};
     const int64_t Ms[4] = {1, 2, 5, 37};
-    const int64_t N = 19, K = 320;
-    for (int ti = 0; ti < 3; ti++)
+    const int64_t N = 19;
+    for (int ti = 0; ti < 6; ti++)
         for (int mi = 0; mi < 4; mi++) {
             pxl_dtype dt = types[ti];
-            int64_t M = Ms[mi];
+            int kquant = dt == PXL_Q4_K || dt == PXL_Q5_K || dt == PXL_Q6_K;
+            int64_t M = Ms[mi], K = kquant ? 512 : 320;
             float *a = malloc((size_t)(M * K) * sizeof *a), *b = malloc((size_t)(N * K) * sizeof *b);
             float *bd = malloc((size_t)(N * K) * sizeof *bd);
             float *r1 = malloc((size_t)(M * N) * sizeof *r1), *r2 = malloc((size_t)(M * N) * sizeof *r2);
             float *rs = malloc((size_t)(M * N) * sizeof *rs), *re = malloc((size_t)(M * N) * sizeof *re);
             float *r5 = malloc((size_t)(M * N) * sizeof *r5);
             size_t bbytes = (size_t)N * (size_t)(K / 32) * (dt == PXL_Q8_0 ? 34u : dt == PXL_Q4_0 ? 18u : 22u);
+            if (kquant) bbytes = (size_t)N * (size_t)(K / 256) * (dt == PXL_Q4_K ? 144u : dt == PXL_Q5_K ? 176u : 210u);
             void *bq = malloc(bbytes);
             if (!a || !b || !bd || !r1 || !r2 || !rs || !re || !r5 || !bq) return 1;
             for (int64_t i = 0; i < M * K; i++) a[i] = frand() * (i % 97 == 0 ? 8.0f : 1.0f); /* some outliers */
@@ -70,7 +78,7 @@ int main(void) {
             CHECK(test_matmul_bt(c5, dt, a, bq, bbytes, M, N, K, 1, r5) == 0);
             CHECK(test_matmul_bt(c1, dt, a, bq, bbytes, M, N, K, 0, re) == 0);
             CHECK(memcmp(r1, r2, (size_t)(M * N) * sizeof *r1) == 0);
-            CHECK(memcmp(r1, rs, (size_t)(M * N) * sizeof *r1) == 0);
+            if (!kquant) CHECK(memcmp(r1, rs, (size_t)(M * N) * sizeof *r1) == 0);
             CHECK(memcmp(r1, r5, (size_t)(M * N) * sizeof *r1) == 0);
             CHECK(memcmp(r1, re, (size_t)(M * N) * sizeof *r1) != 0);
             double worst = 0; /* the largest error as a fraction of its bound */
@@ -93,9 +101,10 @@ int main(void) {
                     if (eq / bound > worst) worst = eq / bound;
                     CHECK(eq <= bound);
                     CHECK(ee <= 1e-5 * mag + 1e-30);
+                    if (kquant) CHECK(fabs((double)r1[m * N + n] - (double)rs[m * N + n]) <= 1e-5 * mag + 1e-30);
                 }
-            printf("%s M=%lld: same bits for 1, 2 threads, AVX2 alone and plain C; error <= %.2f of the rounding bound\n",
-                   pxl_dtype_name(dt), (long long)M, worst);
+            printf("%s M=%lld: same bits for 1, 2 threads, AVX2 alone%s; error <= %.2f of the rounding bound\n",
+                   pxl_dtype_name(dt), (long long)M, kquant ? ", plain C within 1e-5" : " and plain C", worst);
             free(a);
             free(b);
             free(bd);

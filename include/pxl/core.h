@@ -148,9 +148,12 @@ typedef struct pxl_ctx_options {
      *                            Q4_0, Q5_0, Q4_K and Q5_K weights (A as given
      *                            or on 8-bit A) use AVX-512 (F, BW, DQ, VL and
      *                            VNNI) where the CPU has it (the same results)
-     *   cpu_q8=0|1               1: the GGUF runtime's CPU products with Q8_0,
-     *                            Q4_0 and Q5_0 weights round A to 8 bits
-     *                            (pxl_matmul_options.a_q8)
+     *   cpu_q8=0|1               0: the GGUF runtime's CPU products take A as
+     *                            given; 1 (the default): a decoded token's
+     *                            products with Q8_0, Q4_0, Q5_0, Q4_K, Q5_K and
+     *                            Q6_K weights round A to 8 bits and multiply in
+     *                            integers (pxl_matmul_options.a_q8), as
+     *                            llama.cpp's CPU backend does
      *   gpu_scopes=0|1           1: the ops stream's submits wait for WebGPU error
      *                            scopes (about 50 us each on an H100); 0 (the
      *                            default): its errors are reported at the submit or

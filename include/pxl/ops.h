@@ -249,8 +249,9 @@ typedef struct pxl_matmul_options {
      * multiple of 32; with norm, the normalised rows): scale d = max|a| / 127
      * kept as an f16, values round(a / d), as llama.cpp does; the result has
      * the error of that rounding. The CPU multiplies in integers for Q8_0,
-     * Q4_0 and Q5_0 (several times faster) and takes the rounded values
-     * through its exact path for the other formats. A GPU rounds:
+     * Q4_0 and Q5_0 (several times faster), and for Q4_K, Q5_K and Q6_K
+     * with M = 1 where it has AVX2; it takes the rounded values through
+     * its exact path for the other formats and shapes. A GPU rounds:
      *   - with M = 1 (8-bit matrix-vector kernels): Q4_K and Q5_K (B's
      *     offset on 16 bytes), and Q6_K with more than 1024 rows of B,
      *     where the workgroup memory holds a row of A; Q8_0, Q4_0 and Q5_0
@@ -261,7 +262,9 @@ typedef struct pxl_matmul_options {
      *     Q5_0 where K is a multiple of 64);
      * and takes A as given elsewhere.
      * 0: A as given. (The LLM runtime sets it on a GPU unless the context's
-     * tuning option gpu_q8=0 is given, and on the CPU with cpu_q8=1.) */
+     * tuning option gpu_q8=0 is given, and on the CPU for a decoded token's
+     * products with Q8_0, Q4_0, Q5_0, Q4_K, Q5_K and Q6_K weights unless
+     * cpu_q8=0 is given.) */
     int a_q8;
     /* A bias row added to every row of C last (NULL: none): f32 with N
      * elements (any shape; a view is fine), not overlapping C:

@@ -47,8 +47,9 @@ typedef struct pxl_tuning {
     int pllm_no_avx;     /* pllm_no_avx=1 */
     int cpu_simd_off;    /* cpu_simd=0: the CPU ops' plain C code, never AVX2 */
     int cpu_avx512_off;  /* cpu_avx512=0: the CPU ops' vector code stops at AVX2 */
-    int cpu_q8;          /* cpu_q8=1: the LLM's weight products on the CPU round activations to
-                          * 8 bits (pxl_matmul_options.a_q8), as llama.cpp does */
+    int cpu_q8_off;      /* cpu_q8=0: the LLM's weight products on the CPU take activations as given
+                          * (by default a decoded token's round them to 8 bits where the CPU
+                          * multiplies in integers: pxl_matmul_options.a_q8, as llama.cpp does) */
     int gpu_scopes;      /* gpu_scopes=1: the ops stream's recordings check their errors at submit
                           * through WebGPU error scopes (by default they rely on the
                           * uncaptured-error handler: reported at the submit or the next wait) */

@@ -42,7 +42,7 @@ static const struct {
     {"pllm_no_avx", offsetof(pxl_tuning, pllm_no_avx), '1'},
     {"cpu_simd", offsetof(pxl_tuning, cpu_simd_off), '0'},
     {"cpu_avx512", offsetof(pxl_tuning, cpu_avx512_off), '0'},
-    {"cpu_q8", offsetof(pxl_tuning, cpu_q8), '1'},
+    {"cpu_q8", offsetof(pxl_tuning, cpu_q8_off), '0'},
     {"gpu_scopes", offsetof(pxl_tuning, gpu_scopes), '1'},
     {"llm_ahead", offsetof(pxl_tuning, llm_ahead_off), '0'},
     {"rka", offsetof(pxl_tuning, rka_off), '0'},

@@ -49,9 +49,10 @@ struct pxl_llm {
     const float **view;
     pxl_tensor *qkv1;                   /* one token on a GPU: [1, Hq*D + 2*Hkv*D] */
     int64_t n_past;
-    int a_q8;                           /* pxl_matmul_options.a_q8 of a prompt's weight products (CPU: tuning cpu_q8=1; GPU: unless gpu_q8=0) */
-    int a_q8_token;                     /* the same for a decoded token's (CPU: cpu_q8=1; GPU: unless gpu_q8=0 or 1) */
-    int a_q8_pass;                      /* the one of the pass in progress (forward) */
+    int a_q8;                           /* pxl_matmul_options.a_q8 of a prompt's weight products (CPU: never; GPU: unless gpu_q8=0) */
+    int a_q8_token;                     /* the same for a decoded token's (CPU: unless cpu_q8=0; GPU: unless gpu_q8=0 or 1) */
+    int a_q8_pass;                      /* the one of the pass in progress (forward; the CPU's per weight: q8_weights) */
+    int gpu_pass;                       /* the context's backend is a GPU */
     /* GPU decoding: the next one-token pass, at position ahead_pos, recorded
      * while the GPU runs the current one and held for the next pxl_llm_eval
      * (pxl_recorder_end), in n_ahead recorders submitted in turn (model.c,

@@ -13,7 +13,9 @@
  * (decoding a token) and AVX2, gemv_avx instead multiplies each B row as it
  * decodes it, 4 rows side by side: the same lanes and folds, but Q8_0, Q4_0
  * and Q5_0 multiply each block's 8-lane sums by its scale once (see there),
- * so their roundings differ from the tiled path's. Where the CPU has
+ * so their roundings differ from the tiled path's. On 8-bit A (a_q8) one
+ * row of A against Q4_K, Q5_K or Q6_K multiplies in integers too
+ * (kq8_gemv_avx). Where the CPU has
  * AVX-512 (and the tuning option cpu_avx512=0 is not set), the one-row
  * products of Q8_0, Q4_0, Q5_0, Q4_K and Q5_K, and those on 8-bit A, hold
  * two rows in each 512-bit register: the same lanes, operations and order
@@ -48,7 +50,8 @@ typedef struct {
     float alpha, beta;
     int64_t mblocks, tiles;
     int simd;
-    const struct q8blk *qa; /* A rounded to 8 bits (a_q8), else NULL */
+    const struct q8blk *qa;   /* A rounded to 8 bits (a_q8), else NULL */
+    const struct q8sblk *qs;  /* one row of A rounded for K-quant B (a_q8, M = 1, AVX2), else NULL */
 } bt_job;
 
 /* bytes of B per element block and elements per block */
@@ -123,6 +126,16 @@ typedef struct q8blk {
     float d;
     int8_t q[QB];
 } q8blk;
+
+/* One row of A rounded for the one-row products of Q4_K, Q5_K and Q6_K on
+ * 8-bit A (kq8_gemv_avx): per 256-value superblock, its eight 32-value
+ * blocks as q8_round gives them (scales d, integers q), d times each
+ * block's integer sum (ds: Q4_K's and Q5_K's minima), and each scale twice
+ * (d2: one per 16-value group of Q6_K). */
+typedef struct q8sblk {
+    float d[8], ds[8], d2[16];
+    int8_t q[KC];
+} q8sblk;
 
 /* The B formats the 8-bit path takes: 32-element blocks of one f16 scale
  * times signed integers of at most 8 bits. */
@@ -764,6 +777,281 @@ AVX2 static void qgemv_avx(const bt_job *j, const q8blk *a, const uint8_t *b, in
     }
 }
 
+/* ---- one row of 8-bit A against K-quant B (Q4_K, Q5_K, Q6_K) ---------------- */
+
+/* The sums here are the 8-bit product of a_q8 taken in integers: per block
+ * of A (32 values) and row of B, 8 lanes of exact integer sums of 4
+ * products w a (lane l: values 4l .. 4l + 3, w the format's unsigned
+ * levels, Q6_K's less 32), each converted to f32 and added to the row's
+ * lane in a fused multiply-add with the lane's scale:
+ *   Q4_K, Q5_K: (d sc_j) d_a of sub-block j, and per superblock the minima
+ *     (dmin m_j) (d_a s_a) in 8 lanes of their own, subtracted after the fold;
+ *   Q6_K: (d sc_g) d_a of the lane's 16-value group g.
+ * Per superblock (a chunk): fold8 of the lanes (less fold8 of the minima),
+ * added in double. The AVX2 code (one row a register) and the AVX-512 VNNI
+ * code (two rows a register, vpdpbusd) do the same operations on each lane:
+ * the same bits. Against a_q8's reference (A replaced by d q and the exact
+ * path, as the plain C code and the tiled path take it) only the f32
+ * roundings differ. */
+
+/* The 6-bit scales (sc) and minima (m) of a Q4_K / Q5_K superblock's eight
+ * sub-blocks as 8 bytes each (kq_scale_min's values, j in byte j) */
+static inline void kq_scales8(const uint8_t *s12, uint64_t *sc, uint64_t *m) {
+    uint32_t w0, w1, w2;
+    memcpy(&w0, s12, 4);
+    memcpy(&w1, s12 + 4, 4);
+    memcpy(&w2, s12 + 8, 4);
+    uint32_t sc_lo = w0 & 0x3f3f3f3fu, m_lo = w1 & 0x3f3f3f3fu;
+    uint32_t sc_hi = (w2 & 0x0f0f0f0fu) | ((w0 >> 6) & 0x03030303u) << 4;
+    uint32_t m_hi = ((w2 >> 4) & 0x0f0f0f0fu) | ((w1 >> 6) & 0x03030303u) << 4;
+    *sc = (uint64_t)sc_lo | (uint64_t)sc_hi << 32;
+    *m = (uint64_t)m_lo | (uint64_t)m_hi << 32;
+}
+
+AVX2 static inline __m256 u8x8_ps(uint64_t v) { return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)v))); }
+
+/* The unsigned levels of sub-blocks 2 pr and 2 pr + 1 of the Q4_K / Q5_K
+ * superblock at p, 32 bytes each */
+AVX2 static inline void kq_levels_avx(int five, const uint8_t *p, int pr, __m256i *lo, __m256i *hi) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(p + (five ? 48 : 16) + 32 * pr));
+    *lo = _mm256_and_si256(v, m4);
+    *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+    if (five) { /* bit j of qh[l] is bit 4 of sub-block j's value l */
+        const __m256i one = _mm256_set1_epi8(1);
+        __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)(p + 16));
+        *lo = _mm256_or_si256(*lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2 * pr), one), 4));
+        *hi = _mm256_or_si256(*hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2 * pr + 1), one), 4));
+    }
+}
+
+/* The levels (0 .. 63) of quarter qi of half h of the Q6_K superblock at p:
+ * values 128 h + 32 qi + l, l < 32 */
+AVX2 static inline __m256i q6_levels_avx(const uint8_t *p, int h, int qi) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m3 = _mm256_set1_epi8(3);
+    __m256i ql = _mm256_loadu_si256((const __m256i *)(const void *)(p + 64 * h + 32 * (qi & 1)));
+    __m256i qh = _mm256_loadu_si256((const __m256i *)(const void *)(p + 128 + 32 * h));
+    __m256i lo = qi < 2 ? _mm256_and_si256(ql, m4) : _mm256_and_si256(_mm256_srli_epi16(ql, 4), m4);
+    __m256i hb = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * qi), m3);
+    return _mm256_or_si256(lo, _mm256_slli_epi16(hb, 4));
+}
+
+/* the 8 lanes of 4-product sums of unsigned bytes w and signed bytes a */
+AVX2 static inline __m256i dot4_avx(__m256i w, __m256i a) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(w, a), _mm256_set1_epi16(1));
+}
+
+/* s[r] += the lanes of superblock a . the Q4_K / Q5_K superblock of row r
+ * at p[r], mn[r] = its minima's lanes (R rows; the sums above) */
+AVX2 static inline __attribute__((always_inline)) void kq8_sb_avx(int five, int R, const q8sblk *a,
+                                                                  const uint8_t *const *p, __m256 *s, __m256 *mn) {
+    const __m256 ad = _mm256_loadu_ps(a->d), ads = _mm256_loadu_ps(a->ds);
+    __m256 S[4];
+    for (int r = 0; r < R; r++) {
+        uint64_t sc, m;
+        kq_scales8(p[r] + 4, &sc, &m);
+        S[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_avx(p[r])), u8x8_ps(sc)), ad);
+        mn[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_avx(p[r] + 2)), u8x8_ps(m)), ads);
+    }
+    for (int pr = 0; pr < 4; pr++) {
+        __m256i a0 = _mm256_loadu_si256((const __m256i *)(const void *)(a->q + 64 * pr));
+        __m256i a1 = _mm256_loadu_si256((const __m256i *)(const void *)(a->q + 64 * pr + 32));
+        __m256i i0 = _mm256_set1_epi32(2 * pr), i1 = _mm256_set1_epi32(2 * pr + 1);
+        for (int r = 0; r < R; r++) {
+            __m256i lo, hi;
+            kq_levels_avx(five, p[r], pr, &lo, &hi);
+            s[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot4_avx(lo, a0)), _mm256_permutevar8x32_ps(S[r], i0), s[r]);
+            s[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot4_avx(hi, a1)), _mm256_permutevar8x32_ps(S[r], i1), s[r]);
+        }
+    }
+}
+
+/* the same for Q6_K (no minima) */
+AVX2 static inline __attribute__((always_inline)) void q6_8_sb_avx(int R, const q8sblk *a, const uint8_t *const *p,
+                                                                   __m256 *s) {
+    const __m256i c32 = _mm256_set1_epi8(32);
+    for (int h = 0; h < 2; h++) {
+        __m256 S[4];
+        const __m256 d2 = _mm256_loadu_ps(a->d2 + 8 * h);
+        for (int r = 0; r < R; r++) {
+            long long sc;
+            memcpy(&sc, p[r] + 192 + 8 * h, 8);
+            __m256 scf = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(sc)));
+            S[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_avx(p[r] + 208)), scf), d2);
+        }
+        for (int qi = 0; qi < 4; qi++) {
+            __m256i av = _mm256_loadu_si256((const __m256i *)(const void *)(a->q + 128 * h + 32 * qi));
+            __m256i a32 = dot4_avx(c32, av); /* 32 times the lanes' sums of A */
+            __m256i idx = _mm256_setr_epi32(2 * qi, 2 * qi, 2 * qi, 2 * qi, 2 * qi + 1, 2 * qi + 1, 2 * qi + 1, 2 * qi + 1);
+            for (int r = 0; r < R; r++) {
+                __m256i t = _mm256_sub_epi32(dot4_avx(q6_levels_avx(p[r], h, qi), av), a32);
+                s[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_permutevar8x32_ps(S[r], idx), s[r]);
+            }
+        }
+    }
+}
+
+/* kq8_sb_avx's four rows (R = 4) with AVX-512 VNNI: rows 0 and 1 in s01,
+ * 2 and 3 in s23 (each half its row's 8 lanes), minima likewise */
+AVX512 static inline __attribute__((always_inline)) void kq8_sb4_512(int five, const q8sblk *a,
+                                                                     const uint8_t *const *p, __m512 *s01, __m512 *s23,
+                                                                     __m512 *m01, __m512 *m23) {
+    __m256 S[4], mn[4];
+    const __m256 ad = _mm256_loadu_ps(a->d), ads = _mm256_loadu_ps(a->ds);
+    for (int r = 0; r < 4; r++) {
+        uint64_t sc, m;
+        kq_scales8(p[r] + 4, &sc, &m);
+        S[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_avx(p[r])), u8x8_ps(sc)), ad);
+        mn[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_avx(p[r] + 2)), u8x8_ps(m)), ads);
+    }
+    __m512 S01 = _mm512_insertf32x8(_mm512_castps256_ps512(S[0]), S[1], 1);
+    __m512 S23 = _mm512_insertf32x8(_mm512_castps256_ps512(S[2]), S[3], 1);
+    *m01 = _mm512_insertf32x8(_mm512_castps256_ps512(mn[0]), mn[1], 1);
+    *m23 = _mm512_insertf32x8(_mm512_castps256_ps512(mn[2]), mn[3], 1);
+    for (int pr = 0; pr < 4; pr++) {
+        __m512i a0 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)(a->q + 64 * pr)));
+        __m512i a1 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)(a->q + 64 * pr + 32)));
+        __m512i i0 = _mm512_add_epi32(_mm512_set1_epi32(2 * pr), _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8));
+        __m512i i1 = _mm512_add_epi32(i0, _mm512_set1_epi32(1));
+        __m256i lo[4], hi[4];
+        for (int r = 0; r < 4; r++) kq_levels_avx(five, p[r], pr, &lo[r], &hi[r]);
+        __m512i l01 = _mm512_inserti64x4(_mm512_castsi256_si512(lo[0]), lo[1], 1);
+        __m512i l23 = _mm512_inserti64x4(_mm512_castsi256_si512(lo[2]), lo[3], 1);
+        __m512i h01 = _mm512_inserti64x4(_mm512_castsi256_si512(hi[0]), hi[1], 1);
+        __m512i h23 = _mm512_inserti64x4(_mm512_castsi256_si512(hi[2]), hi[3], 1);
+        const __m512i z = _mm512_setzero_si512();
+        *s01 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(z, l01, a0)), _mm512_permutexvar_ps(i0, S01), *s01);
+        *s23 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(z, l23, a0)), _mm512_permutexvar_ps(i0, S23), *s23);
+        *s01 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(z, h01, a1)), _mm512_permutexvar_ps(i1, S01), *s01);
+        *s23 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(z, h23, a1)), _mm512_permutexvar_ps(i1, S23), *s23);
+    }
+}
+
+/* q6_8_sb_avx's four rows with AVX-512 VNNI, as kq8_sb4_512 */
+AVX512 static inline __attribute__((always_inline)) void q6_8_sb4_512(const q8sblk *a, const uint8_t *const *p,
+                                                                      __m512 *s01, __m512 *s23) {
+    const __m512i c32 = _mm512_set1_epi8(32), z = _mm512_setzero_si512();
+    for (int h = 0; h < 2; h++) {
+        __m256 S[4];
+        const __m256 d2 = _mm256_loadu_ps(a->d2 + 8 * h);
+        for (int r = 0; r < 4; r++) {
+            long long sc;
+            memcpy(&sc, p[r] + 192 + 8 * h, 8);
+            __m256 scf = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(sc)));
+            S[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_avx(p[r] + 208)), scf), d2);
+        }
+        __m512 S01 = _mm512_insertf32x8(_mm512_castps256_ps512(S[0]), S[1], 1);
+        __m512 S23 = _mm512_insertf32x8(_mm512_castps256_ps512(S[2]), S[3], 1);
+        for (int qi = 0; qi < 4; qi++) {
+            __m512i av = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)(a->q + 128 * h + 32 * qi)));
+            __m512i a32 = _mm512_dpbusd_epi32(z, c32, av);
+            __m512i idx = _mm512_setr_epi32(2 * qi, 2 * qi, 2 * qi, 2 * qi, 2 * qi + 1, 2 * qi + 1, 2 * qi + 1, 2 * qi + 1,
+                                             8 + 2 * qi, 8 + 2 * qi, 8 + 2 * qi, 8 + 2 * qi, 9 + 2 * qi, 9 + 2 * qi,
+                                             9 + 2 * qi, 9 + 2 * qi);
+            __m512i w01 = _mm512_inserti64x4(_mm512_castsi256_si512(q6_levels_avx(p[0], h, qi)), q6_levels_avx(p[1], h, qi), 1);
+            __m512i w23 = _mm512_inserti64x4(_mm512_castsi256_si512(q6_levels_avx(p[2], h, qi)), q6_levels_avx(p[3], h, qi), 1);
+            __m512i t01 = _mm512_sub_epi32(_mm512_dpbusd_epi32(z, w01, av), a32);
+            __m512i t23 = _mm512_sub_epi32(_mm512_dpbusd_epi32(z, w23, av), a32);
+            *s01 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t01), _mm512_permutexvar_ps(idx, S01), *s01);
+            *s23 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t23), _mm512_permutexvar_ps(idx, S23), *s23);
+        }
+    }
+}
+
+/* one superblock of R rows through the AVX2 code: out[r] = the chunk sums */
+AVX2 static inline __attribute__((always_inline)) void kq8_chunk_avx(pxl_dtype dt, int R, const q8sblk *a,
+                                                                     const uint8_t *const *p, float *out) {
+    __m256 s[4], mn[4];
+    for (int r = 0; r < R; r++) s[r] = _mm256_setzero_ps();
+    if (dt == PXL_Q6_K) q6_8_sb_avx(R, a, p, s);
+    else kq8_sb_avx(dt == PXL_Q5_K, R, a, p, s, mn);
+    if (R == 4) {
+        __m128 v = fold8x4_avx(s);
+        if (dt != PXL_Q6_K) v = _mm_sub_ps(v, fold8x4_avx(mn));
+        _mm_storeu_ps(out, v);
+    } else
+        for (int r = 0; r < R; r++) out[r] = dt == PXL_Q6_K ? fold8_avx(s[r]) : fold8_avx(s[r]) - fold8_avx(mn[r]);
+}
+
+/* kq8_gemv_avx's whole bands of four rows with AVX-512 VNNI (simd level 2):
+ * the first nt - nt % 4 rows, two rows a register */
+AVX512 static inline __attribute__((always_inline)) void kq8_bands_512(pxl_dtype dt, const bt_job *j, const q8sblk *a,
+                                                                       const uint8_t *b, int nt, size_t bbytes,
+                                                                       double *acc) {
+    for (int n = 0; n + 4 <= nt; n += 4) {
+        const uint8_t *band = b + (size_t)n * j->row_bytes;
+        band_fetch f = band_fetch_after(j, band, 4 * j->row_bytes, 0);
+        __m256d sum = _mm256_loadu_pd(acc + n);
+        for (int64_t k = 0; k < j->K / KC; k++) {
+            const uint8_t *p[4];
+            for (int r = 0; r < 4; r++) p[r] = band + (size_t)r * j->row_bytes + (size_t)k * bbytes;
+            band_fetch_bytes(&f, 4 * bbytes);
+            __m512 s01 = _mm512_setzero_ps(), s23 = _mm512_setzero_ps();
+            __m128 v;
+            if (dt == PXL_Q6_K) {
+                q6_8_sb4_512(a + k, p, &s01, &s23);
+                v = fold8x4_512(s01, s23);
+            } else {
+                __m512 m01, m23;
+                kq8_sb4_512(dt == PXL_Q5_K, a + k, p, &s01, &s23, &m01, &m23);
+                v = _mm_sub_ps(fold8x4_512(s01, s23), fold8x4_512(m01, m23));
+            }
+            sum = _mm256_add_pd(sum, _mm256_cvtps_pd(v));
+        }
+        _mm256_storeu_pd(acc + n, sum);
+    }
+}
+
+AVX512 static void kq8_512(const bt_job *j, const q8sblk *a, const uint8_t *b, int nt, size_t bbytes, double *acc) {
+    switch (j->dt) {
+    case PXL_Q4_K: kq8_bands_512(PXL_Q4_K, j, a, b, nt, bbytes, acc); break;
+    case PXL_Q5_K: kq8_bands_512(PXL_Q5_K, j, a, b, nt, bbytes, acc); break;
+    default: kq8_bands_512(PXL_Q6_K, j, a, b, nt, bbytes, acc); break;
+    }
+}
+
+/* the AVX2 code's rows from n on, for one dt */
+AVX2 static inline __attribute__((always_inline)) void kq8_rows_avx(pxl_dtype dt, const bt_job *j, const q8sblk *a,
+                                                                    const uint8_t *b, int n, int nt, size_t bbytes,
+                                                                    double *acc) {
+    for (; n < nt; n += 4) {
+        int nr = nt - n < 4 ? nt - n : 4;
+        const uint8_t *band = b + (size_t)n * j->row_bytes;
+        band_fetch f = band_fetch_after(j, band, (size_t)nr * j->row_bytes, 0);
+        for (int64_t k = 0; k < j->K / KC; k++) {
+            const uint8_t *p[4];
+            float out[4];
+            for (int r = 0; r < nr; r++) p[r] = band + (size_t)r * j->row_bytes + (size_t)k * bbytes;
+            band_fetch_bytes(&f, (size_t)nr * bbytes);
+            if (nr == 4) kq8_chunk_avx(dt, 4, a + k, p, out);
+            else
+                for (int r = 0; r < nr; r++) kq8_chunk_avx(dt, 1, a + k, p + r, out + r);
+            for (int r = 0; r < nr; r++) acc[n + r] += (double)out[r];
+        }
+    }
+}
+
+/* acc[n] += a . B row n (n < nt) for Q4_K, Q5_K or Q6_K B on A rounded to
+ * 8 bits (q8sblk): in bands of four rows, each over all of K a superblock
+ * at a time, the next band fetched in step (band_fetch); with AVX-512 VNNI
+ * (simd level 2) the whole bands two rows a register (kq8_512), the last
+ * rows one at a time. */
+AVX2 static void kq8_gemv_avx(const bt_job *j, const q8sblk *a, const uint8_t *b, int nt, double *acc) {
+    size_t bbytes;
+    int belems;
+    block_geom(j->dt, &bbytes, &belems);
+    int n = 0;
+    if (j->simd >= 2) {
+        kq8_512(j, a, b, nt, bbytes, acc);
+        n = nt - nt % 4;
+    }
+    switch (j->dt) {
+    case PXL_Q4_K: kq8_rows_avx(PXL_Q4_K, j, a, b, n, nt, bbytes, acc); break;
+    case PXL_Q5_K: kq8_rows_avx(PXL_Q5_K, j, a, b, n, nt, bbytes, acc); break;
+    default: kq8_rows_avx(PXL_Q6_K, j, a, b, n, nt, bbytes, acc); break;
+    }
+}
+
 /* ---- one row of A (decoding a token) --------------------------------------- */
 
 /* With M = 1 no row of A shares a decoded block of B, so gemv_avx multiplies
@@ -1234,6 +1522,25 @@ static void qbt_range(void *arg, int64_t lo, int64_t hi) {
     }
 }
 
+#ifdef PXL_CPU_X86
+/* The tasks of one row of A on 8-bit A against K-quant B (j->qs): each
+ * tile's rows through kq8_gemv_avx */
+static void kq8_range(void *arg, int64_t lo, int64_t hi) {
+    const bt_job *j = arg;
+    double acc[MB][NT];
+    for (int64_t u = lo; u < hi; u++) {
+        int64_t tile = u % j->tiles, bt = u / j->tiles; /* M = 1: one block of A rows */
+        int64_t n0 = tile * NT;
+        int nt = (int)(j->N - n0 < NT ? j->N - n0 : NT);
+        const q8sblk *a = j->qs + (j->batch_a == 1 ? 0 : bt) * (j->K / KC);
+        const uint8_t *b = j->b + ((size_t)(j->batch_b == 1 ? 0 : bt) * (size_t)j->N + (size_t)n0) * j->row_bytes;
+        memset(acc[0], 0, sizeof acc[0]);
+        kq8_gemv_avx(j, a, b, nt, acc[0]);
+        store_tile(acc, 1, nt, j->c + bt * j->N + n0, j->N, j->alpha, j->beta);
+    }
+}
+#endif
+
 /* Rounds rows [lo, hi) of A (K / 32 blocks each) into the job's blocks q,
  * or with deq set (q NULL) writes the rounded values d q there instead
  * (A's layout). */
@@ -1243,6 +1550,7 @@ typedef struct {
     int64_t K;
     int simd;
     float *deq;
+    q8sblk *qs; /* or superblocks (q and deq NULL) */
 } q8_job;
 
 static void q8_rows(void *arg, int64_t lo, int64_t hi) {
@@ -1259,6 +1567,14 @@ static void q8_rows(void *arg, int64_t lo, int64_t hi) {
 #endif
             if (j->deq)
                 for (int e = 0; e < QB; e++) j->deq[r * j->K + k + e] = o->d * (float)o->q[e];
+            if (j->qs) {
+                q8sblk *s = j->qs + (r * j->K + k) / KC;
+                int b = (int)(k % KC) / QB, sum = 0;
+                for (int e = 0; e < QB; e++) sum += o->q[e];
+                memcpy(s->q + QB * b, o->q, QB);
+                s->d[b] = s->d2[2 * b] = s->d2[2 * b + 1] = o->d;
+                s->ds[b] = o->d * (float)sum;
+            }
         }
 }
 
@@ -1281,27 +1597,38 @@ int pxl_cpu_simd(const pxl_ctx *ctx) {
 
 void pxl_cpu_matmul_bt(pxl_ctx *ctx, const pxl_cpu_bt *p) {
     bt_job j = {p->a, p->b, p->c, p->dt, p->batch_a, p->batch_b, p->M, p->N, p->K, p->row_bytes, p->alpha, p->beta,
-                (p->M + MB - 1) / MB, (p->N + NT - 1) / NT, pxl_cpu_simd(ctx), NULL};
+                (p->M + MB - 1) / MB, (p->N + NT - 1) / NT, pxl_cpu_simd(ctx), NULL, NULL};
     int64_t tasks = p->batch * j.mblocks * j.tiles;
     int64_t mb = p->M < MB ? p->M : MB;
     int64_t work = mb * p->K * NT; /* multiply-adds per task */
     q8blk *qa = NULL;
     float *ar = NULL;
+    q8sblk *qs = NULL;
     if (p->a_q8 && p->K % QB == 0) {
-        /* Q8_0, Q4_0, Q5_0: the integer kernels on the blocks; the other
-         * formats: A replaced by its rounding d q and the exact path (the
+        /* Q8_0, Q4_0, Q5_0: the integer kernels on the blocks; one row of A
+         * against Q4_K, Q5_K or Q6_K with AVX2: kq8_gemv_avx's integer sums;
+         * otherwise A replaced by its rounding d q and the exact path (the
          * GPU's 8-bit kernels, kmv4q and kmm8, multiply the same values) */
         int64_t rows = p->batch_a * p->M;
+        int kq = (p->dt == PXL_Q4_K || p->dt == PXL_Q5_K || p->dt == PXL_Q6_K) && p->M == 1 && j.simd &&
+                 p->K % KC == 0;
         if (q8_takes(p->dt)) qa = pxl_calloc(ctx, (size_t)(rows * (p->K / QB)), sizeof *qa);
-        else ar = pxl_calloc(ctx, (size_t)(rows * p->K), sizeof *ar); /* NULL either way: A as given */
-        if (qa || ar) {
-            q8_job qj = {p->a, qa, p->K, j.simd, ar};
+        else if (kq) qs = pxl_calloc(ctx, (size_t)(rows * (p->K / KC)), sizeof *qs);
+        if (!qa && !qs) ar = pxl_calloc(ctx, (size_t)(rows * p->K), sizeof *ar); /* NULL: A as given */
+        if (qa || qs || ar) {
+            q8_job qj = {p->a, qa, p->K, j.simd, ar, qs};
             pxl_parallel_range(ctx, rows, 1 + 65536 / p->K, q8_rows, &qj);
             if (ar) j.a = ar;
-            else j.qa = qa;
+            j.qa = qa;
+            j.qs = qs;
         }
     }
-    pxl_parallel_range(ctx, tasks, 1 + 131072 / (work > 0 ? work : 1), j.qa ? qbt_range : bt_range, &j);
+    void (*task)(void *, int64_t, int64_t) = j.qa ? qbt_range : bt_range;
+#ifdef PXL_CPU_X86
+    if (j.qs) task = kq8_range;
+#endif
+    pxl_parallel_range(ctx, tasks, 1 + 131072 / (work > 0 ? work : 1), task, &j);
     pxl_free(ctx, qa);
+    pxl_free(ctx, qs);
     pxl_free(ctx, ar);
 }
