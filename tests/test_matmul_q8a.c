@@ -4,8 +4,8 @@
  * and with Q4_K, Q5_K and Q6_K B for one row of A where the CPU has AVX2
  * (else A's rounding through the exact path).
  *
- * For each format and M in {1, 2, 5, 37} (one row, a pair, pairs and a
- * lone row, more than one block of 32 rows), K = 320 (a 256-chunk and a
+ * For each format and M in {1, 2, 5, 69} (one row, a pair, pairs and a
+ * lone row, more than one block of 64 rows), K = 320 (a 256-chunk and a
  * shorter one; the K-quants: K = 512, two superblocks), N = 19 (tiles of
  * 16 and a short one: bands of four rows and single rows):
  *   - 1 thread, 2 threads, the plain C code (cpu_simd=0) and the AVX2 code
@@ -51,7 +51,7 @@ int main(void) {
         return 1;
     }
     const pxl_dtype types[6] = {PXL_Q8_0, PXL_Q4_0, PXL_Q5_0, PXL_Q4_K, PXL_Q5_K, PXL_Q6_K};
-    const int64_t Ms[4] = {1, 2, 5, 37};
+    const int64_t Ms[4] = {1, 2, 5, 69};
     const int64_t N = 19;
     for (int ti = 0; ti < 6; ti++)
         for (int mi = 0; mi < 4; mi++) {

@@ -11,7 +11,9 @@
  * groups of 4 and lone rows), on 1 and 2 threads:
  *   - every row of a 5-row product, computed alone (M = 1), gives the same
  *     bits as its row in the 5-row product (M = 5: the tiled path);
- *   - 1 and 2 threads give the same bits.
+ *   - 1 and 2 threads give the same bits, and so does the AVX2 code alone
+ *     (cpu_avx512=0: where the CPU has AVX-512 the tiled product's 2 x 4
+ *     tiles take kern_512_24).
  * For Q8_0, Q4_0 and Q5_0, each row computed alone gives the same bits on 1
  * and 2 threads and with the AVX2 code alone (cpu_avx512=0: where the CPU
  * has AVX-512, the default takes it for these formats), and lies within
@@ -42,12 +44,13 @@ static float frand(void) {
 
 int main(void) {
     pxl_ctx *ctx[2] = {test_ctx(PXL_BACKEND_CPU, 1), test_ctx(PXL_BACKEND_CPU, 2)};
-    if (!ctx[0] || !ctx[1]) {
+    pxl_ctx *avx2 = test_ctx_tuned(PXL_BACKEND_CPU, 1, "cpu_avx512=0");
+    if (!ctx[0] || !ctx[1] || !avx2) {
         fprintf(stderr, "no CPU context\n");
         return 1;
     }
     const pxl_dtype types[] = {PXL_Q2_K, PXL_Q3_K, PXL_Q4_K, PXL_Q5_K, PXL_Q6_K, PXL_F16, PXL_BF16};
-    static float b[N * K], a[MR * K], tiled[2][MR * N], alone[MR * N];
+    static float b[N * K], a[MR * K], tiled[2][MR * N], alone[MR * N], tiled2[MR * N];
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
         pxl_dtype dt = types[ti];
         for (int i = 0; i < N * K; i++) b[i] = frand() * (i % 31 == 0 ? 6.0f : 1.0f); /* a few large weights */
@@ -69,11 +72,12 @@ int main(void) {
                       pxl_dtype_name(dt), t + 1, diff, MR * N);
         }
         CHECK_MSG(memcmp(tiled[0], tiled[1], sizeof tiled[0]) == 0, "%s: 1 and 2 threads differ", pxl_dtype_name(dt));
+        CHECK(test_matmul_bt(avx2, dt, a, bq, bytes, MR, N, K, 0, tiled2) == 0);
+        CHECK_MSG(memcmp(tiled[0], tiled2, sizeof tiled2) == 0, "%s: the tiled product differs from the AVX2 code's",
+                  pxl_dtype_name(dt));
         free(bq);
     }
     /* the 32-element formats' one-row product: AVX-512 (where the CPU has it) against AVX2 alone */
-    pxl_ctx *avx2 = test_ctx_tuned(PXL_BACKEND_CPU, 1, "cpu_avx512=0");
-    CHECK(avx2 != NULL);
     const pxl_dtype small[] = {PXL_Q8_0, PXL_Q4_0, PXL_Q5_0};
     static float alone2[MR * N], alone3[MR * N];
     for (size_t ti = 0; avx2 && ti < sizeof small / sizeof small[0]; ti++) {

@@ -123,7 +123,7 @@ static pxl_status shapes(pxl_ctx *ctx, const pxl_tensor *a, const pxl_tensor *b,
 }
 
 /* ---- CPU: B stored [N, K] without trans_a goes to matmul_cpu.c (tiled,
- * decoded once per 32 rows of A, AVX2 where there is). The rest, here:
+ * decoded once per 64 rows of A, AVX2 where there is). The rest, here:
  * threads over output rows of every batch. B stored [K, N]: row-axpy order
  * (contiguous, vectorisable); trans_a with B [N, K]: dot products of
  * contiguous rows with four accumulators. ---------------------------------- */

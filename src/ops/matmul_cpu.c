@@ -17,9 +17,10 @@
  * row of A against Q4_K, Q5_K or Q6_K multiplies in integers too
  * (kq8_gemv_avx). Where the CPU has
  * AVX-512 (and the tuning option cpu_avx512=0 is not set), the one-row
- * products of Q8_0, Q4_0, Q5_0, Q4_K and Q5_K, and those on 8-bit A, hold
- * two rows in each 512-bit register: the same lanes, operations and order
- * in each half, so the same bits as the AVX2 code.
+ * products of Q8_0, Q4_0, Q5_0, Q4_K and Q5_K, those on 8-bit A, and the
+ * tiled path's 2 x 4 and 4 x 4 tiles (kern_512_x4) hold two rows in each
+ * 512-bit register: the same lanes, operations and order in each half, so
+ * the same bits as the AVX2 code.
  *
  * Order of the sums (the same for any number of threads or tile shape,
  * gemv_avx's block scales aside): per output and chunk, 8 f32 lanes (lane l takes the
@@ -38,7 +39,7 @@
 
 #define KC 256 /* elements per chunk */
 #define NT 16  /* B rows per task */
-#define MB 32  /* A rows per task */
+#define MB 64  /* A rows per task */
 
 typedef struct {
     const float *a;
@@ -212,6 +213,7 @@ static void qkern_c(int mr, int nr, const q8blk *const *a, const int8_t *const *
 #include <immintrin.h>
 #define PXL_CPU_X86 1
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
+#define AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
 
 /* 8 bytes at p as 8 int32 (unsigned) */
 AVX2 static inline __m256i u8x8(const uint8_t *p) {
@@ -475,8 +477,53 @@ KERN_AVX(1, 4)
 KERN_AVX(2, 1)
 KERN_AVX(1, 1)
 
-AVX2 static void kern_avx(int mr, int nr, const float *const *a, const float *const *y, int len, float out[2][4]) {
-    if (mr == 2 && nr == 4) kern_avx_24(a, y, len, out);
+/* kern_avx_24's sums for MR rows of A (2 or 4) and 4 of B with AVX-512,
+ * the same bits: B rows 0 and 1 share one 512-bit register (low and high
+ * half), rows 2 and 3 another, and A's 8 values go to both halves, so each
+ * half takes kern_avx_24's fused multiply-adds of its (A row, B row) pair
+ * in the same order: half the multiply-add instructions (and with 4 rows,
+ * 8 chains of them in flight). The halves fold as fold8x4_avx. */
+AVX512 static inline __attribute__((always_inline)) void kern_512_x4(int MR, const float *const *a,
+                                                                     const float *const *y, int len,
+                                                                     float (*out)[4]) {
+    __m512 acc[4][2];
+    for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    int len8 = len & ~7;
+    for (int k = 0; k < len8; k += 8) {
+        __m512 b01 = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(y[0] + k)), _mm256_loadu_ps(y[1] + k), 1);
+        __m512 b23 = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(y[2] + k)), _mm256_loadu_ps(y[3] + k), 1);
+        for (int i = 0; i < MR; i++) {
+            __m512 av = _mm512_broadcast_f32x8(_mm256_loadu_ps(a[i] + k));
+            acc[i][0] = _mm512_fmadd_ps(av, b01, acc[i][0]);
+            acc[i][1] = _mm512_fmadd_ps(av, b23, acc[i][1]);
+        }
+    }
+    for (int i = 0; i < MR; i++) {
+        __m256 h[4] = {_mm512_castps512_ps256(acc[i][0]), _mm512_extractf32x8_ps(acc[i][0], 1),
+                       _mm512_castps512_ps256(acc[i][1]), _mm512_extractf32x8_ps(acc[i][1], 1)};
+        float r[4];
+        _mm_storeu_ps(r, fold8x4_avx(h));
+        for (int j = 0; j < 4; j++) {
+            for (int k = len8; k < len; k++) r[j] = __builtin_fmaf(a[i][k], y[j][k], r[j]);
+            out[i][j] = r[j];
+        }
+    }
+}
+
+AVX512 static void kern_512_24(const float *const *a, const float *const *y, int len, float out[2][4]) {
+    kern_512_x4(2, a, y, len, out);
+}
+
+/* four rows of A against 4 of B (bt_range with simd level 2) */
+AVX512 static void kern_512_44(const float *const *a, const float *const *y, int len, float out[4][4]) {
+    kern_512_x4(4, a, y, len, out);
+}
+
+/* simd: pxl_cpu_simd's level (2: kern_512_24 for the 2 x 4 tiles) */
+AVX2 static void kern_avx(int simd, int mr, int nr, const float *const *a, const float *const *y, int len,
+                          float out[2][4]) {
+    if (mr == 2 && nr == 4 && simd >= 2) kern_512_24(a, y, len, out);
+    else if (mr == 2 && nr == 4) kern_avx_24(a, y, len, out);
     else if (nr == 4) kern_avx_14(a, y, len, out);
     else
         for (int j = 0; j < nr; j++) {
@@ -635,7 +682,6 @@ AVX2 static inline __attribute__((always_inline)) void qgemv_rows_avx(pxl_dtype 
     }
 }
 
-#define AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
 
 /* qgemv_rows_avx's four rows (R = 4) with AVX-512 VNNI, the same sums: two
  * rows a 512-bit register (s01: rows 0 and 1, s23: rows 2 and 3, each half
@@ -1424,11 +1470,24 @@ static void bt_range(void *arg, int64_t lo, int64_t hi) {
             for (int i = 0; i < mb; i += 2) {
                 int mr = mb - i < 2 ? 1 : 2;
                 const float *ap[2] = {a + i * j->K + k0, a + (i + mr - 1) * j->K + k0};
+#ifdef PXL_CPU_X86
+                if (j->simd >= 2 && mb - i >= 4 && nt % 4 == 0) { /* 4 x 4 tiles: the same sums */
+                    const float *a4[4] = {ap[0], ap[1], ap[1] + j->K, ap[1] + 2 * j->K};
+                    for (int n = 0; n < nt; n += 4) {
+                        float out[4][4];
+                        kern_512_44(a4, yp + n, len, out);
+                        for (int r = 0; r < 4; r++)
+                            for (int q = 0; q < 4; q++) acc[i + r][n + q] += (double)out[r][q];
+                    }
+                    i += 2;
+                    continue;
+                }
+#endif
                 for (int n = 0; n < nt; n += 4) {
                     int nr = nt - n < 4 ? nt - n : 4;
                     float out[2][4];
 #ifdef PXL_CPU_X86
-                    if (j->simd) kern_avx(mr, nr, ap, yp + n, len, out);
+                    if (j->simd) kern_avx(j->simd, mr, nr, ap, yp + n, len, out);
                     else kern_c(mr, nr, ap, yp + n, len, out);
 #else
                     kern_c(mr, nr, ap, yp + n, len, out);

@@ -4,7 +4,7 @@
  * [batch, N, K]), A f32 [M, K] or [batch, M, K], C f32 [M, N] or
  * [batch, M, N]. pxl_matmul hands over here when B is quantized.
  *
- * CPU (matmul_cpu.c): each block of B decoded once to f32 per 32 rows of A,
+ * CPU (matmul_cpu.c): each block of B decoded once to f32 per 64 rows of A,
  * tiles of 16 B rows per task, f32 sums over 256-element chunks added in
  * double, AVX2 / FMA kernels on x86-64 where the CPU has them.
  *
