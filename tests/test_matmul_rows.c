@@ -9,11 +9,12 @@
  * format, with B [N = 37, K = 1280] (five K-quant blocks: a full 256-chunk
  * and more; rows of 37: tiles of 16 and a short one, the one-row product's
  * groups of 4 and lone rows), on 1 and 2 threads:
- *   - every row of a 5-row product, computed alone (M = 1), gives the same
- *     bits as its row in the 5-row product (M = 5: the tiled path);
+ *   - every row of a 13-row product, computed alone (M = 1), gives the same
+ *     bits as its row in the 13-row product (M = 13: the tiled path, whose
+ *     AVX-512 code takes tiles of 8, 4 and 1 rows of A);
  *   - 1 and 2 threads give the same bits, and so does the AVX2 code alone
- *     (cpu_avx512=0: where the CPU has AVX-512 the tiled product's 2 x 4
- *     tiles take kern_512_24).
+ *     (cpu_avx512=0: where the CPU has AVX-512 the tiled product's tiles of
+ *     8, 4 or 2 rows of A x 4 of B take kern_512_x4).
  * For Q8_0, Q4_0 and Q5_0, each row computed alone gives the same bits on 1
  * and 2 threads and with the AVX2 code alone (cpu_avx512=0: where the CPU
  * has AVX-512, the default takes it for these formats), and lies within
@@ -34,7 +35,7 @@
 
 #define N 37
 #define K 1280
-#define MR 5
+#define MR 13
 
 static uint32_t g_seed = 12345u;
 static float frand(void) {

@@ -18,7 +18,7 @@
  * (kq8_gemv_avx). Where the CPU has
  * AVX-512 (and the tuning option cpu_avx512=0 is not set), the one-row
  * products of Q8_0, Q4_0, Q5_0, Q4_K and Q5_K, those on 8-bit A, and the
- * tiled path's 2 x 4 and 4 x 4 tiles (kern_512_x4) hold two rows in each
+ * tiled path's tiles of 8, 4 or 2 A rows x 4 B rows (kern_512_x4) hold two rows in each
  * 512-bit register: the same lanes, operations and order in each half, so
  * the same bits as the AVX2 code.
  *
@@ -477,16 +477,17 @@ KERN_AVX(1, 4)
 KERN_AVX(2, 1)
 KERN_AVX(1, 1)
 
-/* kern_avx_24's sums for MR rows of A (2 or 4) and 4 of B with AVX-512,
+/* kern_avx_24's sums for MR rows of A (2, 4 or 8) and 4 of B with AVX-512,
  * the same bits: B rows 0 and 1 share one 512-bit register (low and high
  * half), rows 2 and 3 another, and A's 8 values go to both halves, so each
  * half takes kern_avx_24's fused multiply-adds of its (A row, B row) pair
- * in the same order: half the multiply-add instructions (and with 4 rows,
- * 8 chains of them in flight). The halves fold as fold8x4_avx. */
+ * in the same order: half the multiply-add instructions (and with 8 rows,
+ * 16 chains of them in flight, each pair of B rows loaded once for 8 of
+ * them). The halves fold as fold8x4_avx. */
 AVX512 static inline __attribute__((always_inline)) void kern_512_x4(int MR, const float *const *a,
                                                                      const float *const *y, int len,
                                                                      float (*out)[4]) {
-    __m512 acc[4][2];
+    __m512 acc[8][2];
     for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
     int len8 = len & ~7;
     for (int k = 0; k < len8; k += 8) {
@@ -514,9 +515,12 @@ AVX512 static void kern_512_24(const float *const *a, const float *const *y, int
     kern_512_x4(2, a, y, len, out);
 }
 
-/* four rows of A against 4 of B (bt_range with simd level 2) */
+/* four or eight rows of A against 4 of B (bt_range with simd level 2) */
 AVX512 static void kern_512_44(const float *const *a, const float *const *y, int len, float out[4][4]) {
     kern_512_x4(4, a, y, len, out);
+}
+AVX512 static void kern_512_84(const float *const *a, const float *const *y, int len, float out[8][4]) {
+    kern_512_x4(8, a, y, len, out);
 }
 
 /* simd: pxl_cpu_simd's level (2: kern_512_24 for the 2 x 4 tiles) */
@@ -1471,15 +1475,18 @@ static void bt_range(void *arg, int64_t lo, int64_t hi) {
                 int mr = mb - i < 2 ? 1 : 2;
                 const float *ap[2] = {a + i * j->K + k0, a + (i + mr - 1) * j->K + k0};
 #ifdef PXL_CPU_X86
-                if (j->simd >= 2 && mb - i >= 4 && nt % 4 == 0) { /* 4 x 4 tiles: the same sums */
-                    const float *a4[4] = {ap[0], ap[1], ap[1] + j->K, ap[1] + 2 * j->K};
+                if (j->simd >= 2 && mb - i >= 4 && nt % 4 == 0) { /* 8 x 4 or 4 x 4 tiles: the same sums */
+                    int r8 = mb - i >= 8 ? 8 : 4;
+                    const float *a8[8];
+                    for (int r = 0; r < r8; r++) a8[r] = ap[0] + r * j->K;
                     for (int n = 0; n < nt; n += 4) {
-                        float out[4][4];
-                        kern_512_44(a4, yp + n, len, out);
-                        for (int r = 0; r < 4; r++)
+                        float out[8][4];
+                        if (r8 == 8) kern_512_84(a8, yp + n, len, out);
+                        else kern_512_44(a8, yp + n, len, out);
+                        for (int r = 0; r < r8; r++)
                             for (int q = 0; q < 4; q++) acc[i + r][n + q] += (double)out[r][q];
                     }
-                    i += 2;
+                    i += r8 - 2;
                     continue;
                 }
 #endif
