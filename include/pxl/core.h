@@ -145,9 +145,10 @@ typedef struct pxl_ctx_options {
      *                            their x86-64 AVX2 code (testing)
      *   cpu_avx512=0|1           0: the CPU ops' x86-64 code stops at AVX2; 1
      *                            (the default): the one-row products of Q8_0,
-     *                            Q4_0, Q5_0, Q4_K and Q5_K weights (A as given
-     *                            or on 8-bit A) use AVX-512 (F, BW, DQ, VL and
-     *                            VNNI) where the CPU has it (the same results)
+     *                            Q4_0, Q5_0, Q4_K, Q5_K, f16 and bf16 weights,
+     *                            those on 8-bit A and the tiled products use
+     *                            AVX-512 (F, BW, DQ, VL and VNNI) where the CPU
+     *                            has it (the same results)
      *   cpu_q8=0|1               0: the GGUF runtime's CPU products take A as
      *                            given; 1 (the default): a decoded token's
      *                            products with Q8_0, Q4_0, Q5_0, Q4_K, Q5_K and

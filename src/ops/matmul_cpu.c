@@ -17,7 +17,7 @@
  * row of A against Q4_K, Q5_K or Q6_K multiplies in integers too
  * (kq8_gemv_avx). Where the CPU has
  * AVX-512 (and the tuning option cpu_avx512=0 is not set), the one-row
- * products of Q8_0, Q4_0, Q5_0, Q4_K and Q5_K, those on 8-bit A, and the
+ * products of Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, f16 and bf16, those on 8-bit A, and the
  * tiled path's tiles of 8, 4 or 2 A rows x 4 B rows (kern_512_x4) hold two rows in each
  * 512-bit register: the same lanes, operations and order in each half, so
  * the same bits as the AVX2 code.
@@ -1107,8 +1107,9 @@ AVX2 static void kq8_gemv_avx(const bt_job *j, const q8sblk *a, const uint8_t *b
 /* With M = 1 no row of A shares a decoded block of B, so gemv_avx multiplies
  * each B row as it decodes it: Q8_0, Q4_0 and Q5_0 blocks are decoded into
  * registers as their integers, Q4_K and Q5_K into registers as decode_avx's
- * values (gemv_kq_avx), and the other formats through a buffer of one chunk
- * a row (decode_avx's values). For the 32-element blocks, per
+ * values (gemv_kq_avx), f16 and bf16 converted in registers (h8_avx), and
+ * the other formats through a buffer of one chunk a row (decode_avx's
+ * values). For the 32-element blocks, per
  * block and row: the integers times A in 8 lanes of fused multiply-adds,
  * then those lanes times the block's scale added to the row's 8 lanes (one
  * multiplication by the scale a block, where decoding multiplies every
@@ -1197,6 +1198,16 @@ AVX2 static inline __attribute__((always_inline)) void gemv_kq_avx(pxl_dtype dt,
     }
 }
 
+/* 8 f16 or bf16 values at p as f32 (exact), and one */
+AVX2 static inline __m256 h8_avx(pxl_dtype dt, const uint8_t *p) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    if (dt == PXL_F16) return _mm256_cvtph_ps(v);
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16));
+}
+AVX2 static inline float h1(pxl_dtype dt, const uint8_t *p) {
+    return dt == PXL_F16 ? half_avx(p) : pxl_bf16_to_f32((uint16_t)(p[0] | p[1] << 8));
+}
+
 /* out[r] = the chunk sums of a . rows p[r] (r < R) over len elements */
 AVX2 static inline __attribute__((always_inline)) void gemv_chunk_avx(pxl_dtype dt, int R, const float *a,
                                                                       const uint8_t *const *p, int len, size_t bb,
@@ -1213,6 +1224,20 @@ AVX2 static inline __attribute__((always_inline)) void gemv_chunk_avx(pxl_dtype 
         else gemv_kq_avx(PXL_Q5_K, R, a, p, s);
         for (int r = 0; r < R; r++) out[r] = fold8_avx(s[r]);
         return;
+    case PXL_F16:
+    case PXL_BF16: { /* converted in registers: decode_avx's values, kern_avx's order */
+        int len8 = len & ~7;
+        for (int k = 0; k < len8; k += 8) {
+            __m256 av = _mm256_loadu_ps(a + k);
+            for (int r = 0; r < R; r++) s[r] = _mm256_fmadd_ps(av, h8_avx(dt, p[r] + 2 * (size_t)k), s[r]);
+        }
+        for (int r = 0; r < R; r++) {
+            float v = fold8_avx(s[r]);
+            for (int k = len8; k < len; k++) v = __builtin_fmaf(a[k], h1(dt, p[r] + 2 * (size_t)k), v);
+            out[r] = v;
+        }
+        return;
+    }
     default: {
         const float *y[GV];
         int len8 = len & ~7;
@@ -1347,9 +1372,30 @@ AVX512 static inline __attribute__((always_inline)) void gemv4_kq_512(pxl_dtype 
     }
 }
 
-/* gemv_avx's bands of four rows for Q8_0, Q4_0, Q5_0, Q4_K and Q5_K with
- * AVX-512, for the first nt - nt % 4 rows: each chunk through
- * gemv4_blocks_512 or gemv4_kq_512, its folds (fold8x4_512) added to the
+/* gemv_chunk_avx's four rows of f16 or bf16 (R = 4) with AVX-512, the
+ * same sums: two rows a 512-bit register (s01, s23 as gemv4_blocks_512),
+ * each half converting its row's 8 values and taking the same fused
+ * multiply-adds with A's 8; the tails (len not a multiple of 8) in out */
+AVX512 static inline __attribute__((always_inline)) void gemv4_h_512(pxl_dtype dt, const float *a,
+                                                                     const uint8_t *const *p, int len, float *out) {
+    __m512 s01 = _mm512_setzero_ps(), s23 = _mm512_setzero_ps();
+    int len8 = len & ~7;
+    for (int k = 0; k < len8; k += 8) {
+        __m512 av = _mm512_broadcast_f32x8(_mm256_loadu_ps(a + k));
+        size_t o = 2 * (size_t)k;
+        __m512 w01 = _mm512_insertf32x8(_mm512_castps256_ps512(h8_avx(dt, p[0] + o)), h8_avx(dt, p[1] + o), 1);
+        __m512 w23 = _mm512_insertf32x8(_mm512_castps256_ps512(h8_avx(dt, p[2] + o)), h8_avx(dt, p[3] + o), 1);
+        s01 = _mm512_fmadd_ps(av, w01, s01);
+        s23 = _mm512_fmadd_ps(av, w23, s23);
+    }
+    _mm_storeu_ps(out, fold8x4_512(s01, s23));
+    for (int r = 0; r < 4; r++)
+        for (int k = len8; k < len; k++) out[r] = __builtin_fmaf(a[k], h1(dt, p[r] + 2 * (size_t)k), out[r]);
+}
+
+/* gemv_avx's bands of four rows for Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, f16 and
+ * bf16 with AVX-512, for the first nt - nt % 4 rows: each chunk through
+ * gemv4_blocks_512, gemv4_kq_512 or gemv4_h_512, its folds (fold8x4_512) added to the
  * band's four sums in double, kept in a register until the band ends */
 AVX512 static inline __attribute__((always_inline)) void gemv_bands_512(pxl_dtype dt, const bt_job *j, const float *a,
                                                                         const uint8_t *b, int nt, size_t bbytes,
@@ -1360,9 +1406,16 @@ AVX512 static inline __attribute__((always_inline)) void gemv_bands_512(pxl_dtyp
         __m256d sum = _mm256_loadu_pd(acc + n);
         for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
             int len = (int)(j->K - k0 < KC ? j->K - k0 : KC), belems = dt == PXL_Q4_K || dt == PXL_Q5_K ? KC : 32;
+            if (dt == PXL_F16 || dt == PXL_BF16) belems = 1;
             const uint8_t *p[4];
             for (int r = 0; r < 4; r++) p[r] = band + (size_t)r * j->row_bytes + (size_t)(k0 / belems) * bbytes;
             band_fetch_bytes(&f, 4 * (size_t)(len / belems) * bbytes);
+            if (belems == 1) {
+                float out[4];
+                gemv4_h_512(dt, a + k0, p, len, out);
+                sum = _mm256_add_pd(sum, _mm256_cvtps_pd(_mm_loadu_ps(out)));
+                continue;
+            }
             __m512 s01 = _mm512_setzero_ps(), s23 = _mm512_setzero_ps();
             if (belems == KC) gemv4_kq_512(dt, a + k0, p, &s01, &s23); /* len is one block */
             else gemv4_blocks_512(dt, a + k0, p, len / 32, bbytes, &s01, &s23);
@@ -1378,6 +1431,8 @@ AVX512 static void gemv_512(const bt_job *j, const float *a, const uint8_t *b, i
     case PXL_Q4_0: gemv_bands_512(PXL_Q4_0, j, a, b, nt, bbytes, acc); break;
     case PXL_Q5_0: gemv_bands_512(PXL_Q5_0, j, a, b, nt, bbytes, acc); break;
     case PXL_Q4_K: gemv_bands_512(PXL_Q4_K, j, a, b, nt, bbytes, acc); break;
+    case PXL_F16: gemv_bands_512(PXL_F16, j, a, b, nt, bbytes, acc); break;
+    case PXL_BF16: gemv_bands_512(PXL_BF16, j, a, b, nt, bbytes, acc); break;
     default: gemv_bands_512(PXL_Q5_K, j, a, b, nt, bbytes, acc); break; /* Q5_K */
     }
 }
@@ -1385,7 +1440,8 @@ AVX512 static void gemv_512(const bt_job *j, const float *a, const uint8_t *b, i
 /* acc[n] += the sums of a . B row n (n < nt, rows row_bytes apart from b)
  * over the job's K: in bands of GV rows, each over all of K chunk by chunk,
  * the next band fetched meanwhile (band_fetch); with AVX-512 the whole bands
- * of Q8_0, Q4_0, Q5_0, Q4_K and Q5_K through gemv_512 (the same bits) */
+ * of Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, f16 and bf16 through gemv_512 (the same
+ * bits) */
 AVX2 static void gemv_avx(const bt_job *j, const float *a, const uint8_t *b, int nt, double *acc) {
     size_t bbytes;
     int belems;
@@ -1393,7 +1449,7 @@ AVX2 static void gemv_avx(const bt_job *j, const float *a, const uint8_t *b, int
     float ybuf[GV][KC];
     int n = 0;
     if (j->simd >= 2 && (j->dt == PXL_Q8_0 || j->dt == PXL_Q4_0 || j->dt == PXL_Q5_0 || j->dt == PXL_Q4_K ||
-                         j->dt == PXL_Q5_K)) {
+                         j->dt == PXL_Q5_K || j->dt == PXL_F16 || j->dt == PXL_BF16)) {
         gemv_512(j, a, b, nt, bbytes, acc);
         n = nt - nt % 4;
     }
