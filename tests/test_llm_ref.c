@@ -98,7 +98,7 @@ int main(int argc, char **argv) {
     pxl_ctx_options o = pxl_ctx_options_default();
     o.backend = gpu ? PXL_BACKEND_GPU : PXL_BACKEND_CPU;
     o.quiet = 1;
-    o.tuning = getenv("PXL_TUNE"); /* as the CLI: PXL_TUNE=cpu_q8=1 runs the references on 8-bit activations */
+    o.tuning = getenv("PXL_TUNE"); /* as the CLI: PXL_TUNE=cpu_q8=0 runs the CPU references on f32 activations */
     const char *unchecked = getenv("PXL_TEST_UNCHECKED"); /* 1: as the GGUF commands run the GPU kernels */
     o.gpu_unchecked = unchecked && unchecked[0] == '1';
     pxl_ctx *ctx = NULL;
