@@ -13,8 +13,9 @@ ratio to llama.cpp's best and median.
       -m models/kjv-llama-q8_0.gguf --threads 1 --tg 128 --reps 5 --rounds 5 \\
       --tune cpu_q8=0
 
-The llbench directory is the peers' (shared/peers/README.md): it holds the
-llbench binary and lib-cpu/, llama.cpp's npm CPU library.
+The llbench directory is the peers' harness (../shared/peers/README.md,
+beside the checkout): it holds the llbench binary and lib-cpu/, llama.cpp's
+npm CPU library.
 """
 import argparse
 import json

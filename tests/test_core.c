@@ -271,6 +271,8 @@ static void test_tuning_option(void) {
     CHECK(tuned_ctx("cpu_q8=1 gpu_scopes=0 llm_ahead=1 gpu_q8=2 rka=1 gpu_spin=1 mv_sg=1", &t, msg, sizeof msg) == PXL_OK);
     CHECK(memcmp(&t, &zero, sizeof t) == 0);
     CHECK(tuned_ctx("cpu_q8=0", &t, msg, sizeof msg) == PXL_OK && t.cpu_q8_off == 1);
+    t.cpu_q8_off = 0; /* and no other field */
+    CHECK(memcmp(&t, &zero, sizeof t) == 0);
     /* kmm8: 0, 4 or 8, kept as 1 + the value */
     CHECK(tuned_ctx("kmm8=0", &t, msg, sizeof msg) == PXL_OK && t.kmm8 == 1);
     CHECK(tuned_ctx("kmm8=8", &t, msg, sizeof msg) == PXL_OK && t.kmm8 == 9);

@@ -20,7 +20,11 @@
  *     (half a step of max|a| / 127, and that step rounded to f16),
  *     plus 1e-5 of sum |a_k b_k| for the f32 sums (B as pxl_dequantize gives it);
  *   - a_q8 = 0 is the exact path: within 1e-5 of sum |a_k b_k|, and not
- *     the same bits as a_q8 = 1 (else the option would do nothing).
+ *     the same bits as a_q8 = 1 (else the option would do nothing);
+ *   - a_q8 = 2 gives a_q8 = 1's bits where the CPU multiplies in integers
+ *     (Q8_0, Q4_0, Q5_0; the K-quants at M = 1 with AVX2, whose integer
+ *     sums then differ in bits from plain C's exact path on A's rounding:
+ *     so the integer path did run) and a_q8 = 0's elsewhere.
  * Exit 0 on success, 1 on a failure (each printed).
  */
 #include "check.h"
@@ -32,6 +36,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* whether pxl's CPU code takes its AVX2 path here (pxl_cpu_simd: AVX2, FMA
+ * and F16C, which every AVX2 CPU has; not with PXL_TUNE=cpu_simd=0, which
+ * test_ctx reads) */
+static int cpu_avx2(void) {
+    const char *t = getenv("PXL_TUNE");
+    if (t && strstr(t, "cpu_simd=0")) return 0;
+#if defined(__GNUC__) && defined(__x86_64__)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return 0;
+#endif
+}
 
 static pxl_ctx *cpu_ctx(int threads, const char *tuning) { return test_ctx_tuned(PXL_BACKEND_CPU, threads, tuning); }
 
@@ -62,11 +79,11 @@ int main(void) {
             float *bd = malloc((size_t)(N * K) * sizeof *bd);
             float *r1 = malloc((size_t)(M * N) * sizeof *r1), *r2 = malloc((size_t)(M * N) * sizeof *r2);
             float *rs = malloc((size_t)(M * N) * sizeof *rs), *re = malloc((size_t)(M * N) * sizeof *re);
-            float *r5 = malloc((size_t)(M * N) * sizeof *r5);
+            float *r5 = malloc((size_t)(M * N) * sizeof *r5), *rw = malloc((size_t)(M * N) * sizeof *rw);
             size_t bbytes = (size_t)N * (size_t)(K / 32) * (dt == PXL_Q8_0 ? 34u : dt == PXL_Q4_0 ? 18u : 22u);
             if (kquant) bbytes = (size_t)N * (size_t)(K / 256) * (dt == PXL_Q4_K ? 144u : dt == PXL_Q5_K ? 176u : 210u);
             void *bq = malloc(bbytes);
-            if (!a || !b || !bd || !r1 || !r2 || !rs || !re || !r5 || !bq) return 1;
+            if (!a || !b || !bd || !r1 || !r2 || !rs || !re || !r5 || !rw || !bq) return 1;
             for (int64_t i = 0; i < M * K; i++) a[i] = frand() * (i % 97 == 0 ? 8.0f : 1.0f); /* some outliers */
             for (int64_t i = 0; i < 32; i++) a[i] = 0.0f; /* an all-zero block */
             for (int64_t i = 0; i < N * K; i++) b[i] = frand();
@@ -81,6 +98,13 @@ int main(void) {
             if (!kquant) CHECK(memcmp(r1, rs, (size_t)(M * N) * sizeof *r1) == 0);
             CHECK(memcmp(r1, r5, (size_t)(M * N) * sizeof *r1) == 0);
             CHECK(memcmp(r1, re, (size_t)(M * N) * sizeof *r1) != 0);
+            /* a_q8 = 2: the rounding only where the CPU multiplies in integers */
+            CHECK(test_matmul_bt(c1, dt, a, bq, bbytes, M, N, K, 2, rw) == 0);
+            int ints = !kquant || (M == 1 && cpu_avx2());
+            CHECK_MSG(memcmp(rw, ints ? r1 : re, (size_t)(M * N) * sizeof *rw) == 0, "%s M=%lld: a_q8 = 2 is not a_q8 = %d",
+                      pxl_dtype_name(dt), (long long)M, ints);
+            if (kquant && ints) CHECK_MSG(memcmp(r1, rs, (size_t)(M * N) * sizeof *r1) != 0,
+                                          "%s M=1: the K-quants' integer path did not run", pxl_dtype_name(dt));
             double worst = 0; /* the largest error as a fraction of its bound */
             for (int64_t m = 0; m < M; m++)
                 for (int64_t n = 0; n < N; n++) {
@@ -113,6 +137,7 @@ int main(void) {
             free(rs);
             free(re);
             free(r5);
+            free(rw);
             free(bq);
         }
     pxl_ctx_free(c1);

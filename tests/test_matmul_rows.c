@@ -14,7 +14,9 @@
  *     AVX-512 code takes tiles of 8, 4 and 1 rows of A);
  *   - 1 and 2 threads give the same bits, and so does the AVX2 code alone
  *     (cpu_avx512=0: where the CPU has AVX-512 the tiled product's tiles of
- *     8, 4 or 2 rows of A x 4 of B take kern_512_x4).
+ *     8, 4 or 2 rows of A x 4 of B take kern_512_x4, and the one-row
+ *     products of Q4_K, Q5_K, f16 and bf16 two rows a register), rows alone
+ *     and tiled; f16 and bf16 also with K = 1284 (rows ending in a tail).
  * For Q8_0, Q4_0 and Q5_0, each row computed alone gives the same bits on 1
  * and 2 threads and with the AVX2 code alone (cpu_avx512=0: where the CPU
  * has AVX-512, the default takes it for these formats), and lies within
@@ -35,6 +37,7 @@
 
 #define N 37
 #define K 1280
+#define KMAX 1284
 #define MR 13
 
 static uint32_t g_seed = 12345u;
@@ -50,31 +53,34 @@ int main(void) {
         fprintf(stderr, "no CPU context\n");
         return 1;
     }
-    const pxl_dtype types[] = {PXL_Q2_K, PXL_Q3_K, PXL_Q4_K, PXL_Q5_K, PXL_Q6_K, PXL_F16, PXL_BF16};
-    static float b[N * K], a[MR * K], tiled[2][MR * N], alone[MR * N], tiled2[MR * N];
+    /* each format at K = 1280; f16 and bf16 also at 1284 (rows that end in
+     * a tail of 4 values, taken one at a time after the 8 lanes) */
+    const pxl_dtype types[] = {PXL_Q2_K, PXL_Q3_K, PXL_Q4_K, PXL_Q5_K, PXL_Q6_K, PXL_F16, PXL_BF16, PXL_F16, PXL_BF16};
+    static float b[N * KMAX], a[MR * KMAX], tiled[3][MR * N], alone[MR * N];
+    pxl_ctx *cx[3] = {ctx[0], ctx[1], avx2};
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
         pxl_dtype dt = types[ti];
-        for (int i = 0; i < N * K; i++) b[i] = frand() * (i % 31 == 0 ? 6.0f : 1.0f); /* a few large weights */
-        for (int i = 0; i < MR * K; i++) a[i] = frand();
-        size_t bytes = pxl_dtype_row_bytes(dt, K) * N;
+        int KL = ti < 7 ? K : KMAX;
+        for (int i = 0; i < N * KL; i++) b[i] = frand() * (i % 31 == 0 ? 6.0f : 1.0f); /* a few large weights */
+        for (int i = 0; i < MR * KL; i++) a[i] = frand();
+        size_t bytes = pxl_dtype_row_bytes(dt, KL) * N;
         void *bq = malloc(bytes);
         if (!bq) return 1;
         pxl_status qs = PXL_OK;
         if (dt == PXL_F16) /* not a block format for pxl_quantize */
-            for (int i = 0; i < N * K; i++) ((uint16_t *)bq)[i] = pxl_f32_to_f16(b[i]);
-        else qs = pxl_quantize(ctx[0], dt, b, (int64_t)N * K, bq, bytes);
+            for (int i = 0; i < N * KL; i++) ((uint16_t *)bq)[i] = pxl_f32_to_f16(b[i]);
+        else qs = pxl_quantize(ctx[0], dt, b, (int64_t)N * KL, bq, bytes);
         CHECK_MSG(qs == PXL_OK, "%s: %s", pxl_dtype_name(dt), pxl_ctx_error(ctx[0]));
-        for (int t = 0; t < 2; t++) {
-            CHECK(test_matmul_bt(ctx[t], dt, a, bq, bytes, MR, N, K, 0, tiled[t]) == 0);
-            for (int m = 0; m < MR; m++) CHECK(test_matmul_bt(ctx[t], dt, a + m * K, bq, bytes, 1, N, K, 0, alone + m * N) == 0);
+        for (int t = 0; t < 3; t++) {
+            CHECK(test_matmul_bt(cx[t], dt, a, bq, bytes, MR, N, KL, 0, tiled[t]) == 0);
+            for (int m = 0; m < MR; m++) CHECK(test_matmul_bt(cx[t], dt, a + m * KL, bq, bytes, 1, N, KL, 0, alone + m * N) == 0);
             int diff = 0;
             for (int i = 0; i < MR * N; i++) diff += memcmp(&alone[i], &tiled[t][i], sizeof(float)) != 0;
-            CHECK_MSG(diff == 0, "%s, %d thread(s): %d of %d outputs of one row alone differ from the tiled product's",
-                      pxl_dtype_name(dt), t + 1, diff, MR * N);
+            CHECK_MSG(diff == 0, "%s K=%d, %s: %d of %d outputs of one row alone differ from the tiled product's",
+                      pxl_dtype_name(dt), KL, t == 2 ? "AVX2 alone" : t ? "2 threads" : "1 thread", diff, MR * N);
         }
         CHECK_MSG(memcmp(tiled[0], tiled[1], sizeof tiled[0]) == 0, "%s: 1 and 2 threads differ", pxl_dtype_name(dt));
-        CHECK(test_matmul_bt(avx2, dt, a, bq, bytes, MR, N, K, 0, tiled2) == 0);
-        CHECK_MSG(memcmp(tiled[0], tiled2, sizeof tiled2) == 0, "%s: the tiled product differs from the AVX2 code's",
+        CHECK_MSG(memcmp(tiled[0], tiled[2], sizeof tiled[0]) == 0, "%s: the tiled product differs from the AVX2 code's",
                   pxl_dtype_name(dt));
         free(bq);
     }

@@ -146,15 +146,16 @@ typedef struct pxl_ctx_options {
      *   cpu_avx512=0|1           0: the CPU ops' x86-64 code stops at AVX2; 1
      *                            (the default): the one-row products of Q8_0,
      *                            Q4_0, Q5_0, Q4_K, Q5_K, f16 and bf16 weights,
-     *                            those on 8-bit A and the tiled products use
+     *                            those on 8-bit A and the tiled f32 products use
      *                            AVX-512 (F, BW, DQ, VL and VNNI) where the CPU
      *                            has it (the same results)
      *   cpu_q8=0|1               0: the GGUF runtime's CPU products take A as
-     *                            given; 1 (the default): a decoded token's
-     *                            products with Q8_0, Q4_0, Q5_0, Q4_K, Q5_K and
-     *                            Q6_K weights round A to 8 bits and multiply in
-     *                            integers (pxl_matmul_options.a_q8), as
-     *                            llama.cpp's CPU backend does
+     *                            given; 1 (the default): a one-token pass's
+     *                            products round A to 8 bits where the CPU
+     *                            multiplies in integers (Q8_0, Q4_0, Q5_0, and
+     *                            Q4_K, Q5_K, Q6_K with AVX2:
+     *                            pxl_matmul_options.a_q8 = 2), as llama.cpp's
+     *                            CPU backend rounds its activations
      *   gpu_scopes=0|1           1: the ops stream's submits wait for WebGPU error
      *                            scopes (about 50 us each on an H100); 0 (the
      *                            default): its errors are reported at the submit or

@@ -261,10 +261,14 @@ typedef struct pxl_matmul_options {
      *     and Q5_0 (Q5_K where B's offsets are on 16 bytes, Q8_0, Q4_0 and
      *     Q5_0 where K is a multiple of 64);
      * and takes A as given elsewhere.
-     * 0: A as given. (The LLM runtime sets it on a GPU unless the context's
-     * tuning option gpu_q8=0 is given, and on the CPU for a decoded token's
-     * products with Q8_0, Q4_0, Q5_0, Q4_K, Q5_K and Q6_K weights unless
-     * cpu_q8=0 is given.) */
+     * 2: the same where the backend multiplies the rounded values in
+     * integers, and A as given elsewhere (so the rounding is taken only
+     * where it buys speed): on the CPU, Q8_0, Q4_0 and Q5_0, and Q4_K, Q5_K
+     * and Q6_K with M = 1 where it has AVX2; on a GPU, the same as 1 (its
+     * kernels round only where they multiply in integers).
+     * 0: A as given. (The LLM runtime sets 1 on a GPU unless the context's
+     * tuning option gpu_q8=0 is given, and 2 on the CPU for a one-token
+     * pass's products unless cpu_q8=0 is given.) */
     int a_q8;
     /* A bias row added to every row of C last (NULL: none): f32 with N
      * elements (any shape; a view is fine), not overlapping C:

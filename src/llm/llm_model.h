@@ -49,10 +49,9 @@ struct pxl_llm {
     const float **view;
     pxl_tensor *qkv1;                   /* one token on a GPU: [1, Hq*D + 2*Hkv*D] */
     int64_t n_past;
-    int a_q8;                           /* pxl_matmul_options.a_q8 of a prompt's weight products (CPU: never; GPU: unless gpu_q8=0) */
-    int a_q8_token;                     /* the same for a decoded token's (CPU: unless cpu_q8=0; GPU: unless gpu_q8=0 or 1) */
-    int a_q8_pass;                      /* the one of the pass in progress (forward; the CPU's per weight: q8_weights) */
-    int gpu_pass;                       /* the context's backend is a GPU */
+    int a_q8;                           /* pxl_matmul_options.a_q8 of a prompt's weight products (CPU: 0; GPU: 1 unless gpu_q8=0) */
+    int a_q8_token;                     /* the same for a one-token pass's (CPU: 2 unless cpu_q8=0; GPU: 1 unless gpu_q8=0 or 1) */
+    int a_q8_pass;                      /* the one of the pass in progress (forward) */
     /* GPU decoding: the next one-token pass, at position ahead_pos, recorded
      * while the GPU runs the current one and held for the next pxl_llm_eval
      * (pxl_recorder_end), in n_ahead recorders submitted in turn (model.c,

@@ -587,15 +587,16 @@ pxl_status pxl_llm_load(pxl_ctx *ctx, const pxl_gguf *g, const pxl_llm_options *
     /* A GPU rounds activations to 8 bits by default where a kernel does, as
      * llama.cpp's GPU backends do: a prompt's tiled products, and a decoded
      * token's Q4_K products (kmv4q); gpu_q8=1 keeps a token's in f32, gpu_q8=0
-     * both. The CPU rounds a decoded token's activations by default where it
-     * multiplies them in integers (q8_weight), as llama.cpp's CPU backend does,
-     * and a prompt's never (its tiled f32 products are the faster there);
-     * cpu_q8=0 keeps them in f32. The error this adds is measured in
-     * docs/BENCHMARKS.md ("Accuracy of 8-bit activations in decode"). */
+     * both. The CPU rounds a one-token pass's activations by default where it
+     * multiplies them in integers (a_q8 = 2), as llama.cpp's CPU backend
+     * rounds its activations (per 32 values; for K-quants llama.cpp per 256),
+     * and a longer pass's never (the tiled f32 products are the faster
+     * there); cpu_q8=0 keeps them in f32. The error this adds is measured in
+     * docs/BENCHMARKS.md ("Accuracy of 8-bit activations in decode",
+     * "Accuracy of the CPU's 8-bit decode"). */
     int gpu = pxl_ctx_backend(ctx) == PXL_BACKEND_GPU;
-    m->gpu_pass = gpu;
     m->a_q8 = gpu ? !tune->gpu_q8_off : 0;
-    m->a_q8_token = gpu ? !tune->gpu_q8_token_off : !tune->cpu_q8_off;
+    m->a_q8_token = gpu ? !tune->gpu_q8_token_off : tune->cpu_q8_off ? 0 : 2;
     pxl_status s = read_hparams(m, opts);
     if (s == PXL_OK) {
         m->layers = pxl_calloc(ctx, (size_t)m->info.n_layer, sizeof *m->layers);
@@ -659,25 +660,10 @@ static void views_free(views *v) {
     v->n = 0;
 }
 
-/* pxl_matmul_options.a_q8 for a pass's products with the n weights w: the
- * pass's choice (a_q8_pass), on the CPU only where every weight's format is
- * one it multiplies in integers on 8-bit A (Q8_0, Q4_0, Q5_0; Q4_K, Q5_K
- * and Q6_K with one row of A): elsewhere the rounding would cost accuracy
- * and gain no speed. */
-static int q8_weights(const pxl_llm *m, size_t n, const pxl_tensor *const *w) {
-    if (!m->a_q8_pass || m->gpu_pass) return m->a_q8_pass;
-    for (size_t i = 0; i < n; i++) {
-        pxl_dtype dt = pxl_tensor_dtype(w[i]);
-        if (dt != PXL_Q8_0 && dt != PXL_Q4_0 && dt != PXL_Q5_0 && dt != PXL_Q4_K && dt != PXL_Q5_K && dt != PXL_Q6_K)
-            return 0;
-    }
-    return 1;
-}
-
 static pxl_status matmul_t(pxl_llm *m, const pxl_tensor *a, const pxl_tensor *w, pxl_tensor *c) {
     pxl_matmul_options o = {0};
     o.trans_b = 1;
-    o.a_q8 = q8_weights(m, 1, &w);
+    o.a_q8 = m->a_q8_pass;
     return pxl_matmul(m->ctx, a, w, c, &o);
 }
 
@@ -687,19 +673,18 @@ static pxl_status matmul_t_add(pxl_llm *m, const pxl_tensor *a, const pxl_tensor
     pxl_matmul_options o = {0};
     o.trans_b = 1;
     o.beta = 1.0f;
-    o.a_q8 = q8_weights(m, 1, &w);
+    o.a_q8 = m->a_q8_pass;
     return pxl_matmul(m->ctx, a, w, c, &o);
 }
 
 /* The options of a weight product whose A is rmsnorm(x) * norm, the norm
- * inside the product, with the n weights w: pxl_matmul, pxl_matmul_multi,
- * pxl_matmul_swiglu. */
-static pxl_matmul_options norm_opts(const pxl_llm *m, const pxl_tensor *norm, size_t n, const pxl_tensor *const *w) {
+ * inside the product: pxl_matmul, pxl_matmul_multi, pxl_matmul_swiglu. */
+static pxl_matmul_options norm_opts(const pxl_llm *m, const pxl_tensor *norm) {
     pxl_matmul_options o = {0};
     o.trans_b = 1;
     o.norm = norm;
     o.norm_eps = m->info.norm_eps;
-    o.a_q8 = q8_weights(m, n, w);
+    o.a_q8 = m->a_q8_pass;
     return o;
 }
 
@@ -709,7 +694,7 @@ static pxl_matmul_options norm_opts(const pxl_llm *m, const pxl_tensor *norm, si
  * prompt's normalized rows to 8 bits once for all of them (a_q8). */
 static pxl_status matmul_t_multi(pxl_llm *m, const pxl_tensor *x, const pxl_tensor *norm, size_t n,
                                  const pxl_tensor *const *w, pxl_tensor *const *c) {
-    pxl_matmul_options o = norm_opts(m, norm, n, w);
+    pxl_matmul_options o = norm_opts(m, norm);
     return pxl_matmul_multi(m->ctx, x, n, w, c, NULL, &o);
 }
 
@@ -717,7 +702,7 @@ static pxl_status matmul_t_multi(pxl_llm *m, const pxl_tensor *x, const pxl_tens
  * the product (and the bias too where the kernel takes it: pxl_matmul_options). */
 static pxl_status matmul_t_norm(pxl_llm *m, const pxl_tensor *x, const pxl_tensor *norm, const pxl_tensor *w,
                                 const pxl_tensor *bias, pxl_tensor *c) {
-    pxl_matmul_options o = norm_opts(m, norm, 1, &w);
+    pxl_matmul_options o = norm_opts(m, norm);
     o.bias = bias;
     return pxl_matmul(m->ctx, x, w, c, &o);
 }
@@ -773,8 +758,8 @@ static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t
          * Qwen2.5's: Q5_0 and Q8_0): one call, one dispatch where a kernel
          * takes the pair (pxl_matmul_multi), the biases (fuse_biases: bqk
          * always, V's where it has one) added as it stores */
+        pxl_matmul_options o = norm_opts(m, L->attn_norm);
         const pxl_tensor *w[2] = {L->wqk, L->wv}, *bias[2] = {L->bqk, L->bv ? L->bvv : NULL};
-        pxl_matmul_options o = norm_opts(m, L->attn_norm, 2, w);
         pxl_tensor *c[2] = {t->qk, t->v};
         s = pxl_matmul_multi(ctx, x, 2, w, c, L->bqk ? bias : NULL, &o);
     } else {
@@ -785,8 +770,7 @@ static pxl_status layer_token(pxl_llm *m, pxl_llm_layer *L, const token_views *t
     /* RoPE, the cache rows and attention: one dispatch at contexts up to 1024 */
     if (s == PXL_OK) s = pxl_rope_kv_attention(ctx, t->q3, t->k3, t->v, L->cache_k, L->cache_v, P, ro, att3, scale);
     if (s == PXL_OK) s = matmul_t_add(m, att, L->wo, x);
-    const pxl_tensor *gu[2] = {L->wg, L->wu};
-    pxl_matmul_options ffn = norm_opts(m, L->ffn_norm, 2, gu);
+    pxl_matmul_options ffn = norm_opts(m, L->ffn_norm);
     /* one dispatch when wg and wu are views of L->wgu; else two products and pxl_swiglu */
     if (s == PXL_OK) s = pxl_matmul_swiglu(ctx, x, L->wg, L->wu, t->act, &ffn);
     if (s == PXL_OK) s = matmul_t_add(m, t->act, L->wd, x);

@@ -23,7 +23,7 @@
  * the same bits as the AVX2 code.
  *
  * Order of the sums (the same for any number of threads or tile shape,
- * gemv_avx's block scales aside): per output and chunk, 8 f32 lanes (lane l takes the
+ * gemv_avx's block scales and kq8_gemv_avx's integer sums aside): per output and chunk, 8 f32 lanes (lane l takes the
  * elements k = l mod 8, in order), folded as ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)),
  * then the tail of a chunk that is not a multiple of 8 in order; the chunk
  * sums are added in double. On x86-64 with AVX2, FMA and F16C (checked at
@@ -1729,14 +1729,16 @@ void pxl_cpu_matmul_bt(pxl_ctx *ctx, const pxl_cpu_bt *p) {
     if (p->a_q8 && p->K % QB == 0) {
         /* Q8_0, Q4_0, Q5_0: the integer kernels on the blocks; one row of A
          * against Q4_K, Q5_K or Q6_K with AVX2: kq8_gemv_avx's integer sums;
-         * otherwise A replaced by its rounding d q and the exact path (the
-         * GPU's 8-bit kernels, kmv4q and kmm8, multiply the same values) */
+         * otherwise (a_q8 = 1) A replaced by its rounding d q and the exact
+         * path (the GPU's 8-bit kernels, kmv4q and kmm8, multiply the same
+         * values), or (a_q8 = 2) A as given */
         int64_t rows = p->batch_a * p->M;
         int kq = (p->dt == PXL_Q4_K || p->dt == PXL_Q5_K || p->dt == PXL_Q6_K) && p->M == 1 && j.simd &&
                  p->K % KC == 0;
         if (q8_takes(p->dt)) qa = pxl_calloc(ctx, (size_t)(rows * (p->K / QB)), sizeof *qa);
         else if (kq) qs = pxl_calloc(ctx, (size_t)(rows * (p->K / KC)), sizeof *qs);
-        if (!qa && !qs) ar = pxl_calloc(ctx, (size_t)(rows * p->K), sizeof *ar); /* NULL: A as given */
+        if (!qa && !qs && p->a_q8 != 2) /* 2: no integers here, so A as given */
+            ar = pxl_calloc(ctx, (size_t)(rows * p->K), sizeof *ar); /* NULL: A as given */
         if (qa || qs || ar) {
             q8_job qj = {p->a, qa, p->K, j.simd, ar, qs};
             pxl_parallel_range(ctx, rows, 1 + 65536 / p->K, q8_rows, &qj);

@@ -254,8 +254,8 @@ pxl_status pxl_matmul_norm_split(pxl_ctx *ctx, const pxl_tensor *a, const pxl_te
  * The CPU product C = alpha * A . B^T + beta * C with B stored [N, K] rows
  * (src/ops/matmul_cpu.c): B f32, f16, bf16 or a GGUF block format; A f32
  * [M, K], C f32 [M, N], batches of M x K and N x row_bytes (A or B with
- * batch_a / batch_b 1 is shared). Decodes each B block once per 32 rows of
- * A; AVX2 / FMA / F16C kernels where pxl_cpu_simd says so.
+ * batch_a / batch_b 1 is shared). Decodes each B block once per 64 rows of
+ * A; AVX2 / FMA / F16C (and AVX-512) kernels where pxl_cpu_simd says so.
  */
 typedef struct {
     const float *a;
@@ -266,8 +266,10 @@ typedef struct {
     size_t row_bytes;
     float alpha, beta;
     /* 1: B multiplies A rounded to 8 bits per 32 values (K a multiple of 32;
-     * pxl_matmul_options.a_q8): in integers for Q8_0, Q4_0 and Q5_0, else
-     * A replaced by its rounding and the exact path (matmul_cpu.c) */
+     * pxl_matmul_options.a_q8): in integers for Q8_0, Q4_0 and Q5_0, and
+     * for Q4_K, Q5_K and Q6_K with M = 1 and AVX2; else A replaced by its
+     * rounding and the exact path (matmul_cpu.c). 2: the same where it
+     * multiplies in integers, A as given elsewhere */
     int a_q8;
 } pxl_cpu_bt;
 void pxl_cpu_matmul_bt(pxl_ctx *ctx, const pxl_cpu_bt *p);
