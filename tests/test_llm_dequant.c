@@ -22,7 +22,8 @@
  * weights (the prompt's tiled products, the tokens' one-row Q4_K ones) and
  * Q8_0, Q4_0, Q5_0 and Q5_K weights in the prompt's tiled products; the f32
  * copy is not rounded. That rounding is not a summation order, so TOL there
- * is the measured distance with a margin (see tests/CMakeLists.txt).
+ * is the measured distance with a margin (see tests/CMakeLists.txt), and a
+ * largest difference below 1e-4 fails (the rounding did not happen).
  */
 #include "pxl/llm.h"
 
@@ -193,6 +194,10 @@ int main(int argc, char **argv) {
         }
         free(a);
         free(b);
+    }
+    if (q8 && worst < 1e-4) { /* f32 summation orders alone stay near 1e-6: no rounding happened */
+        fprintf(stderr, "q8: largest difference %.3g, below 1e-4: the activations were not rounded\n", worst);
+        fails++;
     }
     printf("%s: largest |quantized - its f32 copy| / (1 + max |logit|) %.3g (tolerance %.3g), %s\n", argv[1], worst,
            (double)tol, fails ? "FAILED" : "ok");
