@@ -686,7 +686,6 @@ AVX2 static inline __attribute__((always_inline)) void qgemv_rows_avx(pxl_dtype 
     }
 }
 
-
 /* qgemv_rows_avx's four rows (R = 4) with AVX-512 VNNI, the same sums: two
  * rows a 512-bit register (s01: rows 0 and 1, s23: rows 2 and 3, each half
  * the 8 lanes of its row). vpdpbusd takes unsigned bytes times signed ones,
@@ -891,18 +890,31 @@ AVX2 static inline __m256i dot4_avx(__m256i w, __m256i a) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(w, a), _mm256_set1_epi16(1));
 }
 
+/* The lane scales of the Q4_K / Q5_K superblock at p against A's
+ * superblock a: *S sub-block j's (d sc_j) d_a in lane j, *mn its minima's
+ * lanes (dmin m_j) (d_a s_a) (the AVX2 and AVX-512 code's, the same bits) */
+AVX2 static inline void kq8_scales_avx(const q8sblk *a, const uint8_t *p, __m256 *S, __m256 *mn) {
+    uint64_t sc, m;
+    kq_scales8(p + 4, &sc, &m);
+    *S = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_avx(p)), u8x8_ps(sc)), _mm256_loadu_ps(a->d));
+    *mn = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_avx(p + 2)), u8x8_ps(m)), _mm256_loadu_ps(a->ds));
+}
+
+/* The lane scales of half h of the Q6_K superblock at p against A's
+ * superblock a: group g's (d sc_g) d_a in lane g - 8 h */
+AVX2 static inline __m256 q6_8_scales_avx(const q8sblk *a, const uint8_t *p, int h) {
+    long long sc;
+    memcpy(&sc, p + 192 + 8 * h, 8);
+    __m256 scf = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(sc)));
+    return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_avx(p + 208)), scf), _mm256_loadu_ps(a->d2 + 8 * h));
+}
+
 /* s[r] += the lanes of superblock a . the Q4_K / Q5_K superblock of row r
  * at p[r], mn[r] = its minima's lanes (R rows; the sums above) */
 AVX2 static inline __attribute__((always_inline)) void kq8_sb_avx(int five, int R, const q8sblk *a,
                                                                   const uint8_t *const *p, __m256 *s, __m256 *mn) {
-    const __m256 ad = _mm256_loadu_ps(a->d), ads = _mm256_loadu_ps(a->ds);
     __m256 S[4];
-    for (int r = 0; r < R; r++) {
-        uint64_t sc, m;
-        kq_scales8(p[r] + 4, &sc, &m);
-        S[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_avx(p[r])), u8x8_ps(sc)), ad);
-        mn[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_avx(p[r] + 2)), u8x8_ps(m)), ads);
-    }
+    for (int r = 0; r < R; r++) kq8_scales_avx(a, p[r], &S[r], &mn[r]);
     for (int pr = 0; pr < 4; pr++) {
         __m256i a0 = _mm256_loadu_si256((const __m256i *)(const void *)(a->q + 64 * pr));
         __m256i a1 = _mm256_loadu_si256((const __m256i *)(const void *)(a->q + 64 * pr + 32));
@@ -922,13 +934,7 @@ AVX2 static inline __attribute__((always_inline)) void q6_8_sb_avx(int R, const 
     const __m256i c32 = _mm256_set1_epi8(32);
     for (int h = 0; h < 2; h++) {
         __m256 S[4];
-        const __m256 d2 = _mm256_loadu_ps(a->d2 + 8 * h);
-        for (int r = 0; r < R; r++) {
-            long long sc;
-            memcpy(&sc, p[r] + 192 + 8 * h, 8);
-            __m256 scf = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(sc)));
-            S[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_avx(p[r] + 208)), scf), d2);
-        }
+        for (int r = 0; r < R; r++) S[r] = q6_8_scales_avx(a, p[r], h);
         for (int qi = 0; qi < 4; qi++) {
             __m256i av = _mm256_loadu_si256((const __m256i *)(const void *)(a->q + 128 * h + 32 * qi));
             __m256i a32 = dot4_avx(c32, av); /* 32 times the lanes' sums of A */
@@ -947,13 +953,7 @@ AVX512 static inline __attribute__((always_inline)) void kq8_sb4_512(int five, c
                                                                      const uint8_t *const *p, __m512 *s01, __m512 *s23,
                                                                      __m512 *m01, __m512 *m23) {
     __m256 S[4], mn[4];
-    const __m256 ad = _mm256_loadu_ps(a->d), ads = _mm256_loadu_ps(a->ds);
-    for (int r = 0; r < 4; r++) {
-        uint64_t sc, m;
-        kq_scales8(p[r] + 4, &sc, &m);
-        S[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_avx(p[r])), u8x8_ps(sc)), ad);
-        mn[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_avx(p[r] + 2)), u8x8_ps(m)), ads);
-    }
+    for (int r = 0; r < 4; r++) kq8_scales_avx(a, p[r], &S[r], &mn[r]);
     __m512 S01 = _mm512_insertf32x8(_mm512_castps256_ps512(S[0]), S[1], 1);
     __m512 S23 = _mm512_insertf32x8(_mm512_castps256_ps512(S[2]), S[3], 1);
     *m01 = _mm512_insertf32x8(_mm512_castps256_ps512(mn[0]), mn[1], 1);
@@ -983,13 +983,7 @@ AVX512 static inline __attribute__((always_inline)) void q6_8_sb4_512(const q8sb
     const __m512i c32 = _mm512_set1_epi8(32), z = _mm512_setzero_si512();
     for (int h = 0; h < 2; h++) {
         __m256 S[4];
-        const __m256 d2 = _mm256_loadu_ps(a->d2 + 8 * h);
-        for (int r = 0; r < 4; r++) {
-            long long sc;
-            memcpy(&sc, p[r] + 192 + 8 * h, 8);
-            __m256 scf = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(sc)));
-            S[r] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_avx(p[r] + 208)), scf), d2);
-        }
+        for (int r = 0; r < 4; r++) S[r] = q6_8_scales_avx(a, p[r], h);
         __m512 S01 = _mm512_insertf32x8(_mm512_castps256_ps512(S[0]), S[1], 1);
         __m512 S23 = _mm512_insertf32x8(_mm512_castps256_ps512(S[2]), S[3], 1);
         for (int qi = 0; qi < 4; qi++) {
